@@ -1,0 +1,252 @@
+/**
+ * RFC 3284 VCDIFF decoder for the default code table.
+ *
+ * Every length and address read from the delta is checked before use, so a
+ * malformed delta ends in an Error (never an out-of-bounds read or a hang),
+ * and the total output is capped by `maxTargetSize`.
+ */
+import { DEFAULT_CODE_TABLE, NOOP, ADD, RUN, COPY, S_NEAR, S_SAME } from './code-table'
+
+export interface DecodeOptions {
+  /** Largest total target the decoder will produce, in bytes (default 256 MiB). */
+  maxTargetSize?: number
+}
+
+export const DEFAULT_MAX_TARGET_SIZE = 256 * 1024 * 1024
+
+/** RFC 3284 section 4.1: header magic "VCD" with the high bits set, then version 0. */
+const MAGIC0 = 0xd6
+const MAGIC1 = 0xc3
+const MAGIC2 = 0xc4
+
+/** RFC 3284 section 4.1: Hdr_Indicator bits. */
+const VCD_DECOMPRESS = 0x01
+const VCD_CODETABLE = 0x02
+/** xdelta3 extension: an application header follows (length-prefixed). */
+const VCD_APPHEADER = 0x04
+
+/** RFC 3284 section 4.2: Win_Indicator bits. */
+const VCD_SOURCE = 0x01
+const VCD_TARGET = 0x02
+/** xdelta3 extension: a 4-byte Adler-32 of the target window follows the section lengths. */
+const VCD_ADLER32 = 0x04
+
+export class VcdiffError extends Error {
+  constructor (message: string) {
+    super(`Invalid VCDIFF delta: ${message}`)
+    this.name = 'VcdiffError'
+  }
+}
+
+/** Growable output buffer; windows are written straight into it. */
+class Output {
+  buf: Uint8Array
+  length = 0
+  constructor (hint: number) {
+    this.buf = new Uint8Array(Math.max(hint, 64))
+  }
+
+  reserve (extra: number): void {
+    const need = this.length + extra
+    if (need <= this.buf.length) return
+    let cap = this.buf.length * 2
+    while (cap < need) cap *= 2
+    const next = new Uint8Array(cap)
+    next.set(this.buf.subarray(0, this.length))
+    this.buf = next
+  }
+}
+
+/**
+ * Cursor over one section of the delta, bounded by `end`.
+ * RFC 3284 section 2: integers are base-128, most significant digit first,
+ * bit 7 set on every byte but the last.
+ */
+class Reader {
+  constructor (public readonly data: Uint8Array, public pos: number, public end: number, public readonly what: string) {}
+
+  byte (): number {
+    if (this.pos >= this.end) throw new VcdiffError(`${this.what} is truncated`)
+    return this.data[this.pos++]
+  }
+
+  int (): number {
+    let value = 0
+    for (let n = 0; n < 5; n++) {
+      const b = this.byte()
+      value = value * 128 + (b & 0x7f)
+      if ((b & 0x80) === 0) {
+        // Sizes and addresses are kept below 2^32 (RFC 3284 section 2 leaves the width to the implementation).
+        if (value > 0xffffffff) break
+        return value
+      }
+    }
+    throw new VcdiffError(`integer in ${this.what} is too large`)
+  }
+}
+
+/**
+ * Decode `delta` against `source` and return the target (RFC 3284 section 4).
+ * Accepts VCD_SOURCE and VCD_TARGET windows, every default-table instruction and
+ * address mode, and the xdelta3 checksum and application-header extensions (skipped).
+ */
+export function decode (source: Uint8Array, delta: Uint8Array, options: DecodeOptions = {}): Uint8Array {
+  const maxTarget = options.maxTargetSize ?? DEFAULT_MAX_TARGET_SIZE
+  const head = new Reader(delta, 0, delta.length, 'header')
+  // RFC 3284 section 4.1: magic and version.
+  if (delta.length < 4 || delta[0] !== MAGIC0 || delta[1] !== MAGIC1 || delta[2] !== MAGIC2) {
+    throw new VcdiffError('bad magic (expected 0xD6 0xC3 0xC4)')
+  }
+  if (delta[3] !== 0) throw new VcdiffError(`unsupported version ${delta[3]}`)
+  head.pos = 4
+  const hdrIndicator = head.byte()
+  if ((hdrIndicator & ~(VCD_DECOMPRESS | VCD_CODETABLE | VCD_APPHEADER)) !== 0) {
+    throw new VcdiffError('reserved bits set in Hdr_Indicator')
+  }
+  // RFC 3284 section 4.1: secondary compressors and application-defined code tables are not supported.
+  if ((hdrIndicator & VCD_DECOMPRESS) !== 0) throw new VcdiffError('secondary compression (VCD_DECOMPRESS) is not supported')
+  if ((hdrIndicator & VCD_CODETABLE) !== 0) throw new VcdiffError('application-defined code tables (VCD_CODETABLE) are not supported')
+  if ((hdrIndicator & VCD_APPHEADER) !== 0) {
+    const len = head.int()
+    if (len > head.end - head.pos) throw new VcdiffError('application header is truncated')
+    head.pos += len
+  }
+
+  const out = new Output(Math.min(maxTarget, Math.max(source.length, delta.length * 2)))
+  const near = new Int32Array(S_NEAR)
+  const same = new Int32Array(S_SAME * 256)
+  const t = DEFAULT_CODE_TABLE
+
+  let pos = head.pos
+  while (pos < delta.length) {
+    const win = new Reader(delta, pos, delta.length, 'window header')
+    // RFC 3284 section 4.2: Win_Indicator.
+    const winIndicator = win.byte()
+    if ((winIndicator & ~(VCD_SOURCE | VCD_TARGET | VCD_ADLER32)) !== 0) {
+      throw new VcdiffError('reserved bits set in Win_Indicator')
+    }
+    if ((winIndicator & VCD_SOURCE) !== 0 && (winIndicator & VCD_TARGET) !== 0) {
+      throw new VcdiffError('VCD_SOURCE and VCD_TARGET are both set')
+    }
+    let segment: Uint8Array | null = null
+    let segPos = 0
+    let segLen = 0
+    if ((winIndicator & (VCD_SOURCE | VCD_TARGET)) !== 0) {
+      segLen = win.int()
+      segPos = win.int()
+      if ((winIndicator & VCD_SOURCE) !== 0) {
+        // VCD_SOURCE: the segment comes from the source file.
+        if (segPos + segLen > source.length) throw new VcdiffError('source segment is out of range')
+        segment = source
+      } else {
+        // VCD_TARGET: the segment comes from the target decoded so far.
+        if (segPos + segLen > out.length) throw new VcdiffError('target segment is out of range')
+        segment = null
+      }
+    }
+    // RFC 3284 section 4.3: the delta encoding of the window.
+    const deltaLen = win.int()
+    if (deltaLen > delta.length - win.pos) throw new VcdiffError('window is truncated')
+    const windowEnd = win.pos + deltaLen
+    win.end = windowEnd
+    const targetLen = win.int()
+    if (targetLen > maxTarget - out.length) throw new VcdiffError(`target exceeds the limit of ${maxTarget} bytes`)
+    const deltaIndicator = win.byte()
+    if (deltaIndicator !== 0) throw new VcdiffError('compressed sections (Delta_Indicator) are not supported')
+    const dataLen = win.int()
+    const instLen = win.int()
+    const addrLen = win.int()
+    // xdelta3: Adler-32 of the target window, placed before the data section; not verified.
+    if ((winIndicator & VCD_ADLER32) !== 0) {
+      if (windowEnd - win.pos < 4) throw new VcdiffError('window checksum is truncated')
+      win.pos += 4
+    }
+    if (win.pos + dataLen + instLen + addrLen !== windowEnd) {
+      throw new VcdiffError('section lengths do not match the delta encoding length')
+    }
+    const data = new Reader(delta, win.pos, win.pos + dataLen, 'data section')
+    const inst = new Reader(delta, data.end, data.end + instLen, 'instruction section')
+    const addr = new Reader(delta, inst.end, windowEnd, 'address section')
+
+    out.reserve(targetLen)
+    const buf = out.buf
+    // When the segment is in the output (VCD_TARGET) it is read from `buf`.
+    const seg = segment ?? buf
+    const tStart = out.length
+    const tEnd = tStart + targetLen
+    let tPos = tStart
+    // RFC 3284 section 5.1: caches are reset at the start of each window.
+    near.fill(0)
+    same.fill(0)
+    let nextSlot = 0
+
+    while (inst.pos < inst.end) {
+      const op = inst.data[inst.pos++]
+      for (let half = 0; half < 2; half++) {
+        const type = half === 0 ? t.type1[op] : t.type2[op]
+        if (type === NOOP) continue
+        let size = half === 0 ? t.size1[op] : t.size2[op]
+        // RFC 3284 section 5.4: size 0 in the table means the size follows in the instruction section.
+        if (size === 0) size = inst.int()
+        if (size > tEnd - tPos) throw new VcdiffError('instruction overflows the target window')
+        if (type === ADD) {
+          // RFC 3284 section 5.3: ADD copies `size` bytes from the data section.
+          if (size > data.end - data.pos) throw new VcdiffError('data section is truncated')
+          buf.set(delta.subarray(data.pos, data.pos + size), tPos)
+          data.pos += size
+          tPos += size
+        } else if (type === RUN) {
+          // RFC 3284 section 5.3: RUN repeats one byte of the data section.
+          const b = data.byte()
+          buf.fill(b, tPos, tPos + size)
+          tPos += size
+        } else {
+          // RFC 3284 section 5.3 and 5.4: COPY, address decoded with the caches.
+          const mode = half === 0 ? t.mode1[op] : t.mode2[op]
+          const here = segLen + (tPos - tStart)
+          let a: number
+          if (mode === 0) {
+            a = addr.int() // VCD_SELF
+          } else if (mode === 1) {
+            a = here - addr.int() // VCD_HERE
+          } else if (mode < 2 + S_NEAR) {
+            a = near[mode - 2] + addr.int() // near cache
+          } else {
+            a = same[(mode - 2 - S_NEAR) * 256 + addr.byte()] // same cache
+          }
+          // RFC 3284 section 5.3: the address must precede the current position in U.
+          if (a < 0 || a >= here) throw new VcdiffError('COPY address is out of range')
+          // RFC 3284 section 5.1: cache update.
+          near[nextSlot] = a
+          nextSlot = (nextSlot + 1) % S_NEAR
+          same[a % (S_SAME * 256)] = a
+          let n = size
+          if (a < segLen) {
+            // From the source (or earlier target) segment; may run on into the target window.
+            const fromSeg = Math.min(n, segLen - a)
+            buf.set(seg.subarray(segPos + a, segPos + a + fromSeg), tPos)
+            tPos += fromSeg
+            n -= fromSeg
+            a = segLen
+          }
+          if (n > 0) {
+            // From the target window itself; overlapping copies repeat earlier output (RFC 3284 section 3).
+            let from = tStart + (a - segLen)
+            if (from + n <= tPos) {
+              buf.copyWithin(tPos, from, from + n)
+              tPos += n
+            } else {
+              const end = tPos + n
+              while (tPos < end) buf[tPos++] = buf[from++]
+            }
+          }
+        }
+      }
+    }
+    if (tPos !== tEnd) throw new VcdiffError('instructions do not fill the target window')
+    if (data.pos !== data.end || addr.pos !== addr.end) throw new VcdiffError('unused bytes in the data or address section')
+    out.length = tEnd
+    pos = windowEnd
+  }
+  return out.buf.slice(0, out.length)
+}

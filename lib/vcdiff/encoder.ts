@@ -1,0 +1,486 @@
+/**
+ * RFC 3284 VCDIFF encoder (interoperable subset).
+ *
+ * Output: the plain header (no secondary compressor, no code table, no
+ * application header), then VCD_SOURCE or plain windows of at most
+ * `windowSize` target bytes, each with uncompressed sections, encoded with the
+ * default code table (paired instructions included) and the default address
+ * caches (s_near = 4, s_same = 3). No checksum bits, no VCD_TARGET windows.
+ *
+ * Matching: the source is cut into blocks whose rolling hashes go into a
+ * chained table (the open-vcdiff block hash); the target is scanned with the
+ * same rolling hash, candidates are verified and extended forwards and
+ * backwards, and a 4-byte hash of earlier target positions finds
+ * self-references (the xdelta3 small-match checksum).
+ */
+import {
+  ADD, COPY, NOOP, S_NEAR, S_SAME,
+  ADD_OP, COPY_OP, ADD_COPY_OP, COPY_ADD_OP, MAX_ADD_SIZE, MAX_COPY_SIZE, MAX_PAIR_ADD
+} from './code-table'
+
+export interface EncodeOptions {
+  /** Largest target window in bytes (default 8 MiB). */
+  windowSize?: number
+  /** Source block size of the block hash, 4..64 (default 16; 32 for sources over 16 MiB). */
+  blockSize?: number
+  /** Source candidates examined per lookup (default 16). */
+  maxProbes?: number
+  /** Look for COPY instructions into the target already written (default true). */
+  targetMatches?: boolean
+}
+
+export const DEFAULT_WINDOW_SIZE = 8 * 1024 * 1024
+
+/** RFC 3284 section 4.1: "VCD" with the high bits set, version 0, Hdr_Indicator 0. */
+const HEADER = [0xd6, 0xc3, 0xc4, 0x00, 0x00]
+/** RFC 3284 section 4.2: Win_Indicator bit for a source segment. */
+const VCD_SOURCE = 0x01
+
+/** Smallest COPY the default code table has an opcode size for (RFC 3284 section 5.6). */
+const MIN_MATCH = 4
+/** Rolling-hash multiplier and the bucket mixer (odd 32-bit constants). */
+const HASH_MUL = 0x01000193
+const MIX = 0x9e3779b1 | 0
+const SAME_SIZE = S_SAME * 256
+const EMPTY = new Int32Array(0)
+
+function varintSize (v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5
+}
+
+function log2ceil (n: number): number {
+  let b = 0
+  while ((1 << b) < n) b++
+  return b
+}
+
+/** Growable byte sink. RFC 3284 section 2 integers are written by `int`. */
+class Sink {
+  buf: Uint8Array
+  pos = 0
+  constructor (cap: number) {
+    this.buf = new Uint8Array(Math.max(cap, 16))
+  }
+
+  ensure (n: number): void {
+    if (this.pos + n <= this.buf.length) return
+    let cap = this.buf.length * 2
+    while (cap < this.pos + n) cap *= 2
+    const next = new Uint8Array(cap)
+    next.set(this.buf.subarray(0, this.pos))
+    this.buf = next
+  }
+
+  byte (b: number): void {
+    if (this.pos >= this.buf.length) this.ensure(1)
+    this.buf[this.pos++] = b
+  }
+
+  /** RFC 3284 section 2: base 128, most significant digit first, bit 7 on all but the last byte. */
+  int (v: number): void {
+    if (v < 0x80) {
+      this.byte(v)
+      return
+    }
+    const n = varintSize(v)
+    this.ensure(n)
+    const buf = this.buf
+    let p = this.pos + n - 1
+    buf[p] = v & 0x7f
+    v = Math.floor(v / 128)
+    while (p > this.pos) {
+      buf[--p] = (v & 0x7f) | 0x80
+      v = Math.floor(v / 128)
+    }
+    this.pos += n
+  }
+
+  bytes (src: Uint8Array, start: number, end: number): void {
+    this.ensure(end - start)
+    this.buf.set(src.subarray(start, end), this.pos)
+    this.pos += end - start
+  }
+}
+
+/** Matches found in one window, as parallel typed arrays (no per-match objects). */
+class Matches {
+  count = 0
+  tPos = new Int32Array(256)
+  len = new Int32Array(256)
+  addr = new Int32Array(256)
+  /** 1: from the source, 0: from the target. */
+  fromSource = new Uint8Array(256)
+
+  push (tPos: number, len: number, addr: number, fromSource: number): void {
+    if (this.count === this.tPos.length) {
+      const cap = this.count * 2
+      const grow = <T extends Int32Array | Uint8Array>(a: T, b: T): T => { b.set(a); return b }
+      this.tPos = grow(this.tPos, new Int32Array(cap))
+      this.len = grow(this.len, new Int32Array(cap))
+      this.addr = grow(this.addr, new Int32Array(cap))
+      this.fromSource = grow(this.fromSource, new Uint8Array(cap))
+    }
+    const i = this.count++
+    this.tPos[i] = tPos
+    this.len[i] = len
+    this.addr[i] = addr
+    this.fromSource[i] = fromSource
+  }
+}
+
+/** The open-vcdiff style block hash of the source: one entry per aligned block. */
+interface SourceIndex {
+  block: number
+  shift: number
+  head: Int32Array
+  next: Int32Array
+  /** HASH_MUL^(block-1), to roll the oldest byte out. */
+  outMul: number
+}
+
+function indexSource (src: Uint8Array, block: number): SourceIndex | null {
+  const blocks = Math.floor(src.length / block)
+  if (blocks === 0) return null
+  const bits = Math.min(log2ceil(blocks) + 1, 24)
+  const head = new Int32Array(1 << bits).fill(-1)
+  const next = new Int32Array(blocks)
+  const shift = 32 - bits
+  let outMul = 1
+  for (let j = 1; j < block; j++) outMul = Math.imul(outMul, HASH_MUL)
+  // Insert from the last block back, so chains list earlier blocks first.
+  for (let k = blocks - 1; k >= 0; k--) {
+    let h = 0
+    const p = k * block
+    for (let j = 0; j < block; j++) h = (Math.imul(h, HASH_MUL) + src[p + j]) | 0
+    const b = Math.imul(h, MIX) >>> shift
+    next[k] = head[b]
+    head[b] = k
+  }
+  return { block, shift, head, next, outMul }
+}
+
+interface Tuning {
+  maxProbes: number
+  targetMatches: boolean
+}
+
+/**
+ * Scan target[ws, we) and record COPY candidates into `m`. Bytes not covered
+ * by a match become ADDs when the window is written.
+ */
+function findMatches (
+  src: Uint8Array, tgt: Uint8Array, ws: number, we: number,
+  index: SourceIndex | null, tTable: Int32Array, tShift: number,
+  m: Matches, tune: Tuning
+): void {
+  const srcLen = src.length
+  const B = index !== null ? index.block : 0
+  const head = index !== null ? index.head : EMPTY
+  const next = index !== null ? index.next : EMPTY
+  const shift = index !== null ? index.shift : 32
+  const outMul = index !== null ? index.outMul : 0
+  const lastLookup = index !== null ? we - B : -1
+  const maxProbes = tune.maxProbes
+  const useTarget = tune.targetMatches
+
+  let i = ws
+  let pend = ws
+  let h = 0
+  let hAt = -1
+  // Source position minus target position of the last source match: the diagonal to try first.
+  let diag = 0
+  let lastSrcEnd = 0
+  while (i <= we - MIN_MATCH) {
+    let bestLen = 0
+    let bestStart = 0
+    let bestAddr = 0
+    let bestSrc = 0
+    let bestCost = 0
+
+    // 1. The diagonal of the previous source match (an edit usually leaves it intact).
+    let sp = i + diag
+    if (sp >= 0 && sp < srcLen && src[sp] === tgt[i]) {
+      const max = Math.min(we - i, srcLen - sp)
+      let f = 1
+      while (f < max && tgt[i + f] === src[sp + f]) f++
+      if (f >= MIN_MATCH) {
+        let b = 0
+        while (i - b > pend && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
+        bestLen = f + b
+        bestStart = i - b
+        bestAddr = sp - b
+        bestSrc = 1
+      }
+    }
+
+    // 2. The source block hash (RFC 3284 leaves matching to the encoder; this is open-vcdiff's scheme).
+    if (i <= lastLookup && bestLen < 4 * B) {
+      if (hAt !== i) {
+        h = 0
+        for (let j = 0; j < B; j++) h = (Math.imul(h, HASH_MUL) + tgt[i + j]) | 0
+        hAt = i
+      }
+      let k = head[Math.imul(h, MIX) >>> shift]
+      let probes = maxProbes
+      while (k >= 0 && probes-- > 0) {
+        sp = k * B
+        k = next[k]
+        if (tgt[i] !== src[sp] || sp === i + diag) continue
+        const max = Math.min(we - i, srcLen - sp)
+        let f = 1
+        while (f < max && tgt[i + f] === src[sp + f]) f++
+        if (f < MIN_MATCH) continue
+        let b = 0
+        while (i - b > pend && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
+        if (f + b > bestLen) {
+          bestLen = f + b
+          bestStart = i - b
+          bestAddr = sp - b
+          bestSrc = 1
+        }
+      }
+    }
+    if (bestSrc === 1) {
+      // Estimated address cost: near the last source copy, or absolute.
+      const d = bestAddr - lastSrcEnd
+      bestCost = varintSize(d >= 0 ? d : bestAddr)
+    }
+
+    // 3. Earlier target bytes (a self-referencing COPY, RFC 3284 section 3).
+    if (useTarget) {
+      const x = tgt[i] | (tgt[i + 1] << 8) | (tgt[i + 2] << 16) | (tgt[i + 3] << 24)
+      const tb = Math.imul(x, MIX) >>> tShift
+      const c = tTable[tb]
+      tTable[tb] = i
+      if (c >= ws && bestLen < 64) {
+        const max = we - i
+        let f = 0
+        while (f < max && tgt[i + f] === tgt[c + f]) f++
+        if (f >= MIN_MATCH) {
+          let b = 0
+          while (i - b > pend && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++
+          const cost = varintSize(i - c)
+          if (f + b - cost > bestLen - bestCost) {
+            bestLen = f + b
+            bestStart = i - b
+            bestAddr = c - b
+            bestSrc = 0
+            bestCost = cost
+          }
+        }
+      }
+    }
+
+    // A COPY pays for its opcode and address, and may split an ADD in two.
+    if (bestLen >= MIN_MATCH && bestLen >= bestCost + 3) {
+      m.push(bestStart, bestLen, bestAddr, bestSrc)
+      i = bestStart + bestLen
+      pend = i
+      if (bestSrc === 1) {
+        diag = bestAddr - bestStart
+        lastSrcEnd = bestAddr + bestLen
+      }
+      continue
+    }
+    // No match here: roll the hash one byte on.
+    if (hAt === i && i < lastLookup) {
+      h = (Math.imul(h - Math.imul(tgt[i], outMul), HASH_MUL) + tgt[i + B]) | 0
+      hAt = i + 1
+    }
+    i++
+  }
+}
+
+/** State of one window's sections and address caches (RFC 3284 sections 4.3 and 5.1). */
+class WindowWriter {
+  data = new Sink(1024)
+  inst = new Sink(1024)
+  addr = new Sink(1024)
+  near = new Int32Array(S_NEAR)
+  same = new Int32Array(SAME_SIZE)
+  nextSlot = 0
+  lastOpPos = -1
+  lastType = NOOP
+  lastSize = 0
+  lastMode = 0
+
+  reset (): void {
+    this.data.pos = 0
+    this.inst.pos = 0
+    this.addr.pos = 0
+    this.near.fill(0)
+    this.same.fill(0)
+    this.nextSlot = 0
+    this.lastType = NOOP
+  }
+
+  add (tgt: Uint8Array, start: number, len: number): void {
+    this.data.bytes(tgt, start, start + len)
+    // RFC 3284 section 5.6: a COPY of size 4 followed by an ADD of size 1 share one opcode.
+    if (this.lastType === COPY && len <= MAX_PAIR_ADD) {
+      const op = COPY_ADD_OP[(this.lastMode * 19 + this.lastSize) * 5 + len]
+      if (op >= 0) {
+        this.inst.buf[this.lastOpPos] = op
+        this.lastType = NOOP
+        return
+      }
+    }
+    if (len <= MAX_ADD_SIZE) {
+      this.lastOpPos = this.inst.pos
+      this.inst.byte(ADD_OP[len])
+      this.lastType = ADD
+      this.lastSize = len
+    } else {
+      // RFC 3284 section 5.4: size 0 in the table, the size follows.
+      this.inst.byte(ADD_OP[0])
+      this.inst.int(len)
+      this.lastType = NOOP
+    }
+  }
+
+  copy (len: number, a: number, here: number): void {
+    // RFC 3284 section 5.3: pick the address mode with the shortest encoding.
+    const near = this.near
+    let mode = 0
+    let value = a
+    let size = varintSize(a)
+    let s = varintSize(here - a)
+    if (s < size) {
+      mode = 1
+      value = here - a
+      size = s
+    }
+    for (let j = 0; j < S_NEAR; j++) {
+      const d = a - near[j]
+      if (d >= 0) {
+        s = varintSize(d)
+        if (s < size) {
+          mode = 2 + j
+          value = d
+          size = s
+        }
+      }
+    }
+    const sameIdx = a % SAME_SIZE
+    if (size > 1 && this.same[sameIdx] === a) {
+      mode = 2 + S_NEAR + (sameIdx >> 8)
+      value = sameIdx & 0xff
+    }
+    // RFC 3284 section 5.1: cache update after every COPY.
+    near[this.nextSlot] = a
+    this.nextSlot = (this.nextSlot + 1) % S_NEAR
+    this.same[sameIdx] = a
+
+    if (mode >= 2 + S_NEAR) this.addr.byte(value)
+    else this.addr.int(value)
+
+    // RFC 3284 section 5.6: an ADD of size 1..4 followed by a short COPY share one opcode.
+    if (this.lastType === ADD && this.lastSize <= MAX_PAIR_ADD && len <= MAX_COPY_SIZE) {
+      const op = ADD_COPY_OP[(mode * 5 + this.lastSize) * 19 + len]
+      if (op >= 0) {
+        this.inst.buf[this.lastOpPos] = op
+        this.lastType = NOOP
+        return
+      }
+    }
+    const op = len <= MAX_COPY_SIZE ? COPY_OP[mode * 19 + len] : -1
+    if (op >= 0) {
+      this.lastOpPos = this.inst.pos
+      this.inst.byte(op)
+      this.lastType = COPY
+      this.lastSize = len
+      this.lastMode = mode
+    } else {
+      this.inst.byte(COPY_OP[mode * 19])
+      this.inst.int(len)
+      this.lastType = NOOP
+    }
+  }
+}
+
+/** Write one window for target[ws, we) from its matches (RFC 3284 section 4.2 and 4.3). */
+function writeWindow (out: Sink, w: WindowWriter, tgt: Uint8Array, ws: number, we: number, m: Matches): void {
+  w.reset()
+  // The source segment spans every source address the window copies from.
+  let segStart = 0x7fffffff
+  let segEnd = 0
+  for (let j = 0; j < m.count; j++) {
+    if (m.fromSource[j] === 1) {
+      const a = m.addr[j]
+      if (a < segStart) segStart = a
+      if (a + m.len[j] > segEnd) segEnd = a + m.len[j]
+    }
+  }
+  const segLen = segEnd > segStart ? segEnd - segStart : 0
+  let t = ws
+  for (let j = 0; j < m.count; j++) {
+    const p = m.tPos[j]
+    if (p > t) w.add(tgt, t, p - t)
+    const len = m.len[j]
+    const a = m.fromSource[j] === 1 ? m.addr[j] - segStart : segLen + m.addr[j] - ws
+    w.copy(len, a, segLen + p - ws)
+    t = p + len
+  }
+  if (we > t) w.add(tgt, t, we - t)
+
+  const targetLen = we - ws
+  const dataLen = w.data.pos
+  const instLen = w.inst.pos
+  const addrLen = w.addr.pos
+  // RFC 3284 section 4.3: the length of the delta encoding counts from the target window length on.
+  const deltaLen = varintSize(targetLen) + 1 + varintSize(dataLen) + varintSize(instLen) + varintSize(addrLen) +
+    dataLen + instLen + addrLen
+  out.ensure(32 + deltaLen)
+  if (segLen > 0) {
+    out.byte(VCD_SOURCE)
+    out.int(segLen)
+    out.int(segStart)
+  } else {
+    out.byte(0)
+  }
+  out.int(deltaLen)
+  out.int(targetLen)
+  out.byte(0) // Delta_Indicator: no compressed sections
+  out.int(dataLen)
+  out.int(instLen)
+  out.int(addrLen)
+  out.bytes(w.data.buf, 0, dataLen)
+  out.bytes(w.inst.buf, 0, instLen)
+  out.bytes(w.addr.buf, 0, addrLen)
+}
+
+function checkInt (name: string, v: number | undefined, min: number, max: number, dflt: number): number {
+  if (v === undefined) return dflt
+  if (!Number.isInteger(v) || v < min || v > max) throw new RangeError(`${name} must be an integer from ${min} to ${max}`)
+  return v
+}
+
+/** Encode `target` as a VCDIFF delta against `source` (RFC 3284). */
+export function encode (source: Uint8Array, target: Uint8Array, options: EncodeOptions = {}): Uint8Array {
+  const windowSize = checkInt('windowSize', options.windowSize, 1, 64 * 1024 * 1024, DEFAULT_WINDOW_SIZE)
+  const block = checkInt('blockSize', options.blockSize, 4, 64, source.length > 16 * 1024 * 1024 ? 32 : 16)
+  const maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 16)
+  const targetMatches = options.targetMatches ?? true
+  if (source.length > 0x7fffffff - windowSize) throw new RangeError('source is too large')
+
+  const out = new Sink((Math.min(target.length, 1 << 20) >> 2) + 64)
+  for (const b of HEADER) out.byte(b)
+
+  const index = indexSource(source, block)
+  const tBits = Math.min(Math.max(log2ceil(Math.min(target.length, windowSize)), 10), 18)
+  const tTable = new Int32Array(1 << tBits).fill(-1)
+  const tune: Tuning = { maxProbes, targetMatches }
+  const m = new Matches()
+  const w = new WindowWriter()
+
+  let ws = 0
+  do {
+    const we = Math.min(ws + windowSize, target.length)
+    m.count = 0
+    findMatches(source, target, ws, we, index, tTable, 32 - tBits, m, tune)
+    // An empty target still gets one (empty) window, which every decoder reads.
+    writeWindow(out, w, target, ws, we, m)
+    ws = we
+  } while (ws < target.length)
+  return out.buf.slice(0, out.pos)
+}

@@ -1,0 +1,157 @@
+/**
+ * The one catalogue of errors the suite raises. Every error carries its HTTP status,
+ * how it is rendered (ARCHITECTURE.md "Errors: one envelope, one catalogue"), the
+ * `errors[]` entries of the envelope, and the headers that must travel with it.
+ * Plugins throw these (or pass them to `done(err)`); one error handler renders them.
+ */
+import createError from '@fastify/error'
+
+export interface ErrorEntry {
+  /** Name of the field at fault: a dotted path for body data, a header name, or `body`. */
+  field: string
+  /** Human-readable message. */
+  message: string
+}
+
+/** How an error's body is written: the JSON `errors[]` envelope, plain text, or a small HTML page. */
+export type Rendering = 'envelope' | 'text' | 'html'
+
+export interface ConventionError extends Error {
+  code: string
+  statusCode: number
+  rendering: Rendering
+  errors: ErrorEntry[]
+  headers: Record<string, string | string[]>
+  /** True when the request body was not read: the connection is closed after the response. */
+  closeConnection: boolean
+}
+
+const kConvention = Symbol.for('fastify-http-conventions.error')
+
+const PREFIX = 'FST_HTTP_CONVENTIONS_'
+
+/** Error constructors, by code. `code` and `statusCode` are stable and documented. */
+export const errorCodes = {
+  LENGTH_REQUIRED: createError(`${PREFIX}LENGTH_REQUIRED`, 'Length Required: %s', 411),
+  CONTENT_TOO_LARGE: createError(`${PREFIX}CONTENT_TOO_LARGE`, 'Content Too Large: %s', 413),
+  BAD_FRAMING: createError(`${PREFIX}BAD_FRAMING`, 'Bad Request: %s', 400),
+  MALFORMED_BODY: createError(`${PREFIX}MALFORMED_BODY`, '%s', 400),
+  UNSUPPORTED_MEDIA_TYPE: createError(`${PREFIX}UNSUPPORTED_MEDIA_TYPE`, '%s', 415),
+  UNPROCESSABLE_ENTITY: createError(`${PREFIX}UNPROCESSABLE_ENTITY`, '%s', 422),
+  PRECONDITION_FAILED: createError(`${PREFIX}PRECONDITION_FAILED`, '%s', 412),
+  PRECONDITION_REQUIRED: createError(`${PREFIX}PRECONDITION_REQUIRED`, '%s', 428),
+  UNAUTHORIZED: createError(`${PREFIX}UNAUTHORIZED`, '%s', 401),
+  FORBIDDEN: createError(`${PREFIX}FORBIDDEN`, '%s', 403),
+  /** Thrown at registration (boot) for options that make no sense; never per request. */
+  INVALID_OPTION: createError(`${PREFIX}INVALID_OPTION`, '%s: %s', 500, TypeError)
+} as const
+
+type Ctor = (typeof errorCodes)[keyof typeof errorCodes]
+
+interface Extra {
+  rendering: Rendering
+  errors?: ErrorEntry[]
+  headers?: Record<string, string | string[]>
+  closeConnection?: boolean
+}
+
+function make (Ctor: Ctor, args: unknown[], extra: Extra): ConventionError {
+  const err = new Ctor(...args) as unknown as ConventionError
+  err.rendering = extra.rendering
+  err.errors = extra.errors ?? []
+  err.headers = extra.headers ?? {}
+  err.closeConnection = extra.closeConnection ?? false
+  Object.defineProperty(err, kConvention, { value: true })
+  return err
+}
+
+/** True for every error of this catalogue (the ones the suite's error handler owns). */
+export function isConventionError (err: unknown): err is ConventionError {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[kConvention] === true
+}
+
+// RFC 9110 15.5.12 (spec 4.2): the body lacks a valid Content-Length, or is over the limit.
+export function lengthRequired (reason: string, closeConnection = true): ConventionError {
+  return make(errorCodes.LENGTH_REQUIRED, [reason], { rendering: 'text', closeConnection })
+}
+
+// RFC 9110 15.5.14: the rfc9110 profile's answer to a body over the limit.
+export function contentTooLarge (reason: string, closeConnection = true): ConventionError {
+  return make(errorCodes.CONTENT_TOO_LARGE, [reason], { rendering: 'text', closeConnection })
+}
+
+// RFC 9112 6.3: the rfc9110 profile's answer to a Content-Length that does not match the body.
+export function badFraming (reason: string, closeConnection = true): ConventionError {
+  return make(errorCodes.BAD_FRAMING, [reason], { rendering: 'text', closeConnection })
+}
+
+/** A body that is not well-formed (bad JSON or XML): 400 with the envelope, field `body`. */
+export function malformedBody (message: string): ConventionError {
+  return make(errorCodes.MALFORMED_BODY, [message], { rendering: 'envelope', errors: [{ field: 'body', message }] })
+}
+
+// RFC 9110 15.5.16: the body's media type (or charset) is not accepted.
+export function unsupportedMediaType (message: string, headers?: Record<string, string>): ConventionError {
+  return make(errorCodes.UNSUPPORTED_MEDIA_TYPE, [message], {
+    rendering: 'envelope',
+    errors: [{ field: 'Content-Type', message }],
+    headers
+  })
+}
+
+/**
+ * 422 with one `errors[]` entry per problem. This is the one call a service makes to
+ * report its own semantic problems (duplicate identifier, conflicting property):
+ * `throw unprocessable({ field: 'slug', message: 'is already taken' })`.
+ */
+export function unprocessable (entries: ErrorEntry | ErrorEntry[]): ConventionError {
+  const errors = Array.isArray(entries) ? entries : [entries]
+  if (errors.length === 0) throw new TypeError('unprocessable() needs at least one { field, message } entry')
+  for (const e of errors) {
+    if (typeof e?.field !== 'string' || typeof e.message !== 'string') {
+      throw new TypeError('unprocessable() entries are { field: string, message: string }')
+    }
+  }
+  return make(errorCodes.UNPROCESSABLE_ENTITY, [errors.map((e) => `${e.field}: ${e.message}`).join('; ')], {
+    rendering: 'envelope',
+    errors
+  })
+}
+
+// RFC 9110 15.5.13: a precondition failed. `field` is the header name; the current ETag travels along when known.
+export function preconditionFailed (field: string, message: string, etag?: string): ConventionError {
+  return make(errorCodes.PRECONDITION_FAILED, [message], {
+    rendering: 'envelope',
+    errors: [{ field, message }],
+    headers: etag === undefined ? {} : { etag }
+  })
+}
+
+// RFC 6585 3: the origin requires the request to be conditional.
+export function preconditionRequired (message: string): ConventionError {
+  return make(errorCodes.PRECONDITION_REQUIRED, [message], {
+    rendering: 'envelope',
+    errors: [{ field: 'If-Match', message }],
+    headers: { 'cache-control': 'no-store' }
+  })
+}
+
+// RFC 9110 15.5.2 and 11.6.1: 401 always carries WWW-Authenticate (one line per challenge).
+export function unauthorized (message: string, challenges: string[]): ConventionError {
+  return make(errorCodes.UNAUTHORIZED, [message], {
+    rendering: 'html',
+    headers: { 'www-authenticate': challenges, 'cache-control': 'no-store' }
+  })
+}
+
+// RFC 6750 3.1: the rfc9110 profile's answer to valid credentials lacking scope.
+export function forbidden (message: string, challenges: string[] = []): ConventionError {
+  const headers: Record<string, string | string[]> = { 'cache-control': 'no-store' }
+  if (challenges.length > 0) headers['www-authenticate'] = challenges
+  return make(errorCodes.FORBIDDEN, [message], { rendering: 'html', headers })
+}
+
+/** Thrown at registration when a plugin option or a route's `config` is wrong. */
+export function invalidOption (where: string, message: string): Error {
+  return new errorCodes.INVALID_OPTION(where, message)
+}

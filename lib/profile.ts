@@ -1,0 +1,45 @@
+/**
+ * The spec is the default; the `rfc9110` profile restores every RFC behaviour the spec
+ * departs from (ARCHITECTURE.md "Where the spec departs from the RFCs"). Each departure
+ * also has its own option in the plugin it belongs to; an explicit option wins.
+ */
+export type Profile = 'spec' | 'rfc9110'
+
+export interface ProfileDefaults {
+  /** GET/HEAD "not modified": 412 (spec 4.4) or 304 (RFC 9110 13.1.2). */
+  notModifiedStatus: 412 | 304
+  /** Body over the limit: 411 (spec 4.2) or 413 (RFC 9110 15.5.14). */
+  limitStatus: 411 | 413
+  /** Content-Length that does not match the body: 411 (spec 4.2) or 400 (RFC 9112 6.3). */
+  mismatchStatus: 411 | 400
+  /** A body without Content-Length (chunked, or a POST/PUT/PATCH with none): refused (spec) or accepted (RFC 9112 6.1). */
+  requireContentLength: boolean
+  /** Valid credentials lacking scope: 401 (spec 5.2) or 403 (RFC 6750 3.1). */
+  insufficientScopeStatus: 401 | 403
+}
+
+const SPEC: ProfileDefaults = Object.freeze({
+  notModifiedStatus: 412,
+  limitStatus: 411,
+  mismatchStatus: 411,
+  requireContentLength: true,
+  insufficientScopeStatus: 401
+})
+
+const RFC9110: ProfileDefaults = Object.freeze({
+  notModifiedStatus: 304,
+  limitStatus: 413,
+  mismatchStatus: 400,
+  requireContentLength: false,
+  insufficientScopeStatus: 403
+})
+
+export const PROFILES: readonly Profile[] = ['spec', 'rfc9110']
+
+export function isProfile (value: unknown): value is Profile {
+  return value === 'spec' || value === 'rfc9110'
+}
+
+export function profileDefaults (profile: Profile | undefined): ProfileDefaults {
+  return profile === 'rfc9110' ? RFC9110 : SPEC
+}

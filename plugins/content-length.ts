@@ -1,0 +1,165 @@
+/**
+ * Content-Length (spec 4.2 and 8): POST, PUT and PATCH need a valid Content-Length; a
+ * body over the limit is refused from its declared length before any byte is read;
+ * framing errors that Node's HTTP parser catches itself are answered with 411 too.
+ */
+import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
+import { badFraming, contentTooLarge, invalidOption, lengthRequired, type ConventionError } from '../lib/errors'
+import { isProfile, profileDefaults, type Profile } from '../lib/profile'
+import { render } from '../lib/render'
+import { httpConventionsErrors, serializeEnvelope } from './errors'
+
+export interface ContentLengthOptions {
+  profile?: Profile
+  /** Largest accepted body in bytes. Default: the server's `bodyLimit`. A route's own `bodyLimit` or `config.contentLength.bodyLimit` overrides it. */
+  bodyLimit?: number
+  /** Methods that must declare their body length. Default POST, PUT, PATCH. */
+  methods?: string[]
+  /** Refuse bodies without Content-Length (chunked, or none at all on the methods above). Spec: true; rfc9110: false. */
+  requireContentLength?: boolean
+  /** Status for a body over the limit: 411 (spec) or 413 (rfc9110). */
+  limitStatus?: 411 | 413
+  /** Status for a Content-Length that does not match the body: 411 (spec) or 400 (rfc9110). */
+  mismatchStatus?: 411 | 400
+}
+
+export interface ContentLengthRouteConfig {
+  bodyLimit?: number
+}
+
+const kMisframed = Symbol('http-conventions.misframed')
+const kHadBody = Symbol('http-conventions.had-body')
+const kCurrent = Symbol('http-conventions.current-request')
+const kListening = Symbol.for('fastify-http-conventions.content-length-listeners')
+
+type TrackedSocket = Socket & { [kHadBody]?: boolean, [kCurrent]?: IncomingMessage & { [kMisframed]?: boolean } }
+
+// Parser errors that are about the message's framing (RFC 9112 6.1-6.3).
+const FRAMING_ERRORS = new Set(['HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH', 'HPE_INVALID_TRANSFER_ENCODING'])
+// Errors that follow a body longer than its Content-Length: the excess reads as a broken next request.
+const TRAILING_ERRORS = new Set(['HPE_INVALID_METHOD', 'HPE_INVALID_CONSTANT', 'HPE_INVALID_URL', 'HPE_INVALID_VERSION', 'HPE_CR_EXPECTED', 'HPE_LF_EXPECTED', 'HPE_INVALID_HEADER_TOKEN'])
+
+function isPositiveInt (n: unknown): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
+}
+
+function validate (opts: ContentLengthOptions): void {
+  const where = 'http-conventions/content-length'
+  if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption(where, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+  if (opts.bodyLimit !== undefined && !isPositiveInt(opts.bodyLimit)) throw invalidOption(where, 'bodyLimit must be a non-negative integer')
+  if (opts.methods !== undefined && (!Array.isArray(opts.methods) || opts.methods.some((m) => typeof m !== 'string'))) throw invalidOption(where, 'methods must be an array of method names')
+  if (opts.requireContentLength !== undefined && typeof opts.requireContentLength !== 'boolean') throw invalidOption(where, 'requireContentLength must be a boolean')
+  if (opts.limitStatus !== undefined && opts.limitStatus !== 411 && opts.limitStatus !== 413) throw invalidOption(where, 'limitStatus must be 411 or 413')
+  if (opts.mismatchStatus !== undefined && opts.mismatchStatus !== 411 && opts.mismatchStatus !== 400) throw invalidOption(where, 'mismatchStatus must be 411 or 400')
+}
+
+function rawResponse (err: ConventionError): string {
+  const r = render(err, serializeEnvelope)
+  const body = Buffer.from(r.body)
+  return `HTTP/1.1 ${r.statusCode} ${err.statusCode === 411 ? 'Length Required' : 'Bad Request'}\r\n` +
+    `Content-Type: ${r.contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${r.body}`
+}
+
+function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptions, done: (err?: Error) => void): void {
+  try { validate(opts) } catch (err) { return done(err as Error) }
+  const defaults = profileDefaults(opts.profile)
+  const requireLength = opts.requireContentLength ?? defaults.requireContentLength
+  const limitStatus = opts.limitStatus ?? defaults.limitStatus
+  const mismatchStatus = opts.mismatchStatus ?? defaults.mismatchStatus
+  const serverLimit = fastify.initialConfig.bodyLimit ?? 1048576
+  const pluginLimit = opts.bodyLimit ?? serverLimit
+  const methods = new Set((opts.methods ?? ['POST', 'PUT', 'PATCH']).map((m) => m.toUpperCase()))
+  const tooLarge = limitStatus === 413 ? contentTooLarge : lengthRequired
+  const mismatch = mismatchStatus === 400 ? badFraming : lengthRequired
+
+  fastify.register(httpConventionsErrors, { profile: opts.profile, limitStatus, mismatchStatus })
+
+  // Node's parser refuses duplicate or malformed Content-Length, and CL with TE, before
+  // Fastify sees the request (its default answer is a generic 400). Answer those here, first.
+  const server = fastify.server as typeof fastify.server & { [kListening]?: boolean }
+  if (server[kListening] !== true) {
+    server[kListening] = true
+    server.prependListener('request', function trackRequestFraming (req: IncomingMessage) {
+      const socket = req.socket as TrackedSocket
+      const cl = req.headers['content-length']
+      socket[kHadBody] = (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined
+      socket[kCurrent] = req
+    })
+    server.prependListener('clientError', function answerFramingError (err: Error & { code?: string }, socket: TrackedSocket) {
+      const code = err.code ?? ''
+      let reply: ConventionError | null = null
+      if (FRAMING_ERRORS.has(code)) {
+        // RFC 9112 6.3: an invalid Content-Length (duplicate, non-digit, overflow, or with Transfer-Encoding) is unrecoverable.
+        reply = code === 'HPE_INVALID_TRANSFER_ENCODING'
+          ? mismatch('Content-Length and Transfer-Encoding must not both be present')
+          : mismatch('Content-Length is not one valid decimal number')
+      } else if (code === 'HPE_INVALID_EOF_STATE' && socket[kHadBody] === true) {
+        reply = mismatch('the connection ended before the body reached its Content-Length')
+      } else if (TRAILING_ERRORS.has(code) && socket[kHadBody] === true) {
+        reply = mismatch('the body is longer than its Content-Length')
+      }
+      if (reply === null) return
+      const current = socket[kCurrent]
+      if (current !== undefined) current[kMisframed] = true
+      if (socket.writable) socket.end(rawResponse(reply))
+      socket.destroy()
+    })
+  }
+
+  function routeLimit (route: RouteOptions): number | false {
+    const config = (route.config as { contentLength?: ContentLengthRouteConfig | false } | undefined)?.contentLength
+    if (config === false) return false
+    if (config !== undefined) {
+      if (typeof config !== 'object' || config === null) throw invalidOption(`route ${route.method} ${route.url}`, 'config.contentLength must be false or { bodyLimit }')
+      if (config.bodyLimit !== undefined) {
+        if (!isPositiveInt(config.bodyLimit)) throw invalidOption(`route ${route.method} ${route.url}`, 'config.contentLength.bodyLimit must be a non-negative integer')
+        return config.bodyLimit
+      }
+    }
+    if (route.bodyLimit !== undefined && route.bodyLimit !== serverLimit) return route.bodyLimit
+    return pluginLimit
+  }
+
+  fastify.addHook('onRoute', function contentLengthOnRoute (route) {
+    const routeValue = routeLimit(route)
+    if (routeValue === false) return
+    const limit: number = routeValue
+    // The route's own bodyLimit follows ours, so Fastify's reader enforces the same number on chunked bodies.
+    if (route.bodyLimit === undefined || route.bodyLimit > limit) route.bodyLimit = limit
+    const hooks: unknown[] = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    route.onRequest = [checkLength, ...hooks] as RouteOptions['onRequest']
+    const preValidation: unknown[] = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation]
+    route.preValidation = [refuseMisframed, ...preValidation] as RouteOptions['preValidation']
+
+    function checkLength (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction): void {
+      const headers = request.headers
+      const cl = headers['content-length']
+      if (headers['transfer-encoding'] !== undefined) {
+        // Spec 4.2: a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
+        if (requireLength) return next(lengthRequired('a request body must be sent with Content-Length, not chunked'))
+        return next()
+      }
+      if (cl === undefined) {
+        if (requireLength && methods.has(request.method)) return next(lengthRequired(`${request.method} requires a Content-Length header`, false))
+        return next()
+      }
+      // Node's parser already refused anything but 1*DIGIT (RFC 9110 8.6) and duplicates.
+      if (Number(cl) > limit) return next(tooLarge(`the body is larger than the limit of ${limit} bytes`))
+      next()
+    }
+  })
+
+  function refuseMisframed (request: FastifyRequest, _reply: FastifyReply, next: HookHandlerDoneFunction): void {
+    // The parser found bytes beyond the declared body: the body this handler would see is wrong.
+    if ((request.raw as IncomingMessage & { [kMisframed]?: boolean })[kMisframed] === true) {
+      return next(mismatch('the body is longer than its Content-Length'))
+    }
+    next()
+  }
+  done()
+}
+
+export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '5.x', name: 'http-conventions-content-length' })

@@ -1,0 +1,105 @@
+/**
+ * The suite's one error handler: renders every error of lib/errors.ts, and Fastify's own
+ * validation and body-parsing errors, as ARCHITECTURE.md's error table says. Errors it
+ * does not own go to the `errorHandler` option when given, else on to the parent
+ * (Fastify's default) handler, so a service's own handling keeps working.
+ */
+import fp from 'fastify-plugin'
+import fjs from 'fast-json-stringify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  badFraming, contentTooLarge, invalidOption, isConventionError, lengthRequired, malformedBody,
+  unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
+} from '../lib/errors'
+import { render } from '../lib/render'
+import { ajvErrorsToEntries } from '../lib/validation-errors'
+import { isProfile, profileDefaults, type Profile } from '../lib/profile'
+import envelopeSchema from '../schemas/errors.json'
+
+export const ERRORS_SCHEMA_ID = envelopeSchema.$id
+
+/** `{ errors: [...] }` serialized through the envelope schema (fast-json-stringify). */
+export const serializeEnvelope: (body: { errors: ErrorEntry[] }) => string = fjs(envelopeSchema as object)
+
+export type ErrorHandler = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
+
+export interface ErrorsOptions {
+  profile?: Profile
+  /** Status for a body over the limit when Fastify itself detects it (chunked bodies): 411 (spec) or 413. */
+  limitStatus?: 411 | 413
+  /** Status when Fastify finds the body shorter or longer than Content-Length: 411 (spec) or 400. */
+  mismatchStatus?: 411 | 400
+  /** Called for errors the suite does not own (instead of passing them to the parent handler). */
+  errorHandler?: ErrorHandler
+}
+
+const kInstalled = Symbol.for('fastify-http-conventions.errors-installed')
+
+/** Maps Fastify's own errors to the catalogue; null for errors the suite does not own. */
+export function fromFastifyError (error: FastifyError & { validation?: unknown, validationContext?: string }, request: FastifyRequest, opts: { limitStatus: 411 | 413, mismatchStatus: 411 | 400 }): ConventionError | null {
+  if (isConventionError(error)) return error
+  if (Array.isArray(error.validation)) {
+    // Spec section 7, 422: one errors[] entry per problem Ajv found (allErrors).
+    const entries = ajvErrorsToEntries(error.validation, error.validationContext ?? 'body')
+    return unprocessable(entries.length > 0 ? entries : [{ field: error.validationContext ?? 'body', message: error.message }])
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_TYPE':
+      return unsupportedMediaType(`Content-Type ${JSON.stringify(request.headers['content-type'] ?? '')} is not accepted here`)
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return malformedBody('body is empty but Content-Type says JSON')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return malformedBody('body is not well-formed JSON')
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return opts.limitStatus === 413 ? contentTooLarge('body is larger than the limit', true) : lengthRequired('body is larger than the limit', true)
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return opts.mismatchStatus === 400
+        ? badFraming('body length does not match Content-Length', true)
+        : lengthRequired('body length does not match Content-Length', true)
+  }
+  return null
+}
+
+/** Writes a ConventionError to the reply. Usable from a service's own error handler. */
+export function sendConventionError (reply: FastifyReply, err: ConventionError): FastifyReply {
+  const r = render(err, serializeEnvelope)
+  reply.code(r.statusCode)
+  for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
+  reply.header('content-type', r.contentType)
+  return reply.send(r.body)
+}
+
+function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err?: Error) => void): void {
+  if (opts.profile !== undefined && !isProfile(opts.profile)) {
+    return done(invalidOption('http-conventions', `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`))
+  }
+  if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') {
+    return done(invalidOption('http-conventions', 'errorHandler must be a function'))
+  }
+  if (fastify.getSchema(ERRORS_SCHEMA_ID) === undefined) fastify.addSchema(envelopeSchema)
+  const store = fastify as unknown as Record<symbol, boolean>
+  if (store[kInstalled]) return done()
+  store[kInstalled] = true
+
+  const defaults = profileDefaults(opts.profile)
+  const policy = {
+    limitStatus: opts.limitStatus ?? defaults.limitStatus,
+    mismatchStatus: opts.mismatchStatus ?? defaults.mismatchStatus
+  }
+  const fallback = opts.errorHandler
+
+  fastify.setErrorHandler(function httpConventionsErrorHandler (error: FastifyError, request, reply) {
+    const err = fromFastifyError(error, request, policy)
+    if (err === null) {
+      if (fallback !== undefined) return fallback.call(this, error, request, reply)
+      throw error
+    }
+    if (err.statusCode >= 500) request.log.error({ err }, err.message)
+    sendConventionError(reply, err)
+  })
+  done()
+}
+
+/** Installs the error handler and the envelope schema. Every plugin of the suite depends on it. */
+export const httpConventionsErrors = fp(errorsPlugin, { fastify: '5.x', name: 'http-conventions-errors' })

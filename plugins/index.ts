@@ -1,0 +1,83 @@
+/**
+ * fastify-http-conventions: the umbrella plugin registers every convention plugin with
+ * one options object. Each plugin can also be registered alone.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { invalidOption } from '../lib/errors'
+import { isProfile, type Profile } from '../lib/profile'
+import { httpConventionsErrors, type ErrorHandler } from './errors'
+import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './content-length'
+import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './content-type'
+import { httpConventionsValidation, type ValidationOptions } from './validation'
+
+export interface HttpConventionsOptions {
+  /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
+  profile?: Profile
+  /** Handler for errors the suite does not own. Default: the parent's (Fastify's) handler. */
+  errorHandler?: ErrorHandler
+  contentLength?: Omit<ContentLengthOptions, 'profile'> | false
+  contentType?: Omit<ContentTypeOptions, 'profile'> | false
+  validation?: Omit<ValidationOptions, 'profile'> | false
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Per-route Content-Length settings, or false to turn the plugin off for the route. */
+    contentLength?: ContentLengthRouteConfig | false
+    /** Per-route Content-Type settings (accepted types, XML answers), or false. */
+    contentType?: ContentTypeRouteConfig | false
+  }
+}
+
+const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation'])
+
+function section<T extends object> (name: string, value: T | false | undefined): T | false {
+  if (value === false) return false
+  if (value === undefined) return {} as T
+  if (typeof value !== 'object' || value === null) throw invalidOption('http-conventions', `${name} must be an options object or false`)
+  return value
+}
+
+function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done: (err?: Error) => void): void {
+  try {
+    for (const key of Object.keys(opts)) {
+      if (!KNOWN.has(key)) throw invalidOption('http-conventions', `unknown option ${JSON.stringify(key)}`)
+    }
+    if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption('http-conventions', `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+    const profile = opts.profile ?? 'spec'
+    const contentLength = section('contentLength', opts.contentLength)
+    const contentType = section('contentType', opts.contentType)
+    const validation = section('validation', opts.validation)
+
+    const cl = contentLength === false ? {} : contentLength
+    fastify.register(httpConventionsErrors, { profile, errorHandler: opts.errorHandler, limitStatus: cl.limitStatus, mismatchStatus: cl.mismatchStatus })
+    if (contentLength !== false) fastify.register(httpConventionsContentLength, { ...contentLength, profile })
+    if (contentType !== false) fastify.register(httpConventionsContentType, { ...contentType, profile })
+    if (validation !== false) fastify.register(httpConventionsValidation, { ...validation, profile })
+  } catch (err) {
+    return done(err as Error)
+  }
+  done()
+}
+
+export const httpConventions = fp(umbrella, { fastify: '5.x', name: 'http-conventions' })
+export default httpConventions
+
+export { httpConventionsErrors, sendConventionError, fromFastifyError, serializeEnvelope, ERRORS_SCHEMA_ID } from './errors'
+export type { ErrorHandler, ErrorsOptions } from './errors'
+export { httpConventionsContentLength } from './content-length'
+export type { ContentLengthOptions, ContentLengthRouteConfig } from './content-length'
+export { httpConventionsContentType } from './content-type'
+export type { ContentTypeOptions, ContentTypeRouteConfig, XmlConfig } from './content-type'
+export { httpConventionsValidation, serverOptions, probeValidator } from './validation'
+export type { ValidationOptions } from './validation'
+export {
+  errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired, lengthRequired,
+  unsupportedMediaType, malformedBody, unauthorized, forbidden
+} from '../lib/errors'
+export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'
+export type { Profile } from '../lib/profile'
+export { negotiateMediaType } from '../lib/headers/qlist'
+export { parseMediaType } from '../lib/headers/media-type'
+export { jsonToXml, xmlBodyToJson } from '../lib/xml'

@@ -1,0 +1,96 @@
+/**
+ * Validation (spec section 7, 422): Ajv errors of body, querystring, params and headers
+ * become one `errors[]` entry per problem (the error handler in errors.ts maps them).
+ * This plugin checks at boot that the server's Ajv reports every problem (allErrors)
+ * and refuses unknown properties instead of silently removing them.
+ */
+import fp from 'fastify-plugin'
+import AjvCompiler from '@fastify/ajv-compiler'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { invalidOption } from '../lib/errors'
+import { isProfile, type Profile } from '../lib/profile'
+import { httpConventionsErrors } from './errors'
+
+export interface ValidationOptions {
+  profile?: Profile
+  /** What to do at boot when the server's Ajv options would lose problems: 'throw' (default), 'warn' or 'ignore'. */
+  checkServerOptions?: 'throw' | 'warn' | 'ignore'
+}
+
+const ajvFactory = AjvCompiler()
+
+type BuildValidator = (externalSchemas: unknown, options: { customOptions: Record<string, unknown> }) => (route: { httpPart?: string }) => unknown
+
+/**
+ * Builds the server's validators: request bodies are validated as sent (no type
+ * coercion: `"title": 1` is a 422, not the string "1"); querystring, params and headers
+ * are coerced as Fastify does by default (`?limit=5` is the integer 5).
+ */
+export const buildValidator: BuildValidator = function buildConventionsValidator (externalSchemas, options) {
+  const build = ajvFactory as unknown as BuildValidator
+  const strict = build(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false } })
+  const coercing = build(externalSchemas, options)
+  return function conventionsValidatorCompiler (route) {
+    return route.httpPart === 'body' ? strict(route) : coercing(route)
+  }
+}
+
+/**
+ * Fastify server options the suite needs: every problem reported (allErrors), unknown
+ * properties refused (removeAdditional: false), bodies validated without coercion.
+ * `Fastify({ ...serverOptions, logger: true })`.
+ */
+export const serverOptions = Object.freeze({
+  ajv: Object.freeze({
+    customOptions: Object.freeze({
+      allErrors: true,
+      removeAdditional: false as const,
+      coerceTypes: 'array' as const,
+      useDefaults: true
+    })
+  }),
+  schemaController: Object.freeze({
+    compilersFactory: Object.freeze({ buildValidator })
+  })
+}) as unknown as FastifyServerOptions
+
+type Compile = (route: { schema: object, method: string, url: string, httpPart: string }) => (data: unknown) => unknown
+
+/** Returns what is wrong with the server's validator, or null when it reports every problem. */
+export function probeValidator (compile: Compile): string | null {
+  const problems: string[] = []
+  const twoRequired = compile({ schema: { type: 'object', required: ['a', 'b'] }, method: 'POST', url: '/', httpPart: 'body' }) as ((d: unknown) => boolean) & { errors?: unknown[] }
+  twoRequired({})
+  if ((twoRequired.errors?.length ?? 0) < 2) problems.push('ajv.customOptions.allErrors is not true (only the first problem would be reported)')
+  const closed = compile({ schema: { type: 'object', properties: {}, additionalProperties: false }, method: 'POST', url: '/', httpPart: 'body' }) as (d: unknown) => boolean
+  if (closed({ unknown: 1 }) === true) problems.push('ajv.customOptions.removeAdditional is on (unknown properties would be dropped instead of refused with 422)')
+  const typed = compile({ schema: { type: 'object', properties: { a: { type: 'string' } } }, method: 'POST', url: '/', httpPart: 'body' }) as (d: unknown) => boolean
+  if (typed({ a: 1 }) === true) problems.push('request bodies are type-coerced (a number would pass as a string); use the exported buildValidator')
+  return problems.length === 0 ? null : problems.join('; ')
+}
+
+function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, done: (err?: Error) => void): void {
+  const where = 'http-conventions/validation'
+  if (opts.profile !== undefined && !isProfile(opts.profile)) return done(invalidOption(where, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`))
+  const mode = opts.checkServerOptions ?? 'throw'
+  if (mode !== 'throw' && mode !== 'warn' && mode !== 'ignore') return done(invalidOption(where, "checkServerOptions must be 'throw', 'warn' or 'ignore'"))
+  fastify.register(httpConventionsErrors, { profile: opts.profile })
+  if (mode === 'ignore') return done()
+
+  fastify.addHook('onReady', function checkValidatorOptions (next) {
+    const compile = fastify.validatorCompiler as unknown as Compile | undefined
+    // No route has a schema: Fastify built no validator, and nothing can lose a problem.
+    if (compile === undefined) return next()
+    const problem = probeValidator(compile)
+    if (problem === null) return next()
+    const message = `the server's Ajv options lose validation problems: ${problem}. Pass the exported serverOptions to Fastify(): Fastify({ ...serverOptions })`
+    if (mode === 'warn') {
+      fastify.log.warn(message)
+      return next()
+    }
+    next(invalidOption(where, message))
+  })
+  done()
+}
+
+export const httpConventionsValidation = fp(validationPlugin, { fastify: '5.x', name: 'http-conventions-validation' })

@@ -12,6 +12,13 @@ export interface Rendered {
   body: string
 }
 
+// RFC 9110 section 15 reason phrases where Node still uses older names.
+const PHRASES: Record<number, string> = { 413: 'Content Too Large' }
+
+export function reasonPhrase (status: number): string {
+  return PHRASES[status] ?? STATUS_CODES[status] ?? 'Error'
+}
+
 export const ENVELOPE_CONTENT_TYPE = 'application/json'
 export const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8'
 export const HTML_CONTENT_TYPE = 'text/html; charset=UTF-8'
@@ -41,14 +48,14 @@ function oneLine (s: string): string {
 }
 
 function reasonOf (err: ConventionError): string {
-  const phrase = STATUS_CODES[err.statusCode] as string
+  const phrase = reasonPhrase(err.statusCode)
   const prefix = `${phrase}: `
   return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message
 }
 
 export function render (err: ConventionError, serializeEnvelope: (body: { errors: ErrorEntry[] }) => string): Rendered {
   const statusCode = err.statusCode
-  const phrase = STATUS_CODES[statusCode] as string
+  const phrase = reasonPhrase(statusCode)
   const headers = { ...err.headers }
   if (err.closeConnection) headers.connection = 'close'
   switch (err.rendering) {

@@ -9,7 +9,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import { badFraming, contentTooLarge, invalidOption, lengthRequired, type ConventionError } from '../lib/errors'
 import { isProfile, profileDefaults, type Profile } from '../lib/profile'
-import { render } from '../lib/render'
+import { reasonPhrase, render } from '../lib/render'
 import { httpConventionsErrors, serializeEnvelope } from './errors'
 
 export interface ContentLengthOptions {
@@ -59,7 +59,7 @@ function validate (opts: ContentLengthOptions): void {
 function rawResponse (err: ConventionError): string {
   const r = render(err, serializeEnvelope)
   const body = Buffer.from(r.body)
-  return `HTTP/1.1 ${r.statusCode} ${err.statusCode === 411 ? 'Length Required' : 'Bad Request'}\r\n` +
+  return `HTTP/1.1 ${r.statusCode} ${reasonPhrase(err.statusCode)}\r\n` +
     `Content-Type: ${r.contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${r.body}`
 }
 

@@ -104,7 +104,8 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
         reply.header('vary', 'Accept')
         if (reply.statusCode >= 300 || negotiateMediaType(request.headers.accept, OFFERS) !== 'application/xml') return next(null, payload)
         reply.header('content-type', 'application/xml; charset=utf-8')
-        next(null, jsonToXml(payload, root, itemNames))
+        reply.serializer(function serializeXml (data: unknown) { return jsonToXml(data, root, itemNames) })
+        next(null, payload)
       }] as RouteOptions['preSerialization']
     }
 

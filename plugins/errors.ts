@@ -95,7 +95,6 @@ function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err
       if (fallback !== undefined) return fallback.call(this, error, request, reply)
       throw error
     }
-    if (err.statusCode >= 500) request.log.error({ err }, err.message)
     sendConventionError(reply, err)
   })
   done()

@@ -19,6 +19,8 @@ export interface RawOptions {
   /** Write `data` in these pieces, `pauseMs` apart. */
   pieces?: string[]
   pauseMs?: number
+  /** Stop as soon as this many complete responses arrived (default: wait for close or waitMs). */
+  responses?: number
 }
 
 export function parseResponses (raw: string): RawResponse[] {
@@ -47,6 +49,20 @@ export function parseResponses (raw: string): RawResponse[] {
   return out
 }
 
+function complete (raw: string): number {
+  let n = 0
+  let rest = raw
+  while (true) {
+    const end = rest.indexOf('\r\n\r\n')
+    if (end === -1) return n
+    const m = /\r\ncontent-length: *(\d+)/i.exec(rest.slice(0, end + 2))
+    const len = m === null ? 0 : Number(m[1])
+    if (Buffer.byteLength(rest.slice(end + 4), 'latin1') < len) return n
+    n++
+    rest = Buffer.from(rest.slice(end + 4), 'latin1').subarray(len).toString('latin1')
+  }
+}
+
 /** Sends bytes on a fresh TCP connection and collects the answer(s), over Node's real HTTP parser. */
 export function rawExchange (port: number, data: string, opts: RawOptions = {}): Promise<{ responses: RawResponse[], raw: string, closed: boolean }> {
   return new Promise((resolve, reject) => {
@@ -63,7 +79,10 @@ export function rawExchange (port: number, data: string, opts: RawOptions = {}):
       resolve({ responses: parseResponses(raw), raw, closed })
     }
     const timer = setTimeout(finish, opts.waitMs ?? 2000)
-    socket.on('data', (d) => chunks.push(d))
+    socket.on('data', (d) => {
+      chunks.push(d)
+      if (opts.responses !== undefined && complete(Buffer.concat(chunks).toString('latin1')) >= opts.responses) setImmediate(finish)
+    })
     socket.on('error', () => { closed = true; finish() })
     socket.on('close', () => { closed = true; finish() })
     socket.on('connect', async () => {
@@ -86,7 +105,7 @@ export function rawExchange (port: number, data: string, opts: RawOptions = {}):
 }
 
 export async function rawRequest (port: number, data: string, opts: RawOptions = {}): Promise<RawResponse> {
-  const { responses, raw, closed } = await rawExchange(port, data, opts)
+  const { responses, raw, closed } = await rawExchange(port, data, { responses: 1, ...opts })
   const first = responses[0] ?? { status: 0, headers: {}, headerLines: [], body: '', raw: '', closed }
   return { ...first, raw, closed }
 }

@@ -1,0 +1,154 @@
+import { test } from 'tap'
+import type { Test } from 'tap'
+import { rawExchange, rawRequest } from '../helpers/raw'
+import { buildApp, listen } from '../helpers/app'
+import { httpConventionsContentLength } from '../../plugins/index'
+import Fastify from 'fastify'
+
+const H = 'Host: x\r\nContent-Type: text/plain\r\n'
+
+async function framingServer (t: Test, opts = {}): Promise<{ port: number, seen: string[] }> {
+  const app = await buildApp(opts, { bodyLimit: 1000 })
+  const seen: string[] = []
+  app.post('/echo', async (req) => { seen.push(req.body as string); return 'ok' })
+  app.put('/echo', async (req) => { seen.push(req.body as string); return 'ok' })
+  app.patch('/echo', async (req) => { seen.push(req.body as string); return 'ok' })
+  app.get('/ping', async () => 'pong')
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  return { port, seen }
+}
+
+async function stillServes (t: Test, port: number): Promise<void> {
+  const next = await rawRequest(port, 'GET /ping HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 500 })
+  t.equal(next.status, 200, 'the server serves the next connection')
+  t.equal(next.body, 'pong')
+}
+
+// Spec 4.2 and section 7 (411): framing vectors over real sockets, through Node's HTTP parser.
+const vectors: Array<{ name: string, raw: string, endAfterMs?: number }> = [
+  { name: 'duplicate Content-Length, equal values', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello` },
+  { name: 'duplicate Content-Length, different values', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!` },
+  { name: 'Content-Length: +5', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: +5\r\n\r\nhello` },
+  { name: 'Content-Length: 0x5', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 0x5\r\n\r\nhello` },
+  { name: 'Content-Length: -1', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: -1\r\n\r\nhello` },
+  { name: 'Content-Length: 5, 5', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 5, 5\r\n\r\nhello` },
+  { name: 'empty Content-Length', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: \r\n\r\nhello` },
+  { name: 'overflowing digits', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 99999999999999999999999999\r\n\r\nhello` },
+  { name: 'Content-Length with Transfer-Encoding', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n` },
+  { name: 'chunked without Content-Length', raw: `POST /echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n` },
+  { name: 'Content-Length shorter than the body', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 3\r\n\r\nhello world` },
+  { name: 'Content-Length longer than the body (client half-closes)', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 10\r\n\r\nhello`, endAfterMs: 100 },
+  { name: 'PUT without Content-Length', raw: `PUT /echo HTTP/1.1\r\n${H}\r\n` },
+  { name: 'PATCH without Content-Length', raw: `PATCH /echo HTTP/1.1\r\n${H}\r\n` },
+  { name: 'POST without any body or Content-Length', raw: 'POST /echo HTTP/1.1\r\nHost: x\r\n\r\n' },
+  { name: 'body over the limit, decided from Content-Length', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 1001\r\n\r\n` }
+]
+
+for (const v of vectors) {
+  test(`spec 4.2: ${v.name} is refused with 411 and no handler sees the body`, async (t) => {
+    const { port, seen } = await framingServer(t)
+    const res = await rawRequest(port, v.raw, { endAfterMs: v.endAfterMs, waitMs: 1500 })
+    t.equal(res.status, 411)
+    t.match(res.headers['content-type'], /^text\/plain; charset=utf-8$/)
+    t.match(res.body, /^Length Required\n[^\n]+\n$/, 'the body is the status phrase then a one-line reason')
+    t.equal(Number(res.headers['content-length']), Buffer.byteLength(res.body))
+    t.same(seen, [], 'no handler ran')
+    await stillServes(t, port)
+  })
+}
+
+test('spec 4.2: a body over the limit is refused before it is read, and the connection closes', async (t) => {
+  const { port, seen } = await framingServer(t)
+  // Headers only: the server must answer without waiting for the 1001 bytes it was promised.
+  const res = await rawRequest(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 1001\r\n\r\n`, { waitMs: 1500, responses: undefined })
+  t.equal(res.status, 411)
+  t.equal(res.headers.connection, 'close')
+  t.ok(res.closed, 'the server closed the connection')
+  t.same(seen, [])
+})
+
+test('spec 4.2: a body exactly at the limit is accepted', async (t) => {
+  const { port, seen } = await framingServer(t)
+  const body = 'x'.repeat(1000)
+  const res = await rawRequest(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 1000\r\n\r\n${body}`)
+  t.equal(res.status, 200)
+  t.same(seen, [body])
+})
+
+test('a valid Content-Length passes, and pipelined requests on one connection are each served', async (t) => {
+  const { port, seen } = await framingServer(t)
+  const one = `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\n\r\nhello`
+  const two = `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\n\r\nworld`
+  const { responses } = await rawExchange(port, one + two + 'GET /ping HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 800 })
+  t.same(responses.map((r) => r.status), [200, 200, 200])
+  t.same(seen, ['hello', 'world'])
+})
+
+test('GET without a body needs no Content-Length', async (t) => {
+  const { port } = await framingServer(t)
+  await stillServes(t, port)
+})
+
+test('rfc9110 profile: 413 over the limit, 400 for a mismatch, chunked bodies accepted (RFC 9110 15.5.14, RFC 9112 6.1/6.3)', async (t) => {
+  const { port, seen } = await framingServer(t, { profile: 'rfc9110' })
+  const big = await rawRequest(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 1001\r\n\r\n`)
+  t.equal(big.status, 413)
+  t.match(big.body, /^Content Too Large\n/)
+  const dup = await rawRequest(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!`)
+  t.equal(dup.status, 400)
+  t.match(dup.body, /^Bad Request\n/)
+  const chunked = await rawRequest(port, `POST /echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`)
+  t.equal(chunked.status, 200)
+  const chunkedBig = await rawRequest(port, `POST /echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n3e9\r\n${'x'.repeat(1001)}\r\n0\r\n\r\n`)
+  t.equal(chunkedBig.status, 413, 'a chunked body over the limit is refused while it is read')
+  const none = await rawRequest(port, 'POST /echo HTTP/1.1\r\nHost: x\r\n\r\n')
+  t.equal(none.status, 200, 'a POST with no body at all is a zero-length body')
+  t.same(seen, ['hello', undefined])
+})
+
+test('options: each departure has its own option that wins over the profile', async (t) => {
+  const { port } = await framingServer(t, { contentLength: { limitStatus: 413, requireContentLength: true } })
+  const big = await rawRequest(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 1001\r\n\r\n`)
+  t.equal(big.status, 413)
+  const chunked = await rawRequest(port, `POST /echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`)
+  t.equal(chunked.status, 411)
+})
+
+test('per route: config.contentLength.bodyLimit, a route bodyLimit, and false', async (t) => {
+  const app = await buildApp({ contentLength: { bodyLimit: 100 } })
+  app.post('/small', { config: { contentLength: { bodyLimit: 4 } } }, async () => 'ok')
+  app.post('/route-limit', { bodyLimit: 10 }, async () => 'ok')
+  app.post('/free', { config: { contentLength: false } }, async (req) => req.body ?? 'none')
+  app.post('/default', async () => 'ok')
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  t.equal((await rawRequest(port, `POST /small HTTP/1.1\r\n${H}Content-Length: 5\r\n\r\nhello`)).status, 411)
+  t.equal((await rawRequest(port, `POST /small HTTP/1.1\r\n${H}Content-Length: 4\r\n\r\nhell`)).status, 200)
+  t.equal((await rawRequest(port, `POST /route-limit HTTP/1.1\r\n${H}Content-Length: 11\r\n\r\nhello world`)).status, 411)
+  t.equal((await rawRequest(port, `POST /default HTTP/1.1\r\n${H}Content-Length: 101\r\n\r\n`)).status, 411)
+  const free = await rawRequest(port, 'POST /free HTTP/1.1\r\nHost: x\r\n\r\n')
+  t.equal(free.status, 200, 'the plugin is off for the route')
+})
+
+test('registered alone, the plugin still answers 411 with its own error handler', async (t) => {
+  const app = Fastify()
+  await app.register(httpConventionsContentLength)
+  app.post('/', async () => 'ok')
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  const res = await rawRequest(port, 'POST / HTTP/1.1\r\nHost: x\r\n\r\n')
+  t.equal(res.status, 411)
+  t.match(res.body, /^Length Required\n/)
+})
+
+test('bad options throw at boot', async (t) => {
+  for (const bad of [{ bodyLimit: -1 }, { bodyLimit: 1.5 }, { limitStatus: 412 }, { mismatchStatus: 500 }, { methods: 'POST' }, { requireContentLength: 'yes' }, { profile: 'http2' }]) {
+    const app = Fastify()
+    await t.rejects(app.register(httpConventionsContentLength, bad as never).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, JSON.stringify(bad))
+  }
+  const app = Fastify()
+  await app.register(httpConventionsContentLength)
+  t.throws(() => app.post('/', { config: { contentLength: { bodyLimit: -5 } } }, async () => 'x'), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+  t.throws(() => app.post('/x', { config: { contentLength: 'big' as never } }, async () => 'x'), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+})

@@ -1,0 +1,119 @@
+import { test } from 'tap'
+import Fastify from 'fastify'
+import { buildApp } from '../helpers/app'
+import { httpConventions, httpConventionsValidation, serverOptions, probeValidator } from '../../plugins/index'
+
+const body = {
+  type: 'object',
+  required: ['title', 'author'],
+  additionalProperties: false,
+  properties: {
+    title: { type: 'string', minLength: 1 },
+    author: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string' }, 'e/mail': { type: 'string', format: 'email' } } },
+    tags: { type: 'array', items: { type: 'string', maxLength: 3 } }
+  }
+} as const
+
+async function app () {
+  const a = await buildApp()
+  a.post('/things/:id', {
+    schema: {
+      body,
+      params: { type: 'object', properties: { id: { type: 'integer' } } },
+      querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 } } },
+      headers: { type: 'object', required: ['x-request-tag'], properties: { 'x-request-tag': { type: 'string', pattern: '^[a-z]+$' } } }
+    }
+  }, async (req) => ({ body: req.body, query: req.query, params: req.params }))
+  return a
+}
+
+const okHeaders = { 'x-request-tag': 'abc' }
+
+test('spec section 7, 422: one errors[] entry per problem, with dotted paths', async (t) => {
+  const a = await app()
+  const res = await a.inject({ method: 'POST', url: '/things/1', headers: okHeaders, payload: { title: '', author: { name: 5, extra: true }, tags: ['ok', 'toolong', 7], zzz: 1 } })
+  t.equal(res.statusCode, 422)
+  t.match(res.headers['content-type'], /^application\/json/)
+  t.equal(Number(res.headers['content-length']), Buffer.byteLength(res.body))
+  t.same(res.json().errors.sort((x: { field: string }, y: { field: string }) => x.field.localeCompare(y.field)), [
+    { field: 'author.extra', message: 'is not allowed' },
+    { field: 'author.name', message: 'must be string' },
+    { field: 'tags.1', message: 'must NOT have more than 3 characters' },
+    { field: 'tags.2', message: 'must be string' },
+    { field: 'title', message: 'must NOT have fewer than 1 characters' },
+    { field: 'zzz', message: 'is not allowed' }
+  ])
+})
+
+test('a missing required property is named by its own path', async (t) => {
+  const a = await app()
+  const res = await a.inject({ method: 'POST', url: '/things/1', headers: okHeaders, payload: { author: {} } })
+  t.same(res.json().errors, [{ field: 'title', message: 'is required' }, { field: 'author.name', message: 'is required' }])
+})
+
+test('bodies are not type-coerced: a number is not a string', async (t) => {
+  const a = await app()
+  const res = await a.inject({ method: 'POST', url: '/things/1', headers: okHeaders, payload: { title: 1, author: { name: 'x' } } })
+  t.equal(res.statusCode, 422)
+  t.same(res.json().errors, [{ field: 'title', message: 'must be string' }])
+})
+
+test('querystring, params and headers problems are 422 naming the parameter; those parts are coerced', async (t) => {
+  const a = await app()
+  const good = await a.inject({ method: 'POST', url: '/things/7?limit=5', headers: okHeaders, payload: { title: 't', author: { name: 'n' } } })
+  t.equal(good.statusCode, 200)
+  t.same(good.json().query, { limit: 5 })
+  t.same(good.json().params, { id: 7 })
+  const q = await a.inject({ method: 'POST', url: '/things/1?limit=500', headers: okHeaders, payload: { title: 't', author: { name: 'n' } } })
+  t.same(q.json(), { errors: [{ field: 'limit', message: 'must be <= 100' }] })
+  const p = await a.inject({ method: 'POST', url: '/things/abc', headers: okHeaders, payload: { title: 't', author: { name: 'n' } } })
+  t.same(p.json(), { errors: [{ field: 'id', message: 'must be integer' }] })
+  const h = await a.inject({ method: 'POST', url: '/things/1', headers: { 'x-request-tag': 'ABC' }, payload: { title: 't', author: { name: 'n' } } })
+  t.same(h.json(), { errors: [{ field: 'x-request-tag', message: 'must match pattern "^[a-z]+$"' }] })
+  const missing = await a.inject({ method: 'POST', url: '/things/1', payload: { title: 't', author: { name: 'n' } } })
+  t.same(missing.json(), { errors: [{ field: 'x-request-tag', message: 'is required' }] })
+})
+
+test('a body that is not an object at all is named "body"', async (t) => {
+  const a = await app()
+  const res = await a.inject({ method: 'POST', url: '/things/1', headers: { ...okHeaders, 'content-type': 'application/json' }, payload: '[1]' })
+  t.same(res.json(), { errors: [{ field: 'body', message: 'must be object' }] })
+})
+
+test('boot fails clearly when the server options would lose problems', async (t) => {
+  for (const server of [{}, { ajv: { customOptions: { allErrors: true } } }, { ajv: { customOptions: { allErrors: true, removeAdditional: false } } }]) {
+    const a = Fastify(server)
+    await a.register(httpConventions)
+    a.post('/', { schema: { body } }, async () => 'x')
+    await t.rejects(a.ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION', message: /Pass the exported serverOptions/ }, JSON.stringify(server))
+  }
+  const ok = Fastify({ ...serverOptions })
+  await ok.register(httpConventions)
+  ok.post('/', { schema: { body } }, async () => 'x')
+  await t.resolves(ok.ready())
+})
+
+test('checkServerOptions: warn logs once, ignore stays silent; no schema routes need no check', async (t) => {
+  const lines: string[] = []
+  const warn = Fastify({ logger: { level: 'warn', stream: { write: (l: string) => { lines.push(l) } } } })
+  await warn.register(httpConventions, { validation: { checkServerOptions: 'warn' } })
+  warn.post('/', { schema: { body } }, async () => 'x')
+  await warn.ready()
+  t.equal(lines.length, 1)
+  t.match(lines[0], /allErrors is not true/)
+  const ignore = Fastify()
+  await ignore.register(httpConventionsValidation, { checkServerOptions: 'ignore' })
+  ignore.post('/', { schema: { body } }, async () => 'x')
+  await t.resolves(ignore.ready())
+  const none = Fastify()
+  await none.register(httpConventionsValidation)
+  none.get('/', async () => 'x')
+  await t.resolves(none.ready())
+  await t.rejects(Fastify().register(httpConventionsValidation, { checkServerOptions: 'maybe' as never }).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+  await t.rejects(Fastify().register(httpConventionsValidation, { profile: 'x' as never }).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+})
+
+test('probeValidator reports each lost behaviour', async (t) => {
+  const lenient = () => Object.assign(() => true, { errors: [] })
+  t.match(probeValidator(lenient), /allErrors.*removeAdditional.*coerced/)
+})

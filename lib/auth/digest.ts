@@ -1,0 +1,475 @@
+/**
+ * The "Digest" authentication scheme (RFC 7616), server side, qop=auth.
+ *
+ * Nonces are stateless: nonce = base64url(time || random || HMAC-SHA256(secret,
+ * time || random || realm || opaque)), so every instance that shares the secret
+ * verifies every other instance's nonces (RFC 7616 3.3 leaves the nonce's content
+ * to the server and suggests a time stamp and a private key). Only the nonce-counts
+ * used with each nonce are state, kept by a NonceCountStore (memory or Redis).
+ */
+import { createHash, createHmac, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto'
+import { decodeExtValue, formatChallenge, parseAuthorization, type ParseAuthorizationOptions } from '../headers/authorization'
+import { MemoryNonceStore } from '../stores/memory-nonce'
+import type { NonceCountStore } from '../stores/nonce-store'
+
+/** The hash functions of RFC 7616 3.2 (SHA-512-256 is FIPS 180-4 SHA-512/256). */
+export type DigestHash = 'SHA-512-256' | 'SHA-256' | 'MD5'
+/** RFC 7616 3.3 / 6.1: each hash alone, or with session (-sess) keying. */
+export type DigestAlgorithm = DigestHash | 'SHA-512-256-sess' | 'SHA-256-sess' | 'MD5-sess'
+
+interface AlgorithmInfo {
+  name: DigestAlgorithm
+  hash: DigestHash
+  node: string
+  sess: boolean
+  hexLength: number
+  rank: number
+}
+
+const HASHES: Record<DigestHash, { node: string, hexLength: number, rank: number }> = {
+  'SHA-512-256': { node: 'sha512-256', hexLength: 64, rank: 0 },
+  'SHA-256': { node: 'sha256', hexLength: 64, rank: 1 },
+  MD5: { node: 'md5', hexLength: 32, rank: 2 }
+}
+
+const ALGORITHMS = new Map<string, AlgorithmInfo>()
+for (const hash of Object.keys(HASHES) as DigestHash[]) {
+  const h = HASHES[hash]
+  for (const sess of [false, true]) {
+    const name = (sess ? `${hash}-sess` : hash) as DigestAlgorithm
+    ALGORITHMS.set(name.toLowerCase(), { name, hash, node: h.node, sess, hexLength: h.hexLength, rank: h.rank * 2 + (sess ? 1 : 0) })
+  }
+}
+
+function algorithmInfo (name: string): AlgorithmInfo | undefined {
+  return ALGORITHMS.get(name.toLowerCase())
+}
+
+/**
+ * H(data) of RFC 7616 3.4.1: the lower-case hex digest. A1 material (user name,
+ * password) is hashed as UTF-8 (RFC 7616 4: charset=UTF-8); values that come from
+ * the header itself are octets and are hashed as such ('latin1').
+ */
+function H (node: string, data: string, encoding: 'utf8' | 'latin1'): string {
+  return createHash(node).update(data, encoding).digest('hex')
+}
+
+/** The hash of `data` under `hash`, lower-case hex (UTF-8 input). */
+export function digestHash (hash: DigestHash, data: string): string {
+  return H(HASHES[hash].node, data, 'utf8')
+}
+
+/** H(username ":" realm ":" password): the value to store instead of a password (RFC 7616 3.4.2). */
+export function digestHa1 (hash: DigestHash, username: string, realm: string, password: string): string {
+  return digestHash(hash, `${username}:${realm}:${password}`)
+}
+
+/** RFC 7616 3.4.4: username = H( unq(username) ":" unq(realm) ) when userhash=true. */
+export function digestUserhash (hash: DigestHash, username: string, realm: string): string {
+  return digestHash(hash, `${username}:${realm}`)
+}
+
+export interface DigestResponseInput {
+  algorithm: DigestAlgorithm
+  /** the user name as the client knows it (not the userhash) */
+  username: string
+  realm: string
+  /** the password, or `ha1` instead */
+  password?: string
+  /** H(username:realm:password) in lower-case hex */
+  ha1?: string
+  method: string
+  uri: string
+  nonce: string
+  /** eight hex digits */
+  nc: string
+  cnonce: string
+  qop: string
+}
+
+function responseHex (info: AlgorithmInfo, ha1: string, method: string, uri: string, nonce: string, nc: string, cnonce: string, qop: string): string {
+  // RFC 7616 3.4.2: for -sess, H(A1) = H( H(username:realm:passwd) ":" nonce-prime ":" cnonce-prime )
+  const secret = info.sess ? H(info.node, `${ha1}:${nonce}:${cnonce}`, 'latin1') : ha1
+  // RFC 7616 3.4.3: A2 = Method ":" request-uri (qop=auth)
+  const ha2 = H(info.node, `${method}:${uri}`, 'latin1')
+  // RFC 7616 3.4.1: response = KD(H(A1), nonce ":" nc ":" cnonce ":" qop ":" H(A2)), KD(s, d) = H(s ":" d)
+  return H(info.node, `${secret}:${nonce}:${nc}:${cnonce}:${qop}:${ha2}`, 'latin1')
+}
+
+/** The `response` value a client computes (RFC 7616 3.4.1), for clients and tests. */
+export function digestResponse (input: DigestResponseInput): string {
+  const info = algorithmInfo(input.algorithm)
+  if (info === undefined) throw new TypeError(`unknown Digest algorithm ${JSON.stringify(input.algorithm)}`)
+  let ha1 = input.ha1
+  if (ha1 === undefined) {
+    if (input.password === undefined) throw new TypeError('a password or an ha1 is needed')
+    ha1 = H(info.node, `${input.username}:${input.realm}:${input.password}`, 'utf8')
+  }
+  return responseHex(info, ha1.toLowerCase(), input.method, input.uri, input.nonce, input.nc, input.cnonce, input.qop)
+}
+
+/** What the user lookup is asked. */
+export interface DigestUserQuery {
+  /** the user name, or with `userhash` its hash: digestUserhash(hash, name, realm) */
+  username: string
+  userhash: boolean
+  algorithm: DigestAlgorithm
+  hash: DigestHash
+  realm: string
+}
+
+/**
+ * A user: the password, or H(username:realm:password) per hash (digestHa1).
+ * `username` is required when answering a userhash query (it names the user
+ * whose hash matched); otherwise it is ignored.
+ */
+export type DigestUserRecord =
+  | { username?: string, password: string }
+  | { username?: string, ha1: Partial<Record<DigestHash, string>> }
+
+export type DigestUserLookup = (query: DigestUserQuery) =>
+  DigestUserRecord | null | undefined | Promise<DigestUserRecord | null | undefined>
+
+export type DigestFailure =
+  /** no credentials */
+  | 'missing'
+  /** another scheme */
+  | 'wrong-scheme'
+  /** credentials that break the RFC 7616 3.4 grammar */
+  | 'malformed'
+  /** well-formed but wrong: realm, algorithm, opaque, uri, nonce, user or response */
+  | 'invalid'
+  /** right response, expired nonce: challenge again with stale=true (RFC 7616 3.3) */
+  | 'stale'
+  /** right response, nonce-count already used with this nonce (RFC 7616 5.4) */
+  | 'replay'
+
+export type DigestResult =
+  | { ok: true, username: string, algorithm: DigestAlgorithm, userhash: boolean, nc: number }
+  | {
+    ok: false
+    reason: DigestFailure
+    /** which rule failed, for logs (never for the client) */
+    detail: string
+    /** true when the next challenge should carry stale=true: the password was right */
+    stale: boolean
+  }
+
+export interface DigestOptions {
+  /** RFC 7616 3.3 realm; printable ASCII (it is hashed as the client received it). */
+  realm: string
+  /**
+   * HMAC key for nonces, at least 32 bytes; shared by every instance of a fleet. An
+   * array rotates keys: the first signs, all verify.
+   */
+  secret: string | Uint8Array | ReadonlyArray<string | Uint8Array>
+  /** Offered algorithms (default ['SHA-256']); challenges list them strongest first. */
+  algorithms?: readonly DigestAlgorithm[]
+  /** How long a nonce is accepted, in ms (default 300000). */
+  nonceTtlMs?: number
+  /** RFC 7616 3.3 opaque; default derived from the secret and realm, equal on every instance. */
+  opaque?: string
+  /** Nonce-count store (default a MemoryNonceStore). Share one (Redis) across a fleet. */
+  store?: NonceCountStore
+  /** Offer and accept userhash (RFC 7616 3.4.4); default false. */
+  userhash?: boolean
+  /** Advertise charset=UTF-8 (RFC 7616 3.3, 4); default true. */
+  charset?: boolean
+  /** RFC 7616 3.3 domain: URIs of the protection space. */
+  domain?: readonly string[]
+  /** Clock in ms, for tests (default Date.now). */
+  now?: () => number
+}
+
+export interface Digest {
+  readonly realm: string
+  readonly opaque: string
+  /** offered algorithms, strongest first */
+  readonly algorithms: readonly DigestAlgorithm[]
+  /**
+   * One `WWW-Authenticate` challenge per algorithm, strongest first (RFC 7616 3.7),
+   * all with one fresh nonce; `stale=true` when the last credentials had a correct
+   * response with an expired or used nonce (RFC 7616 3.3).
+   */
+  challenges: (stale?: boolean) => string[]
+  /** Verifies Digest auth-params, as `parseAuthorization(...).params` gives them. */
+  verify: (params: Readonly<Record<string, string>> | null | undefined, method: string, requestTarget: string, lookupUser: DigestUserLookup) => Promise<DigestResult>
+  /** Parses an `Authorization` value and verifies it as Digest credentials. */
+  verifyAuthorization: (authorization: unknown, method: string, requestTarget: string, lookupUser: DigestUserLookup, options?: ParseAuthorizationOptions) => Promise<DigestResult>
+}
+
+const NONCE_BYTES = 48 // 8 time + 8 random + 32 HMAC-SHA256
+const NONCE_CHARS = 64 // base64url of 48 bytes, no padding
+const NONCE_LABEL = Buffer.from('fastify-http-conventions digest nonce\0')
+
+function fail (reason: DigestFailure, detail: string, stale = false): DigestResult {
+  return { ok: false, reason, detail, stale }
+}
+
+function toKey (secret: string | Uint8Array): Buffer {
+  const key = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret)
+  if (key.length < 32) throw new RangeError('the Digest nonce secret must be at least 32 bytes')
+  return key
+}
+
+function isPrintableAscii (s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x20 || c > 0x7e) return false
+  }
+  return true
+}
+
+function isHex (s: string, length: number): boolean {
+  if (s.length !== length) return false
+  for (let i = 0; i < length; i++) {
+    const c = s.charCodeAt(i)
+    if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102))) return false
+  }
+  return true
+}
+
+function isBase64url (s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 45 || c === 95)) return false
+  }
+  return true
+}
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/**
+ * Header values reach us as octets in a 'latin1' string. A quoted username with
+ * octets >= 0x80 is read as UTF-8 when it is UTF-8 (RFC 7616 4, charset=UTF-8),
+ * so that hashing it as UTF-8 gives back the octets the client hashed.
+ */
+function headerText (s: string): string {
+  let high = false
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c > 0xff) return s
+    if (c >= 0x80) high = true
+  }
+  if (!high) return s
+  try {
+    return fatalUtf8.decode(Buffer.from(s, 'latin1'))
+  } catch {
+    return s
+  }
+}
+
+/** RFC 9112 3.2: the target may be in absolute-form; compare its path and query. */
+function sameTarget (uri: string, target: string): boolean {
+  if (uri === target) return true
+  const scheme = uri.indexOf('://')
+  if (scheme <= 0) return false
+  const path = uri.indexOf('/', scheme + 3)
+  const rest = path < 0 ? '/' : uri.slice(path)
+  if (target.includes('://')) return false
+  return rest === target
+}
+
+function param (params: Readonly<Record<string, string>>, name: string): string | undefined {
+  const v = Object.prototype.hasOwnProperty.call(params, name) ? params[name] : undefined
+  return typeof v === 'string' ? v : undefined
+}
+
+/** Builds a Digest verifier; throws at once on options that make no sense. */
+export function createDigest (options: DigestOptions): Digest {
+  if (options === null || typeof options !== 'object') throw new TypeError('Digest options are required')
+  const { realm } = options
+  if (typeof realm !== 'string' || !isPrintableAscii(realm)) {
+    throw new TypeError('the Digest realm must be a string of printable ASCII')
+  }
+  const secrets = (Array.isArray(options.secret) ? options.secret : [options.secret]).map(toKey)
+  if (secrets.length === 0) throw new RangeError('at least one Digest nonce secret is needed')
+  const nonceTtlMs = options.nonceTtlMs ?? 300_000
+  if (!Number.isInteger(nonceTtlMs) || nonceTtlMs < 1000) throw new RangeError('nonceTtlMs must be an integer of at least 1000')
+  const requested = options.algorithms ?? ['SHA-256']
+  if (!Array.isArray(requested) || requested.length === 0) throw new TypeError('at least one Digest algorithm is needed')
+  const offered: AlgorithmInfo[] = []
+  for (const name of requested) {
+    const info = typeof name === 'string' ? algorithmInfo(name) : undefined
+    if (info === undefined || info.name !== name) throw new TypeError(`unknown Digest algorithm ${JSON.stringify(name)}`)
+    if (offered.includes(info)) throw new TypeError(`Digest algorithm ${name} is listed twice`)
+    offered.push(info)
+  }
+  // RFC 7616 3.7: challenges in order of preference, the strongest first
+  offered.sort((a, b) => a.rank - b.rank)
+  const opaque = options.opaque ?? createHmac('sha256', secrets[0]).update(`opaque\0${realm}`).digest('base64url').slice(0, 32)
+  if (typeof opaque !== 'string' || !isPrintableAscii(opaque)) throw new TypeError('the Digest opaque must be printable ASCII')
+  const store = options.store ?? new MemoryNonceStore()
+  if (typeof store?.seen !== 'function') throw new TypeError('the nonce-count store must have a seen() method')
+  const userhash = options.userhash === true
+  const now = options.now ?? Date.now
+  const realmBytes = Buffer.from(realm, 'latin1')
+  const opaqueBytes = Buffer.from(opaque, 'latin1')
+
+  // Challenges are precomputed around the nonce (STYLE 2: the work is done at registration).
+  const head: Array<[string, string]> = [['realm', realm]]
+  if (options.domain !== undefined) head.push(['domain', options.domain.join(' ')])
+  head.push(['qop', 'auth'])
+  const tail: Array<[string, string]> = [['opaque', opaque]]
+  if (options.charset !== false) tail.push(['charset', 'UTF-8'])
+  if (userhash) tail.push(['userhash', 'true'])
+  const prefixes = offered.map((info) => formatChallenge('Digest', [...head, ['algorithm', info.name]]) + ', nonce="')
+  const suffix = '", ' + formatChallenge('Digest', tail).slice('Digest '.length)
+  const offeredNames = offered.map((info) => info.name)
+
+  // RFC 7616 5.x / STYLE 7: an unknown user costs the same hashing as a known one.
+  const dummyUser = randomBytes(16).toString('hex')
+  const dummyPassword = randomBytes(16).toString('hex')
+
+  function mac (key: Buffer, head16: Buffer): Buffer {
+    return createHmac('sha256', key).update(NONCE_LABEL).update(head16).update(realmBytes).update('\0').update(opaqueBytes).digest()
+  }
+
+  function newNonce (): string {
+    const buf = Buffer.allocUnsafe(NONCE_BYTES)
+    buf.writeBigUInt64BE(BigInt(Math.max(0, Math.floor(now()))), 0)
+    randomFillSync(buf, 8, 8)
+    mac(secrets[0], buf.subarray(0, 16)).copy(buf, 16)
+    return buf.toString('base64url')
+  }
+
+  /** The issue time of a nonce this fleet made, or -1. */
+  function nonceTime (nonce: string): number {
+    if (nonce.length !== NONCE_CHARS || !isBase64url(nonce)) return -1
+    const buf = Buffer.from(nonce, 'base64url')
+    const head16 = buf.subarray(0, 16)
+    const tag = buf.subarray(16)
+    let good = false
+    for (const key of secrets) good = timingSafeEqual(mac(key, head16), tag) || good
+    if (!good) return -1
+    return Number(buf.readBigUInt64BE(0))
+  }
+
+  function challenges (stale = false): string[] {
+    const nonce = newNonce()
+    const end = stale ? suffix + ', stale=true' : suffix
+    return prefixes.map((p) => p + nonce + end)
+  }
+
+  async function verify (
+    params: Readonly<Record<string, string>> | null | undefined,
+    method: string,
+    requestTarget: string,
+    lookupUser: DigestUserLookup
+  ): Promise<DigestResult> {
+    if (params === null || params === undefined || typeof params !== 'object') return fail('missing', 'no Digest credentials')
+    if (typeof method !== 'string' || typeof requestTarget !== 'string') return fail('malformed', 'method and request target are strings')
+
+    // RFC 7616 3.4.4: userhash is "true" or "false", default false
+    const userhashParam = param(params, 'userhash')?.toLowerCase()
+    if (userhashParam !== undefined && userhashParam !== 'true' && userhashParam !== 'false') {
+      return fail('malformed', 'userhash is neither true nor false')
+    }
+    const hashed = userhashParam === 'true'
+
+    // RFC 7616 3.4: username, or username* (RFC 8187) for names that cannot be quoted
+    const plainName = param(params, 'username')
+    const extName = param(params, 'username*')
+    let username: string
+    if (plainName !== undefined && extName !== undefined) return fail('malformed', 'username and username* are both present')
+    if (plainName !== undefined) {
+      username = hashed ? plainName : headerText(plainName)
+    } else if (extName !== undefined) {
+      // RFC 7616 3.4.4: username* MUST NOT be used with userhash=true
+      if (hashed) return fail('malformed', 'username* with userhash=true')
+      const decoded = decodeExtValue(extName)
+      if (decoded === null) return fail('malformed', 'username* is not an RFC 8187 ext-value')
+      username = decoded
+    } else {
+      return fail('malformed', 'no username')
+    }
+
+    const sentRealm = param(params, 'realm')
+    const nonce = param(params, 'nonce')
+    const uri = param(params, 'uri')
+    const response = param(params, 'response')
+    const qop = param(params, 'qop')
+    const ncText = param(params, 'nc')
+    const cnonce = param(params, 'cnonce')
+    if (sentRealm === undefined || nonce === undefined || uri === undefined || response === undefined) {
+      return fail('malformed', 'realm, nonce, uri and response are required')
+    }
+    // RFC 7616 3.4: qop, cnonce and nc are required (qop is always offered)
+    if (qop === undefined || cnonce === undefined || ncText === undefined || cnonce.length === 0) {
+      return fail('malformed', 'qop, cnonce and nc are required')
+    }
+    // RFC 7616 3.4: nc-value = 8LHEX
+    if (!isHex(ncText, 8)) return fail('malformed', 'nc is not eight hex digits')
+    const nc = Number.parseInt(ncText, 16)
+    if (nc === 0) return fail('malformed', 'nc starts at 00000001')
+
+    // RFC 7616 3.3: absent algorithm means MD5; it must be one that was offered
+    const info = algorithmInfo(param(params, 'algorithm') ?? 'MD5')
+    if (info === undefined || !offered.includes(info)) return fail('invalid', 'algorithm was not offered')
+    if (!isHex(response, info.hexLength)) return fail('malformed', 'response is not a digest of the algorithm')
+    // qop=auth only: auth-int is not offered
+    if (qop.toLowerCase() !== 'auth') return fail('invalid', 'qop was not offered')
+    if (hashed && !userhash) return fail('invalid', 'userhash was not offered')
+    if (sentRealm !== realm) return fail('invalid', 'realm differs')
+    // RFC 7616 3.3: opaque "SHOULD be returned by the client unchanged"; ours always is
+    if (param(params, 'opaque') !== opaque) return fail('invalid', 'opaque differs')
+    // RFC 7616 3.4.6: the uri must designate the resource of the request target
+    if (!sameTarget(uri, requestTarget)) return fail('invalid', 'uri is not the request target')
+    const issuedAt = nonceTime(nonce)
+    const t = now()
+    if (issuedAt < 0 || issuedAt > t + nonceTtlMs) return fail('invalid', 'nonce was not issued by this realm')
+
+    const record = await lookupUser({ username, userhash: hashed, algorithm: info.name, hash: info.hash, realm })
+    let ha1: string | undefined
+    let a1User = username
+    if (record !== null && record !== undefined && typeof record === 'object') {
+      if (hashed) a1User = typeof record.username === 'string' ? record.username : ''
+      if (!hashed || a1User !== '') {
+        if ('password' in record && typeof record.password === 'string') {
+          ha1 = H(info.node, `${a1User}:${realm}:${record.password}`, 'utf8')
+        } else if ('ha1' in record && record.ha1 !== null && typeof record.ha1 === 'object') {
+          const stored = record.ha1[info.hash]
+          if (typeof stored === 'string' && isHex(stored, info.hexLength)) ha1 = stored.toLowerCase()
+        }
+      }
+    }
+    const known = ha1 !== undefined
+    if (ha1 === undefined) ha1 = H(info.node, `${dummyUser}:${realm}:${dummyPassword}`, 'utf8')
+    const expected = Buffer.from(responseHex(info, ha1, method, uri, nonce, ncText, cnonce, qop), 'hex')
+    // STYLE 7: constant time over equal-length digests
+    const match = timingSafeEqual(expected, Buffer.from(response, 'hex'))
+    if (!match || !known) return fail('invalid', 'response does not match')
+
+    // RFC 7616 3.3: stale=true when the nonce is expired but the digest is valid
+    const expiresAt = issuedAt + nonceTtlMs
+    if (t >= expiresAt) return fail('stale', 'nonce expired', true)
+    // RFC 7616 5.4 (and 3.4: nc lets the server detect replays)
+    if (await store.seen(nonce, nc, expiresAt - t)) return fail('replay', 'nonce-count already used', true)
+    return { ok: true, username: hashed ? a1User : username, algorithm: info.name, userhash: hashed, nc }
+  }
+
+  async function verifyAuthorization (
+    authorization: unknown,
+    method: string,
+    requestTarget: string,
+    lookupUser: DigestUserLookup,
+    parseOptions?: ParseAuthorizationOptions
+  ): Promise<DigestResult> {
+    const parsed = parseAuthorization(authorization, parseOptions)
+    if (!parsed.ok) {
+      return parsed.reason === 'missing' ? fail('missing', 'no Authorization value') : fail('malformed', `Authorization ${parsed.reason}`)
+    }
+    if (parsed.scheme !== 'digest') return fail('wrong-scheme', 'not Digest credentials')
+    if (parsed.params === undefined) return fail('malformed', 'Digest credentials are auth-params')
+    return verify(parsed.params, method, requestTarget, lookupUser)
+  }
+
+  return Object.freeze({
+    realm,
+    opaque,
+    algorithms: Object.freeze(offeredNames),
+    challenges,
+    verify,
+    verifyAuthorization
+  })
+}

@@ -1,0 +1,117 @@
+/**
+ * The embedded default NonceCountStore: a bounded LRU of nonces, each with a
+ * sliding window of used nonce-counts (the anti-replay window of RFC 4303 3.4.3,
+ * applied to the RFC 7616 nc). Counts may arrive out of order within the window;
+ * counts at or below `highest - window` are refused as used.
+ *
+ * Eviction never opens a replay: when a nonce that is still valid is evicted, the
+ * store remembers its expiry, and refuses (as used) any nonce it has no record of
+ * whose expiry is not later than that. Such a nonce can only have been issued
+ * before the eviction; the Digest core answers it with `stale=true`, and the client
+ * retries with a fresh nonce, which expires later and is accepted.
+ */
+import { checkWindow, DEFAULT_NONCE_COUNT_WINDOW, MAX_NONCE_COUNT, type NonceCountStore } from './nonce-store'
+
+export interface MemoryNonceStoreOptions {
+  /** Most nonces tracked at once (default 10000); the least recently used is dropped. */
+  maxNonces?: number
+  /** Counts below the highest seen that are still accepted (default 256). */
+  window?: number
+  /** Clock in milliseconds, for tests (default Date.now). */
+  now?: () => number
+}
+
+interface Entry {
+  /** highest count seen */
+  high: number
+  /** bit (count % window) is set when that count within the window was used */
+  bits: Uint32Array
+  expiresAt: number
+}
+
+/** Expiry times computed by different calls for one nonce differ by the time between them. */
+const EXPIRY_SLACK_MS = 1000
+
+export class MemoryNonceStore implements NonceCountStore {
+  readonly #max: number
+  readonly #window: number
+  readonly #now: () => number
+  readonly #entries = new Map<string, Entry>()
+  #horizon = -Infinity
+
+  constructor (options: MemoryNonceStoreOptions = {}) {
+    const max = options.maxNonces ?? 10000
+    if (!Number.isInteger(max) || max < 1) throw new RangeError('maxNonces must be a positive integer')
+    this.#max = max
+    this.#window = checkWindow(options.window ?? DEFAULT_NONCE_COUNT_WINDOW)
+    this.#now = options.now ?? Date.now
+  }
+
+  /** Number of nonces currently tracked. */
+  get size (): number {
+    return this.#entries.size
+  }
+
+  async seen (nonce: string, nc: number, ttlMs: number): Promise<boolean> {
+    return this.seenSync(nonce, nc, ttlMs)
+  }
+
+  /** Synchronous form of `seen`. */
+  seenSync (nonce: string, nc: number, ttlMs: number): boolean {
+    // RFC 7616 3.4: nc is eight hex digits, and the first request with a nonce sends 1
+    if (!Number.isInteger(nc) || nc < 1 || nc > MAX_NONCE_COUNT) return true
+    const now = this.#now()
+    const w = this.#window
+    let entry = this.#entries.get(nonce)
+    if (entry !== undefined) {
+      this.#entries.delete(nonce)
+      if (entry.expiresAt <= now) entry = undefined
+    }
+    if (entry === undefined) {
+      const expiresAt = now + Math.max(0, ttlMs)
+      // a nonce unknown here that expires no later than an evicted one may have been evicted
+      if (expiresAt <= this.#horizon + EXPIRY_SLACK_MS) return true
+      entry = { high: nc, bits: new Uint32Array(Math.ceil(w / 32)), expiresAt }
+      setBit(entry.bits, nc % w)
+      this.#entries.set(nonce, entry)
+      this.#evict(now)
+      return false
+    }
+    this.#entries.set(nonce, entry) // most recently used goes last
+    if (nc > entry.high) {
+      if (nc - entry.high >= w) {
+        entry.bits.fill(0)
+      } else {
+        for (let c = entry.high + 1; c < nc; c++) clearBit(entry.bits, c % w)
+      }
+      entry.high = nc
+      setBit(entry.bits, nc % w)
+      return false
+    }
+    if (nc <= entry.high - w) return true
+    const p = nc % w
+    if (testBit(entry.bits, p)) return true
+    setBit(entry.bits, p)
+    return false
+  }
+
+  #evict (now: number): void {
+    while (this.#entries.size > this.#max) {
+      const [oldest, entry] = this.#entries.entries().next().value as [string, Entry]
+      this.#entries.delete(oldest)
+      if (entry.expiresAt > now && entry.expiresAt > this.#horizon) this.#horizon = entry.expiresAt
+    }
+  }
+}
+
+function setBit (bits: Uint32Array, p: number): void {
+  bits[p >>> 5] |= 1 << (p & 31)
+}
+
+function clearBit (bits: Uint32Array, p: number): void {
+  bits[p >>> 5] &= ~(1 << (p & 31))
+}
+
+function testBit (bits: Uint32Array, p: number): boolean {
+  return (bits[p >>> 5] & (1 << (p & 31))) !== 0
+}

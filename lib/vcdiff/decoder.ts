@@ -5,7 +5,7 @@
  * malformed delta ends in an Error (never an out-of-bounds read or a hang),
  * and the total output is capped by `maxTargetSize`.
  */
-import { DEFAULT_CODE_TABLE, NOOP, ADD, RUN, COPY, S_NEAR, S_SAME } from './code-table'
+import { DEFAULT_CODE_TABLE, NOOP, ADD, RUN, S_NEAR, S_SAME } from './code-table'
 
 export interface DecodeOptions {
   /** Largest total target the decoder will produce, in bytes (default 256 MiB). */

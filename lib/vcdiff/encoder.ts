@@ -7,8 +7,8 @@
  * default code table (paired instructions included) and the default address
  * caches (s_near = 4, s_same = 3). No checksum bits, no VCD_TARGET windows.
  *
- * Matching: the source is cut into blocks whose rolling hashes go into a
- * chained table (the open-vcdiff block hash); the target is scanned with the
+ * Matching: rolling hashes of source positions go into a chained table (the
+ * open-vcdiff block hash, sampled more finely as xdelta3 does); the target is scanned with the
  * same rolling hash, candidates are verified and extended forwards and
  * backwards, and a 4-byte hash of earlier target positions finds
  * self-references (the xdelta3 small-match checksum).
@@ -21,9 +21,11 @@ import {
 export interface EncodeOptions {
   /** Largest target window in bytes (default 8 MiB). */
   windowSize?: number
-  /** Source block size of the block hash, 4..64 (default 16; 32 for sources over 16 MiB). */
-  blockSize?: number
-  /** Source candidates examined per lookup (default 16). */
+  /** Bytes covered by the rolling hash, 4..64 (default 8). */
+  hashLength?: number
+  /** Distance between indexed source positions, 1..64 (default 2, more for sources over 4 MiB). */
+  sourceStep?: number
+  /** Source candidates examined per lookup in each index (default 8). */
   maxProbes?: number
   /** Look for COPY instructions into the target already written (default true). */
   targetMatches?: boolean
@@ -42,7 +44,8 @@ const MIN_MATCH = 4
 const HASH_MUL = 0x01000193
 const MIX = 0x9e3779b1 | 0
 const SAME_SIZE = S_SAME * 256
-const EMPTY = new Int32Array(0)
+/** Bytes hashed by the long source index. */
+const LONG_LOOK = 32
 
 function varintSize (v: number): number {
   return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5
@@ -128,41 +131,107 @@ class Matches {
   }
 }
 
-/** The open-vcdiff style block hash of the source: one entry per aligned block. */
-interface SourceIndex {
-  block: number
-  shift: number
-  head: Int32Array
-  next: Int32Array
-  /** HASH_MUL^(block-1), to roll the oldest byte out. */
-  outMul: number
-}
+/** Best candidate so far at one target position: [length, target start, address]. */
+const best = new Int32Array(3)
 
-function indexSource (src: Uint8Array, block: number): SourceIndex | null {
-  const blocks = Math.floor(src.length / block)
-  if (blocks === 0) return null
-  const bits = Math.min(log2ceil(blocks) + 1, 24)
-  const head = new Int32Array(1 << bits).fill(-1)
-  const next = new Int32Array(blocks)
-  const shift = 32 - bits
-  let outMul = 1
-  for (let j = 1; j < block; j++) outMul = Math.imul(outMul, HASH_MUL)
-  // Insert from the last block back, so chains list earlier blocks first.
-  for (let k = blocks - 1; k >= 0; k--) {
+/**
+ * Hash index of the source: the rolling hash of the `look` bytes starting at
+ * every `step`-th source position. open-vcdiff hashes aligned blocks
+ * (step = look); xdelta3 samples its source checksum more finely. Any source
+ * match of at least look + step - 1 bytes is found.
+ *
+ * The index also rolls the same hash along the target (`roll`), so each target
+ * position costs one multiply-add per index.
+ */
+class SourceIndex {
+  readonly shift: number
+  readonly head: Int32Array
+  readonly next: Int32Array
+  /** HASH_MUL^(look-1), to roll the oldest byte out. */
+  readonly outMul: number
+  /** Rolling hash of target[hAt, hAt + look). */
+  h = 0
+  hAt = -1
+
+  constructor (readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number) {
+    const entries = Math.floor((src.length - look) / step) + 1
+    const bits = Math.min(log2ceil(entries) + 1, 24)
+    this.head = new Int32Array(1 << bits).fill(-1)
+    this.next = new Int32Array(entries)
+    this.shift = 32 - bits
+    let outMul = 1
+    for (let j = 1; j < look; j++) outMul = Math.imul(outMul, HASH_MUL)
+    this.outMul = outMul
+    const { head, next, shift } = this
     let h = 0
-    const p = k * block
-    for (let j = 0; j < block; j++) h = (Math.imul(h, HASH_MUL) + src[p + j]) | 0
-    const b = Math.imul(h, MIX) >>> shift
-    next[k] = head[b]
-    head[b] = k
+    for (let j = 0; j < look; j++) h = (Math.imul(h, HASH_MUL) + src[j]) | 0
+    // Entries go in from the front; chains list the latest position first.
+    for (let k = 0; k < entries; k++) {
+      const b = Math.imul(h, MIX) >>> shift
+      next[k] = head[b]
+      head[b] = k
+      if (k + 1 === entries) break
+      const p = k * step
+      for (let j = 0; j < step; j++) {
+        h = (Math.imul(h - Math.imul(src[p + j], outMul), HASH_MUL) + src[p + j + look]) | 0
+      }
+    }
   }
-  return { block, shift, head, next, outMul }
+
+  /**
+   * Look up target[i, i + look) and keep in `best` the longest verified match,
+   * extended forwards (up to `we`) and backwards (down to `pend`). Returns
+   * whether `best` changed. `skip` is a source position already tried.
+   */
+  lookup (tgt: Uint8Array, i: number, we: number, pend: number, skip: number): boolean {
+    const src = this.src
+    const look = this.look
+    if (this.hAt !== i) {
+      let h = 0
+      for (let j = 0; j < look; j++) h = (Math.imul(h, HASH_MUL) + tgt[i + j]) | 0
+      this.h = h
+      this.hAt = i
+    }
+    const next = this.next
+    const srcLen = src.length
+    let k = this.head[Math.imul(this.h, MIX) >>> this.shift]
+    let probes = this.maxProbes
+    let changed = false
+    while (k >= 0 && probes-- > 0) {
+      const sp = k * this.step
+      k = next[k]
+      if (tgt[i] !== src[sp] || sp === skip) continue
+      const max = Math.min(we - i, srcLen - sp)
+      let f = 1
+      while (f < max && tgt[i + f] === src[sp + f]) f++
+      if (f < MIN_MATCH) continue
+      let b = 0
+      while (i - b > pend && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
+      if (f + b > best[0]) {
+        best[0] = f + b
+        best[1] = i - b
+        best[2] = sp - b
+        changed = true
+      }
+    }
+    return changed
+  }
+
+  /** Move the target hash from position i to i + 1 (when it is at i and i + look < we). */
+  roll (tgt: Uint8Array, i: number, we: number): void {
+    if (this.hAt === i && i + this.look < we) {
+      this.h = (Math.imul(this.h - Math.imul(tgt[i], this.outMul), HASH_MUL) + tgt[i + this.look]) | 0
+      this.hAt = i + 1
+    }
+  }
 }
 
 interface Tuning {
-  maxProbes: number
   targetMatches: boolean
 }
+
+/** Longest match that stops the search for others at a position. */
+const LONG_ENOUGH = 64
 
 /**
  * Scan target[ws, we) and record COPY candidates into `m`. Bytes not covered
@@ -170,35 +239,26 @@ interface Tuning {
  */
 function findMatches (
   src: Uint8Array, tgt: Uint8Array, ws: number, we: number,
-  index: SourceIndex | null, tTable: Int32Array, tShift: number,
+  long: SourceIndex | null, short: SourceIndex | null, tTable: Int32Array, tShift: number,
   m: Matches, tune: Tuning
 ): void {
   const srcLen = src.length
-  const B = index !== null ? index.block : 0
-  const head = index !== null ? index.head : EMPTY
-  const next = index !== null ? index.next : EMPTY
-  const shift = index !== null ? index.shift : 32
-  const outMul = index !== null ? index.outMul : 0
-  const lastLookup = index !== null ? we - B : -1
-  const maxProbes = tune.maxProbes
+  const longLast = long !== null ? we - long.look : -1
+  const shortLast = short !== null ? we - short.look : -1
   const useTarget = tune.targetMatches
 
   let i = ws
   let pend = ws
-  let h = 0
-  let hAt = -1
   // Source position minus target position of the last source match: the diagonal to try first.
   let diag = 0
   let lastSrcEnd = 0
   while (i <= we - MIN_MATCH) {
-    let bestLen = 0
-    let bestStart = 0
-    let bestAddr = 0
+    best[0] = 0
     let bestSrc = 0
     let bestCost = 0
 
     // 1. The diagonal of the previous source match (an edit usually leaves it intact).
-    let sp = i + diag
+    const sp = i + diag
     if (sp >= 0 && sp < srcLen && src[sp] === tgt[i]) {
       const max = Math.min(we - i, srcLen - sp)
       let f = 1
@@ -206,44 +266,20 @@ function findMatches (
       if (f >= MIN_MATCH) {
         let b = 0
         while (i - b > pend && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
-        bestLen = f + b
-        bestStart = i - b
-        bestAddr = sp - b
+        best[0] = f + b
+        best[1] = i - b
+        best[2] = sp - b
         bestSrc = 1
       }
     }
 
-    // 2. The source block hash (RFC 3284 leaves matching to the encoder; this is open-vcdiff's scheme).
-    if (i <= lastLookup && bestLen < 4 * B) {
-      if (hAt !== i) {
-        h = 0
-        for (let j = 0; j < B; j++) h = (Math.imul(h, HASH_MUL) + tgt[i + j]) | 0
-        hAt = i
-      }
-      let k = head[Math.imul(h, MIX) >>> shift]
-      let probes = maxProbes
-      while (k >= 0 && probes-- > 0) {
-        sp = k * B
-        k = next[k]
-        if (tgt[i] !== src[sp] || sp === i + diag) continue
-        const max = Math.min(we - i, srcLen - sp)
-        let f = 1
-        while (f < max && tgt[i + f] === src[sp + f]) f++
-        if (f < MIN_MATCH) continue
-        let b = 0
-        while (i - b > pend && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
-        if (f + b > bestLen) {
-          bestLen = f + b
-          bestStart = i - b
-          bestAddr = sp - b
-          bestSrc = 1
-        }
-      }
-    }
+    // 2. The source hash indexes, long look first (RFC 3284 leaves matching to the encoder).
+    if (i <= longLast && best[0] < LONG_ENOUGH && (long as SourceIndex).lookup(tgt, i, we, pend, sp)) bestSrc = 1
+    if (i <= shortLast && best[0] < LONG_ENOUGH && (short as SourceIndex).lookup(tgt, i, we, pend, sp)) bestSrc = 1
     if (bestSrc === 1) {
       // Estimated address cost: near the last source copy, or absolute.
-      const d = bestAddr - lastSrcEnd
-      bestCost = varintSize(d >= 0 ? d : bestAddr)
+      const d = best[2] - lastSrcEnd
+      bestCost = varintSize(d >= 0 ? d : best[2])
     }
 
     // 3. Earlier target bytes (a self-referencing COPY, RFC 3284 section 3).
@@ -252,7 +288,7 @@ function findMatches (
       const tb = Math.imul(x, MIX) >>> tShift
       const c = tTable[tb]
       tTable[tb] = i
-      if (c >= ws && bestLen < 64) {
+      if (c >= ws && best[0] < LONG_ENOUGH) {
         const max = we - i
         let f = 0
         while (f < max && tgt[i + f] === tgt[c + f]) f++
@@ -260,10 +296,10 @@ function findMatches (
           let b = 0
           while (i - b > pend && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++
           const cost = varintSize(i - c)
-          if (f + b - cost > bestLen - bestCost) {
-            bestLen = f + b
-            bestStart = i - b
-            bestAddr = c - b
+          if (f + b - cost > best[0] - bestCost) {
+            best[0] = f + b
+            best[1] = i - b
+            best[2] = c - b
             bestSrc = 0
             bestCost = cost
           }
@@ -272,21 +308,21 @@ function findMatches (
     }
 
     // A COPY pays for its opcode and address, and may split an ADD in two.
-    if (bestLen >= MIN_MATCH && bestLen >= bestCost + 3) {
-      m.push(bestStart, bestLen, bestAddr, bestSrc)
-      i = bestStart + bestLen
+    const len = best[0]
+    if (len >= MIN_MATCH && len >= bestCost + 3) {
+      const start = best[1]
+      m.push(start, len, best[2], bestSrc)
+      i = start + len
       pend = i
       if (bestSrc === 1) {
-        diag = bestAddr - bestStart
-        lastSrcEnd = bestAddr + bestLen
+        diag = best[2] - start
+        lastSrcEnd = best[2] + len
       }
       continue
     }
-    // No match here: roll the hash one byte on.
-    if (hAt === i && i < lastLookup) {
-      h = (Math.imul(h - Math.imul(tgt[i], outMul), HASH_MUL) + tgt[i + B]) | 0
-      hAt = i + 1
-    }
+    // No match here: roll the hashes one byte on.
+    if (long !== null) long.roll(tgt, i, we)
+    if (short !== null) short.roll(tgt, i, we)
     i++
   }
 }
@@ -458,18 +494,22 @@ function checkInt (name: string, v: number | undefined, min: number, max: number
 /** Encode `target` as a VCDIFF delta against `source` (RFC 3284). */
 export function encode (source: Uint8Array, target: Uint8Array, options: EncodeOptions = {}): Uint8Array {
   const windowSize = checkInt('windowSize', options.windowSize, 1, 64 * 1024 * 1024, DEFAULT_WINDOW_SIZE)
-  const block = checkInt('blockSize', options.blockSize, 4, 64, source.length > 16 * 1024 * 1024 ? 32 : 16)
-  const maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 16)
+  const look = checkInt('hashLength', options.hashLength, 4, 64, 8)
+  const step = checkInt('sourceStep', options.sourceStep, 1, 64, Math.max(2, Math.ceil(source.length / (2 * 1024 * 1024))))
+  const maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 8)
   const targetMatches = options.targetMatches ?? true
   if (source.length > 0x7fffffff - windowSize) throw new RangeError('source is too large')
 
   const out = new Sink((Math.min(target.length, 1 << 20) >> 2) + 64)
   for (const b of HEADER) out.byte(b)
 
-  const index = indexSource(source, block)
+  // Long look on aligned blocks (open-vcdiff's block hash) finds the long matches reliably;
+  // the short look, sampled every `step` bytes, finds the short ones (xdelta3's source checksum).
+  const long = source.length >= LONG_LOOK ? new SourceIndex(source, LONG_LOOK, LONG_LOOK / 2, maxProbes) : null
+  const short = source.length >= look ? new SourceIndex(source, look, step, maxProbes) : null
   const tBits = Math.min(Math.max(log2ceil(Math.min(target.length, windowSize)), 10), 18)
   const tTable = new Int32Array(1 << tBits).fill(-1)
-  const tune: Tuning = { maxProbes, targetMatches }
+  const tune: Tuning = { targetMatches }
   const m = new Matches()
   const w = new WindowWriter()
 
@@ -477,7 +517,7 @@ export function encode (source: Uint8Array, target: Uint8Array, options: EncodeO
   do {
     const we = Math.min(ws + windowSize, target.length)
     m.count = 0
-    findMatches(source, target, ws, we, index, tTable, 32 - tBits, m, tune)
+    findMatches(source, target, ws, we, long, short, tTable, 32 - tBits, m, tune)
     // An empty target still gets one (empty) window, which every decoder reads.
     writeWindow(out, w, target, ws, we, m)
     ws = we

@@ -1,0 +1,280 @@
+'use strict'
+/**
+ * VCDIFF encoder benchmark: our encoder against xdelta3 on one generated corpus.
+ *
+ *   npx tsc -p tsconfig.build.json && node bench/vcdiff.js
+ *   BENCH_FULL=1 node bench/vcdiff.js     # adds the 32 MB documents
+ *
+ * Columns:
+ *   MB/s        our encode throughput (target bytes / encode time)
+ *   vs xd3 -1   our speed / speed of `xdelta3 -1` (its time net of process start,
+ *               measured as the same command on empty files)
+ *   size/xd3-3  our delta size / `xdelta3 -3 -S none -A -n` delta size
+ *   gz/xd3-3    gzip(our delta) / gzip(xdelta3 -3 delta)
+ * Every delta of ours is checked with our decoder before it is counted.
+ */
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const zlib = require('node:zlib')
+const { spawnSync } = require('node:child_process')
+const { encode: encode0, decode } = require('../dist/lib/vcdiff/index.js')
+const encode = (s, t) => encode0(s, t, process.env.VOPTS ? JSON.parse(process.env.VOPTS) : {})
+
+const KB = 1024
+const MB = 1024 * KB
+
+function rng (seed) {
+  // mulberry32
+  return function () {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const WORDS = ('the of and to in is that for it as was with be by on not he this are or his from at which but ' +
+  'have an they you were her she there been one all we their has would when if so no what can more out up ' +
+  'request response header server client cache delta encoding instance version resource entity validator ' +
+  'window source target address instruction section length buffer stream token status').split(' ')
+
+// Content words: 4000 pseudo-words; with the common words above, the mix
+// resembles prose (frequent function words, a long tail of rarer words).
+const SYLLABLES = 'ka ri to na me lu so pe vi do ra ne mi ta lo ku se fa zo bi'.split(' ')
+const CONTENT = []
+{
+  const r = rng(42)
+  for (let i = 0; i < 4000; i++) {
+    let w = ''
+    const n = 2 + Math.floor(r() * 3)
+    for (let j = 0; j < n; j++) w += SYLLABLES[Math.floor(r() * SYLLABLES.length)]
+    CONTENT.push(w)
+  }
+}
+
+function word (r) {
+  return r() < 0.5 ? WORDS[Math.floor(r() * WORDS.length)] : CONTENT[Math.floor(r() * CONTENT.length)]
+}
+
+function sentence (r) {
+  const n = 5 + Math.floor(r() * 15)
+  const w = []
+  for (let i = 0; i < n; i++) w.push(word(r))
+  const s = w.join(' ')
+  return s[0].toUpperCase() + s.slice(1) + '.'
+}
+
+function textDoc (size, r) {
+  const parts = []
+  let len = 0
+  while (len < size) {
+    const para = []
+    const n = 2 + Math.floor(r() * 6)
+    for (let i = 0; i < n; i++) para.push(sentence(r))
+    const p = para.join(' ') + '\n\n'
+    parts.push(p)
+    len += p.length
+  }
+  return parts.join('').slice(0, size)
+}
+
+function record (id, r) {
+  return {
+    id,
+    name: word(r) + '-' + Math.floor(r() * 1e6),
+    price: Math.round(r() * 1e5) / 100,
+    active: r() < 0.5,
+    tags: [word(r), word(r)],
+    author: { name: word(r), rank: Math.floor(r() * 100) },
+    summary: sentence(r)
+  }
+}
+
+function jsonRecords (size, r) {
+  const recs = []
+  let len = 0
+  while (len < size) {
+    const rec = record(recs.length, r)
+    recs.push(rec)
+    len += JSON.stringify(rec, null, 2).length + 4
+  }
+  return recs
+}
+
+const EDIT_RATE = { small: 0.0005, medium: 0.02, heavy: 0.25 }
+
+function editText (doc, level, r) {
+  // Each edit replaces, inserts or deletes a short run of text.
+  const edits = Math.max(1, Math.round(doc.length * EDIT_RATE[level] / 40))
+  const cuts = []
+  for (let i = 0; i < edits; i++) cuts.push(Math.floor(r() * doc.length))
+  cuts.sort((a, b) => a - b)
+  const out = []
+  let at = 0
+  for (const c of cuts) {
+    if (c < at) continue
+    out.push(doc.slice(at, c))
+    const kind = r()
+    if (kind < 0.4) {
+      out.push(sentence(r))
+      at = c + Math.floor(r() * 40)
+    } else if (kind < 0.7) {
+      out.push(sentence(r))
+      at = c
+    } else {
+      at = c + Math.floor(r() * 60)
+    }
+  }
+  out.push(doc.slice(Math.min(at, doc.length)))
+  return out.join('')
+}
+
+function editJson (recs, level, r) {
+  const next = recs.map((x) => x)
+  const edits = Math.max(1, Math.round(recs.length * EDIT_RATE[level] * 4))
+  for (let i = 0; i < edits; i++) {
+    const k = Math.floor(r() * next.length)
+    const kind = r()
+    if (kind < 0.6) {
+      next[k] = { ...next[k], price: Math.round(r() * 1e5) / 100, active: !next[k].active }
+    } else if (kind < 0.8) {
+      next.splice(k, 0, record(1e6 + i, r))
+    } else if (next.length > 1) {
+      next.splice(k, 1)
+    }
+  }
+  return next
+}
+
+function corpus (full) {
+  const sizes = [1 * KB, 16 * KB, 256 * KB, 1 * MB, 8 * MB]
+  if (full) sizes.push(32 * MB)
+  const cases = []
+  for (const size of sizes) {
+    for (const level of ['small', 'medium', 'heavy']) {
+      const r = rng(size ^ level.length)
+      const text = textDoc(size, r)
+      cases.push({ kind: 'text', size, level, source: Buffer.from(text), target: Buffer.from(editText(text, level, r)) })
+      const recs = jsonRecords(size, r)
+      cases.push({
+        kind: 'json',
+        size,
+        level,
+        source: Buffer.from(JSON.stringify(recs, null, 2)),
+        target: Buffer.from(JSON.stringify(editJson(recs, level, r), null, 2))
+      })
+    }
+  }
+  return cases
+}
+
+function timeOurs (source, target) {
+  // Warm up, then repeat until at least 300 ms (or 50 runs) have been measured.
+  encode(source, target)
+  let runs = 0
+  let best = Infinity
+  const start = process.hrtime.bigint()
+  let delta
+  do {
+    const t0 = process.hrtime.bigint()
+    delta = encode(source, target)
+    const ns = Number(process.hrtime.bigint() - t0)
+    if (ns < best) best = ns
+    runs++
+  } while (runs < 50 && Number(process.hrtime.bigint() - start) < 300e6)
+  return { ms: best / 1e6, delta }
+}
+
+function xdelta3 (args) {
+  const t0 = process.hrtime.bigint()
+  const res = spawnSync('xdelta3', args, { stdio: ['ignore', 'ignore', 'pipe'] })
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6
+  if (res.status !== 0) throw new Error(`xdelta3 ${args.join(' ')} failed: ${res.stderr}`)
+  return ms
+}
+
+function timeXdelta (dir, level, reps) {
+  let best = Infinity
+  for (let i = 0; i < reps; i++) {
+    best = Math.min(best, xdelta3(['-e', '-f', level, '-s', path.join(dir, 's'), path.join(dir, 't'), path.join(dir, 'x')]))
+  }
+  return best
+}
+
+async function run (opts = {}) {
+  const full = opts.full ?? process.env.BENCH_FULL === '1'
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vcdiff-bench-'))
+  const rows = []
+  try {
+    // Process start and file handling of xdelta3, measured on empty files.
+    fs.writeFileSync(path.join(dir, 's'), '')
+    fs.writeFileSync(path.join(dir, 't'), '')
+    const spawnMs = timeXdelta(dir, '-1', 10)
+    for (const c of corpus(full)) {
+      const ours = timeOurs(c.source, c.target)
+      if (Buffer.compare(Buffer.from(decode(c.source, ours.delta)), c.target) !== 0) {
+        throw new Error(`round trip failed for ${c.kind} ${c.size} ${c.level}`)
+      }
+      fs.writeFileSync(path.join(dir, 's'), c.source)
+      fs.writeFileSync(path.join(dir, 't'), c.target)
+      const reps = c.target.length > 4 * MB ? 3 : 7
+      const x1Ms = timeXdelta(dir, '-1', reps)
+      xdelta3(['-e', '-f', '-3', '-S', 'none', '-A', '-n', '-s', path.join(dir, 's'), path.join(dir, 't'), path.join(dir, 'x')])
+      const x3 = fs.readFileSync(path.join(dir, 'x'))
+      const x1NetMs = Math.max(x1Ms - spawnMs, 0.01)
+      const mbps = c.target.length / MB / (ours.ms / 1000)
+      rows.push({
+        doc: `${c.kind} ${fmtSize(c.size)} ${c.level}`,
+        targetBytes: c.target.length,
+        encodeMs: round(ours.ms, 3),
+        mbPerS: round(mbps, 1),
+        xd3Fast1Ms: round(x1Ms, 2),
+        xd3Fast1NetMs: round(x1NetMs, 2),
+        speedVsXd3Fast1: round(x1NetMs / ours.ms, 2),
+        deltaBytes: ours.delta.length,
+        xd3Level3Bytes: x3.length,
+        sizeVsXd3Level3: round(ours.delta.length / x3.length, 3),
+        gzipBytes: zlib.gzipSync(ours.delta).length,
+        xd3Level3GzipBytes: zlib.gzipSync(x3).length,
+        gzipVsXd3Level3: round(zlib.gzipSync(ours.delta).length / zlib.gzipSync(x3).length, 3)
+      })
+    }
+    rows.spawnMs = spawnMs
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  return rows
+}
+
+function round (x, d) {
+  const f = 10 ** d
+  return Math.round(x * f) / f
+}
+
+function fmtSize (n) {
+  return n >= MB ? `${n / MB}MB` : `${n / KB}KB`
+}
+
+function print (rows) {
+  const cols = [
+    ['doc', 22], ['mbPerS', 8, 'MB/s'], ['speedVsXd3Fast1', 10, 'vs xd3 -1'], ['deltaBytes', 10, 'delta B'],
+    ['xd3Level3Bytes', 10, 'xd3-3 B'], ['sizeVsXd3Level3', 11, 'size/xd3-3'], ['gzipVsXd3Level3', 9, 'gz/xd3-3']
+  ]
+  const line = (cells) => cells.map((c, i) => i === 0 ? String(c).padEnd(cols[i][1]) : String(c).padStart(cols[i][1])).join(' ')
+  console.log(`xdelta3 -1 process start on empty files: ${round(rows.spawnMs, 2)} ms (subtracted)`)
+  console.log(line(cols.map((c) => c[2] ?? c[0])))
+  for (const r of rows) console.log(line(cols.map((c) => r[c[0]])))
+  const geo = (key) => Math.exp(rows.reduce((s, r) => s + Math.log(r[key]), 0) / rows.length)
+  console.log(`geometric means: speed vs xd3 -1 ${round(geo('speedVsXd3Fast1'), 2)}, size vs xd3 -3 ${round(geo('sizeVsXd3Level3'), 3)}, gzip vs xd3 -3 ${round(geo('gzipVsXd3Level3'), 3)}`)
+  console.log(`worst size vs xd3 -3: ${Math.max(...rows.map((r) => r.sizeVsXd3Level3))}`)
+}
+
+module.exports = { run, corpus, editText, textDoc }
+
+if (require.main === module) {
+  run().then(print, (err) => {
+    console.error(err)
+    process.exitCode = 1
+  })
+}

@@ -15,7 +15,9 @@ export interface JsonSchemaLike {
   [k: string]: unknown
 }
 
-export class XmlSyntaxError extends Error {}
+export class XmlSyntaxError extends Error {
+  override name = 'XmlSyntaxError'
+}
 
 const parser = new XMLParser({
   ignoreAttributes: true,

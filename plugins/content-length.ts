@@ -11,6 +11,7 @@ import { badFraming, contentTooLarge, invalidOption, lengthRequired, type Conven
 import { isProfile, profileDefaults, type Profile } from '../lib/profile'
 import { reasonPhrase, render } from '../lib/render'
 import { httpConventionsErrors, serializeEnvelope } from './errors'
+import { recordResponse } from './openapi'
 
 export interface ContentLengthOptions {
   profile?: Profile
@@ -127,6 +128,11 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     const routeValue = routeLimit(route)
     if (routeValue === false) return
     const limit: number = routeValue
+    const routeMethods = Array.isArray(route.method) ? route.method : [route.method]
+    if (routeMethods.some((m) => methods.has(m.toUpperCase()))) {
+      recordResponse(route, requireLength || mismatchStatus === 411 ? 411 : 400, { description: 'Length Required: the body lacks a valid Content-Length, or is over the limit', body: 'text' })
+      if (limitStatus === 413) recordResponse(route, 413, { description: 'Content Too Large: the body is over the limit', body: 'text' })
+    }
     // The route's own bodyLimit follows ours, so Fastify's reader enforces the same number on chunked bodies.
     if (route.bodyLimit === undefined || route.bodyLimit > limit) route.bodyLimit = limit
     const hooks: unknown[] = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]

@@ -13,6 +13,7 @@ import { negotiateMediaType } from '../lib/headers/qlist'
 import { jsonToXml, xmlBodyToJson, XmlSyntaxError, type JsonSchemaLike } from '../lib/xml'
 import { isProfile, type Profile } from '../lib/profile'
 import { httpConventionsErrors } from './errors'
+import { recordResponse } from './openapi'
 
 export interface XmlConfig {
   /** Root element name (`article`, or `articles` for a list). */
@@ -34,6 +35,7 @@ export interface ContentTypeRouteConfig {
   xml?: XmlConfig
 }
 
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 const OFFERS = ['application/json', 'application/xml'] as const
 
 function routeWhere (route: RouteOptions): string {
@@ -96,6 +98,11 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
     const config = validateRouteConfig(route)
     if (config === false) return
     const accept = config?.accept === undefined ? null : new Set(config.accept.map((t) => (parseMediaType(t) as { essence: string }).essence))
+    const routeMethods = Array.isArray(route.method) ? route.method : [route.method]
+    if (routeMethods.some((m) => BODY_METHODS.has(m.toUpperCase()))) {
+      recordResponse(route, 400, { description: 'Bad Request: the body is not well-formed (field body)', body: 'envelope' })
+      recordResponse(route, 415, { description: 'Unsupported Media Type: missing Content-Type, a charset other than UTF-8, or a type the route does not accept', body: 'envelope' })
+    }
     route.preParsing = [checkRequestType, ...asArray(route.preParsing)] as RouteOptions['preParsing']
     if (config?.xml !== undefined) {
       const { root, itemNames = {} } = config.xml

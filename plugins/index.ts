@@ -78,6 +78,8 @@ export {
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'
 export type { Profile } from '../lib/profile'
+export { conventionsOpenApiTransform, withConventionResponses, conventionResponses, recordResponse } from './openapi'
+export type { ConventionResponse, ResponseBody } from './openapi'
 export { negotiateMediaType } from '../lib/headers/qlist'
 export { parseMediaType } from '../lib/headers/media-type'
 export { jsonToXml, xmlBodyToJson } from '../lib/xml'

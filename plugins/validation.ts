@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { isProfile, type Profile } from '../lib/profile'
 import { httpConventionsErrors } from './errors'
+import { recordResponse } from './openapi'
 
 export interface ValidationOptions {
   profile?: Profile
@@ -75,6 +76,12 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
   const mode = opts.checkServerOptions ?? 'throw'
   if (mode !== 'throw' && mode !== 'warn' && mode !== 'ignore') return done(invalidOption(where, "checkServerOptions must be 'throw', 'warn' or 'ignore'"))
   fastify.register(httpConventionsErrors, { profile: opts.profile })
+  fastify.addHook('onRoute', function validationOnRoute (route) {
+    const schema = route.schema as Record<string, unknown> | undefined
+    if (schema !== undefined && (schema.body !== undefined || schema.querystring !== undefined || schema.params !== undefined || schema.headers !== undefined)) {
+      recordResponse(route, 422, { description: 'Unprocessable Entity: one errors[] entry per problem', body: 'envelope' })
+    }
+  })
   if (mode === 'ignore') return done()
 
   fastify.addHook('onReady', function checkValidatorOptions (next) {

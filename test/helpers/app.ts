@@ -15,3 +15,8 @@ export async function listen (app: FastifyInstance): Promise<number> {
   if (address === null || typeof address === 'string') throw new Error('no port')
   return address.port
 }
+
+/** Turns Fastify's thenable `ready()` into a Promise for t.rejects / t.resolves. */
+export function boot (ready: PromiseLike<unknown>): Promise<unknown> {
+  return Promise.resolve(ready)
+}

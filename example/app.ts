@@ -1,0 +1,122 @@
+/**
+ * The reference service (REFERENCE-SERVICE.md): an articles API built only from the
+ * package's public exports. `buildService()` returns the Fastify app; server.ts runs it.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
+import swagger from '@fastify/swagger'
+import {
+  httpConventions, serverOptions, unprocessable, conventionsOpenApiTransform, ERRORS_SCHEMA_ID, type Profile
+} from '../plugins/index'
+import { ArticleStore, type ArticleInput, type Stored } from './store'
+import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
+import { homePage, logoSvg } from './pages'
+
+export interface ServiceConfig {
+  database: string
+  bodyLimit: number
+  profile: Profile
+  logger?: boolean | object
+}
+
+export function configFromEnv (env: NodeJS.ProcessEnv = process.env): ServiceConfig & { host: string, port: number } {
+  const profile = env.CONVENTIONS_PROFILE ?? 'spec'
+  if (profile !== 'spec' && profile !== 'rfc9110') throw new Error(`CONVENTIONS_PROFILE must be spec or rfc9110, got ${profile}`)
+  const bodyLimit = Number(env.BODY_LIMIT ?? 1048576)
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 0) throw new Error('BODY_LIMIT must be a non-negative integer')
+  const port = Number(env.PORT ?? 3000)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('PORT must be a port number')
+  return {
+    host: env.HOST ?? '127.0.0.1',
+    port,
+    database: env.DATABASE ?? 'data/articles.db',
+    bodyLimit,
+    profile
+  }
+}
+
+const XML = { root: 'article', itemNames: { tags: 'tag' } }
+const XML_LIST = { root: 'articles', itemNames: { articles: 'article', tags: 'tag' } }
+
+export async function buildService (config: ServiceConfig): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...serverOptions,
+    bodyLimit: config.bodyLimit,
+    logger: config.logger ?? false,
+    // Stalled bodies and slow headers are cut off (RFC 9112 9.5 lets a server close idle connections).
+    requestTimeout: 30000,
+    connectionTimeout: 60000
+  })
+  const store = new ArticleStore(config.database)
+  app.addHook('onClose', function closeDatabase (_instance, done) { store.close(); done() })
+
+  app.addSchema(articleSchema)
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Articles API', version: '1.0.0', description: 'Reference service of fastify-http-conventions' }
+    },
+    transform: conventionsOpenApiTransform
+  })
+  await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit } })
+
+  function sendArticle (reply: FastifyReply, stored: Stored, status = 200): FastifyReply {
+    reply.code(status).header('etag', stored.etag).header('last-modified', new Date(stored.updatedAtMs).toUTCString())
+    return reply.send(stored.article)
+  }
+
+  function duplicateSlug (): Error {
+    return unprocessable({ field: 'slug', message: 'is already used by another article' })
+  }
+
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(homePage))
+
+  app.get('/public/logo.svg', { schema: { hide: true } }, async (_request, reply) => reply.type('image/svg+xml').send(logoSvg))
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  app.get('/articles', {
+    schema: { querystring: listQuery, response: { 200: { type: 'array', items: { $ref: `${articleSchema.$id}#` } } } },
+    config: { contentType: { xml: XML_LIST } }
+  }, async (request) => {
+    const { tag, limit } = request.query as { tag?: string, limit?: number }
+    return store.list({ tag, limit })
+  })
+
+  app.post('/articles', {
+    schema: { body: articleBody, response: { 201: { $ref: `${articleSchema.$id}#` }, 422: { $ref: `${ERRORS_SCHEMA_ID}#` } } },
+    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML } }
+  }, async (request, reply) => {
+    const created = store.create(request.body as ArticleInput)
+    if (created === 'duplicate-slug') throw duplicateSlug()
+    reply.header('location', `/articles/${created.article.id}`)
+    return sendArticle(reply, created, 201)
+  })
+
+  app.get('/articles/:id', {
+    schema: { params: idParams, response: { 200: { $ref: `${articleSchema.$id}#` } } },
+    config: { contentType: { xml: XML } }
+  }, async (request, reply) => {
+    const stored = store.get((request.params as { id: string }).id)
+    if (stored === undefined) return reply.callNotFound()
+    return sendArticle(reply, stored)
+  })
+
+  app.put('/articles/:id', {
+    schema: { params: idParams, body: articleBody, response: { 200: { $ref: `${articleSchema.$id}#` } } },
+    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML } }
+  }, async (request, reply) => {
+    const result = store.replace((request.params as { id: string }).id, request.body as ArticleInput)
+    if (result === 'not-found') return reply.callNotFound()
+    if (result === 'duplicate-slug') throw duplicateSlug()
+    if (result === 'precondition-failed') throw new Error('unreachable without a precondition')
+    return sendArticle(reply, result)
+  })
+
+  app.delete('/articles/:id', { schema: { params: idParams } }, async (request, reply) => {
+    const result = store.delete((request.params as { id: string }).id)
+    if (result === 'not-found') return reply.callNotFound()
+    return reply.code(204).send()
+  })
+
+  return app
+}

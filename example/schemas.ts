@@ -1,0 +1,50 @@
+/** JSON Schemas of the articles API (REFERENCE-SERVICE.md "Resource"). */
+
+export const articleInput = {
+  $id: 'https://fastify-http-conventions.dev/example/article-input.json',
+  type: 'object',
+  required: ['slug', 'title', 'body'],
+  additionalProperties: false,
+  properties: {
+    slug: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' },
+    title: { type: 'string', minLength: 1, maxLength: 200 },
+    body: { type: 'string', maxLength: 200000 },
+    tags: { type: 'array', maxItems: 20, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 50 } },
+    published: { type: 'boolean', default: false }
+  }
+} as const
+
+export const article = {
+  $id: 'https://fastify-http-conventions.dev/example/article.json',
+  type: 'object',
+  required: ['id', 'slug', 'title', 'body', 'tags', 'published', 'createdAt', 'updatedAt'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', readOnly: true },
+    slug: articleInput.properties.slug,
+    title: articleInput.properties.title,
+    body: articleInput.properties.body,
+    tags: articleInput.properties.tags,
+    published: { type: 'boolean' },
+    createdAt: { type: 'string', format: 'date-time', readOnly: true },
+    updatedAt: { type: 'string', format: 'date-time', readOnly: true }
+  }
+} as const
+
+export const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', minLength: 1, maxLength: 64 } }
+} as const
+
+export const listQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    tag: { type: 'string', minLength: 1, maxLength: 50 },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 100 }
+  }
+} as const
+
+/** The input schema without its $id, for body validation and XML conversion. */
+export const { $id: _inputId, ...articleBody } = articleInput

@@ -1,7 +1,7 @@
 import { test } from 'tap'
 import type { Test } from 'tap'
 import { rawExchange, rawRequest } from '../helpers/raw'
-import { buildApp, listen } from '../helpers/app'
+import { boot, buildApp, listen } from '../helpers/app'
 import { httpConventionsContentLength } from '../../plugins/index'
 import Fastify from 'fastify'
 
@@ -145,7 +145,7 @@ test('registered alone, the plugin still answers 411 with its own error handler'
 test('bad options throw at boot', async (t) => {
   for (const bad of [{ bodyLimit: -1 }, { bodyLimit: 1.5 }, { limitStatus: 412 }, { mismatchStatus: 500 }, { methods: 'POST' }, { requireContentLength: 'yes' }, { profile: 'http2' }]) {
     const app = Fastify()
-    await t.rejects(app.register(httpConventionsContentLength, bad as never).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, JSON.stringify(bad))
+    await t.rejects(boot(app.register(httpConventionsContentLength, bad as never).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, JSON.stringify(bad))
   }
   const app = Fastify()
   await app.register(httpConventionsContentLength)

@@ -1,6 +1,6 @@
 import { test } from 'tap'
 import Fastify from 'fastify'
-import { buildApp } from '../helpers/app'
+import { boot, buildApp } from '../helpers/app'
 import { httpConventionsContentType } from '../../plugins/index'
 
 const articleSchema = {
@@ -165,7 +165,7 @@ test('registered alone, with XML off; bad options and route config throw at boot
   const res = await a.inject({ method: 'POST', url: '/', payload: '<a/>', headers: { 'content-type': 'application/xml' } })
   t.equal(res.statusCode, 415)
   for (const bad of [{ xml: 'yes' }, { profile: 'x' }]) {
-    await t.rejects(Fastify().register(httpConventionsContentType, bad as never).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+    await t.rejects(boot(Fastify().register(httpConventionsContentType, bad as never).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
   }
   const b = Fastify()
   await b.register(httpConventionsContentType)

@@ -1,6 +1,6 @@
 import { test } from 'tap'
 import Fastify from 'fastify'
-import { buildApp } from '../helpers/app'
+import { boot, buildApp } from '../helpers/app'
 import {
   httpConventions, httpConventionsErrors, unprocessable, preconditionFailed, preconditionRequired, unauthorized, forbidden,
   sendConventionError, isConventionError, ERRORS_SCHEMA_ID, serverOptions
@@ -26,7 +26,7 @@ test('unprocessable() refuses entries that are not { field, message }', async (t
 
 test('the envelope schema is registered with addSchema under its $id, usable in route schemas', async (t) => {
   const app = await buildApp()
-  t.equal(app.getSchema(ERRORS_SCHEMA_ID)?.$id, ERRORS_SCHEMA_ID)
+  t.equal((app.getSchema(ERRORS_SCHEMA_ID) as { $id?: string } | undefined)?.$id, ERRORS_SCHEMA_ID)
   app.get('/x', { schema: { response: { 422: { $ref: `${ERRORS_SCHEMA_ID}#` } } } }, async () => { throw unprocessable({ field: 'a', message: 'b' }) })
   const res = await app.inject('/x')
   t.same(res.json(), { errors: [{ field: 'a', message: 'b' }] })
@@ -96,7 +96,7 @@ test('a service\'s own setErrorHandler in a child scope runs first and can rethr
   const seen: string[] = []
   await app.register(async (child) => {
     child.setErrorHandler((error, _request, reply) => {
-      seen.push(error.message)
+      seen.push((error as Error).message)
       if (isConventionError(error)) throw error
       reply.code(500).send({ custom: true })
     })
@@ -128,11 +128,11 @@ test('registering twice keeps one handler and one schema; bad options throw at b
   await app.register(httpConventionsErrors)
   app.get('/x', async () => { throw unprocessable({ field: 'a', message: 'b' }) })
   await app.ready()
-  t.equal(app.getSchema(ERRORS_SCHEMA_ID)?.$id, ERRORS_SCHEMA_ID, 'one schema, no duplicate-schema error')
+  t.equal((app.getSchema(ERRORS_SCHEMA_ID) as { $id?: string } | undefined)?.$id, ERRORS_SCHEMA_ID, 'one schema, no duplicate-schema error')
   t.equal((await app.inject('/x')).statusCode, 422)
-  await t.rejects(Fastify().register(httpConventionsErrors, { profile: 'nope' as never }).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
-  await t.rejects(Fastify().register(httpConventionsErrors, { errorHandler: 'x' as never }).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+  await t.rejects(boot(Fastify().register(httpConventionsErrors, { profile: 'nope' as never }).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+  await t.rejects(boot(Fastify().register(httpConventionsErrors, { errorHandler: 'x' as never }).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
   for (const bad of [{ nope: 1 }, { profile: 'x' }, { contentType: 3 }]) {
-    await t.rejects(Fastify().register(httpConventions, bad as never).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, JSON.stringify(bad))
+    await t.rejects(boot(Fastify().register(httpConventions, bad as never).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, JSON.stringify(bad))
   }
 })

@@ -1,6 +1,6 @@
 import { test } from 'tap'
 import Fastify from 'fastify'
-import { buildApp } from '../helpers/app'
+import { boot, buildApp } from '../helpers/app'
 import { httpConventions, httpConventionsValidation, serverOptions, probeValidator } from '../../plugins/index'
 
 const body = {
@@ -85,12 +85,12 @@ test('boot fails clearly when the server options would lose problems', async (t)
     const a = Fastify(server)
     await a.register(httpConventions)
     a.post('/', { schema: { body } }, async () => 'x')
-    await t.rejects(a.ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION', message: /Pass the exported serverOptions/ }, JSON.stringify(server))
+    await t.rejects(boot(a.ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION', message: /Pass the exported serverOptions/ }, JSON.stringify(server))
   }
   const ok = Fastify({ ...serverOptions })
   await ok.register(httpConventions)
   ok.post('/', { schema: { body } }, async () => 'x')
-  await t.resolves(ok.ready())
+  await t.resolves(boot(ok.ready()))
 })
 
 test('checkServerOptions: warn logs once, ignore stays silent; no schema routes need no check', async (t) => {
@@ -104,13 +104,13 @@ test('checkServerOptions: warn logs once, ignore stays silent; no schema routes 
   const ignore = Fastify()
   await ignore.register(httpConventionsValidation, { checkServerOptions: 'ignore' })
   ignore.post('/', { schema: { body } }, async () => 'x')
-  await t.resolves(ignore.ready())
+  await t.resolves(boot(ignore.ready()))
   const none = Fastify()
   await none.register(httpConventionsValidation)
   none.get('/', async () => 'x')
-  await t.resolves(none.ready())
-  await t.rejects(Fastify().register(httpConventionsValidation, { checkServerOptions: 'maybe' as never }).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
-  await t.rejects(Fastify().register(httpConventionsValidation, { profile: 'x' as never }).ready(), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+  await t.resolves(boot(none.ready()))
+  await t.rejects(boot(Fastify().register(httpConventionsValidation, { checkServerOptions: 'maybe' as never }).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+  await t.rejects(boot(Fastify().register(httpConventionsValidation, { profile: 'x' as never }).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
 })
 
 test('probeValidator reports each lost behaviour', async (t) => {

@@ -1,0 +1,72 @@
+'use strict'
+// One benchmark server variant per process: `node bench/server.js <variant> <json extra>`.
+const Fastify = require('fastify')
+const suite = require('../dist/plugins/index.js')
+
+const variant = process.argv[2]
+const extra = JSON.parse(process.argv[3] ?? '{}')
+
+// A 2 KB JSON document.
+const doc = {
+  id: 'a1b2c3',
+  slug: 'hello-world',
+  title: 'Hello',
+  tags: ['intro', 'bench'],
+  published: true,
+  body: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(33)
+}
+
+const bodySchema = {
+  type: 'object',
+  required: ['slug', 'title', 'body'],
+  additionalProperties: false,
+  properties: {
+    slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 },
+    title: { type: 'string', minLength: 1, maxLength: 200 },
+    body: { type: 'string', maxLength: 200000 },
+    tags: { type: 'array', items: { type: 'string' }, maxItems: 20 },
+    published: { type: 'boolean' }
+  }
+}
+
+const variants = {
+  // Bare Fastify with the same routes.
+  async bare () {
+    const app = Fastify()
+    routes(app)
+    return app
+  },
+  // Fastify with the suite's plugins of the foundation issue.
+  async suite () {
+    const app = Fastify({ ...suite.serverOptions })
+    await app.register(suite.httpConventions, extra.options ?? {})
+    routes(app)
+    return app
+  }
+}
+
+function routes (app) {
+  app.get('/doc', async () => doc)
+  app.post('/doc', { schema: { body: bodySchema } }, async (req, reply) => reply.code(201).send({ ok: true, slug: req.body.slug }))
+}
+
+async function main () {
+  const build = variants[variant]
+  if (build === undefined) {
+    // Variants of other benchmarks live in their own modules: bench/<module>.js exports `variants`.
+    const [mod, name] = variant.split(':')
+    const other = require(`./${mod}.js`).variants[name]
+    if (other === undefined) throw new Error(`unknown variant ${variant}`)
+    return start(await other(extra))
+  }
+  return start(await build())
+}
+
+async function start (app) {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  process.send({ port: app.server.address().port })
+}
+
+main().catch((err) => { console.error(err); process.exit(1) })
+
+module.exports = { doc, bodySchema }

@@ -10,6 +10,7 @@ import { httpConventionsErrors, type ErrorHandler } from './errors'
 import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './content-length'
 import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './content-type'
 import { httpConventionsValidation, type ValidationOptions } from './validation'
+import { httpConventionsConditional, type ConditionalOptions, type ConditionalRouteConfig } from './conditional'
 
 export interface HttpConventionsOptions {
   /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
@@ -19,6 +20,7 @@ export interface HttpConventionsOptions {
   contentLength?: Omit<ContentLengthOptions, 'profile'> | false
   contentType?: Omit<ContentTypeOptions, 'profile'> | false
   validation?: Omit<ValidationOptions, 'profile'> | false
+  conditional?: Omit<ConditionalOptions, 'profile'> | false
 }
 
 declare module 'fastify' {
@@ -27,10 +29,12 @@ declare module 'fastify' {
     contentLength?: ContentLengthRouteConfig | false
     /** Per-route Content-Type settings (accepted types, XML answers), or false. */
     contentType?: ContentTypeRouteConfig | false
+    /** Opt in to conditional requests: true (payload-hashed ETag, GET/HEAD) or { validators, ... }; false turns it off. */
+    conditional?: ConditionalRouteConfig | boolean
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation'])
+const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional'])
 
 function section<T extends object> (name: string, value: T | false | undefined): T | false {
   if (value === false) return false
@@ -49,12 +53,14 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const contentLength = section('contentLength', opts.contentLength)
     const contentType = section('contentType', opts.contentType)
     const validation = section('validation', opts.validation)
+    const conditional = section('conditional', opts.conditional)
 
     const cl = contentLength === false ? {} : contentLength
     fastify.register(httpConventionsErrors, { profile, errorHandler: opts.errorHandler, limitStatus: cl.limitStatus, mismatchStatus: cl.mismatchStatus })
     if (contentLength !== false) fastify.register(httpConventionsContentLength, { ...contentLength, profile })
     if (contentType !== false) fastify.register(httpConventionsContentType, { ...contentType, profile })
     if (validation !== false) fastify.register(httpConventionsValidation, { ...validation, profile })
+    if (conditional !== false) fastify.register(httpConventionsConditional, { ...conditional, profile })
   } catch (err) {
     return done(err as Error)
   }
@@ -72,6 +78,8 @@ export { httpConventionsContentType } from './content-type'
 export type { ContentTypeOptions, ContentTypeRouteConfig, XmlConfig } from './content-type'
 export { httpConventionsValidation, serverOptions, probeValidator } from './validation'
 export type { ValidationOptions } from './validation'
+export { httpConventionsConditional } from './conditional'
+export type { ConditionalOptions, ConditionalRouteConfig, Preconditions, ProvidedValidators, ValidatorsProvider } from './conditional'
 export {
   errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired, lengthRequired,
   unsupportedMediaType, malformedBody, unauthorized, forbidden

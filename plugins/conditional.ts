@@ -1,0 +1,451 @@
+/**
+ * Conditional requests (spec 4.4, section 7 row 412; RFC 9110 section 13; RFC 6585 3).
+ *
+ * A route opts in with `config.conditional`. With a `validators` provider, the current
+ * ETag / Last-Modified of the resource are read in preHandler, i.e. after auth
+ * (onRequest) and validation (RFC 9110 13.2.1), and the preconditions are evaluated
+ * there, before the handler runs. Without a provider (GET/HEAD routes only), the ETag
+ * is computed from the response payload with @fastify/etag and the preconditions are
+ * evaluated in onSend on it: only a safe method may run before its preconditions are
+ * known (RFC 9110 13.2.1; @fastify/etag issue 116 is what that avoids).
+ *
+ * The parsed preconditions are handed to the handler as `request.preconditions`, so a
+ * store can write with a compare-and-set (`UPDATE ... WHERE etag = ?`) and turn a lost
+ * race into 412 through the one error handler.
+ */
+import type { IncomingMessage } from 'node:http'
+import fp from 'fastify-plugin'
+import { fastifyEtag } from '@fastify/etag'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
+import {
+  conditionalHeadersFromRaw, evaluateParsed, hasPrecondition, hasWritePrecondition, parseConditions,
+  type ParsedConditions, type PreconditionOutcome, type Validators
+} from '../lib/conditional'
+import { INVALID, normalizeEntityTag } from '../lib/headers/etag'
+import { formatHttpDate, parseHttpDate } from '../lib/headers/http-date'
+import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../lib/errors'
+import { isProfile, profileDefaults, type Profile } from '../lib/profile'
+import { httpConventionsErrors } from './errors'
+import { recordResponse } from './openapi'
+
+/** The validators a route's provider gives for the current state of its resource. */
+export interface ProvidedValidators {
+  /** Entity-tag, formatted (`"v2"`, `W/"v2"`) or bare (`v2`, taken as strong). */
+  etag?: string
+  /** Last modification time (sent as an IMF-fixdate, compared at one-second granularity). */
+  lastModified?: Date | number
+}
+
+/** Reads the current validators of the target resource; null (or undefined) when it does not exist. */
+export type ValidatorsProvider = (request: FastifyRequest) => ProvidedValidators | null | undefined | PromiseLike<ProvidedValidators | null | undefined>
+
+export interface ConditionalRouteConfig {
+  /** Current validators of the resource, read before the handler. Required on routes with unsafe methods. */
+  validators?: ValidatorsProvider
+  /** Overrides the plugin's `requirePrecondition` for this route (428, RFC 6585 3). */
+  requirePrecondition?: boolean
+  /**
+   * The route creates the resource when it does not exist (PUT to a new URI). Then the
+   * preconditions are evaluated against the missing resource: If-Match fails (412),
+   * `If-None-Match: *` holds. Otherwise a missing resource goes to the handler's own
+   * 404 (RFC 9110 13.2.1), except `If-Match: *` and a malformed If-Match, which are 412.
+   * Default: true for PUT, false for other methods.
+   */
+  creates?: boolean
+}
+
+export interface ConditionalOptions {
+  profile?: Profile
+  /** GET/HEAD "not modified": 412 (spec 4.4, default) or 304 (RFC 9110 13.1.2; the rfc9110 profile). */
+  notModifiedStatus?: 412 | 304
+  /** Unsafe methods without If-Match or If-Unmodified-Since are refused with 428 (RFC 6585 3). Default false. */
+  requirePrecondition?: boolean
+  /** Methods `requirePrecondition` applies to. Default PUT, PATCH, DELETE. */
+  requirePreconditionMethods?: string[]
+  /** How @fastify/etag hashes payloads on routes without a provider. */
+  etag?: { algorithm?: string, weak?: boolean }
+}
+
+/** What the handler of a conditional route receives as `request.preconditions`. */
+export interface Preconditions {
+  /** The request's precondition fields, parsed once (RFC 9110 13.1). */
+  readonly conditions: ParsedConditions
+  /** The validators the conditions were evaluated against (for payload-hashed routes: known only in onSend). */
+  readonly validators: Validators
+  /** The current entity-tag exactly as the provider gave it (the value a store keeps), or undefined. */
+  readonly etag: string | undefined
+  /** True when the request carries any precondition (RFC 9110 13.1). */
+  readonly conditional: boolean
+  /**
+   * For a compare-and-set write: the entity-tag the store must still find
+   * (`UPDATE ... SET etag = :new WHERE id = :id AND etag = :expected`), i.e. the
+   * provider's ETag when the request was conditional on an existing resource; null
+   * when nothing needs to be compared (unconditional request, or a missing resource:
+   * then insert only, and a duplicate is a lost race).
+   */
+  readonly expectedEtag: string | null
+  /** True when the conditions still hold against validators read inside the write (null: resource gone). */
+  holds: (current: ProvidedValidators | null) => boolean
+  /** Throws the 412 when the conditions do not hold against `current`. */
+  assert: (current: ProvidedValidators | null) => void
+  /** The 412 for a compare-and-set that lost a race (0 rows): `throw request.preconditions.failed()`. */
+  failed: (message?: string, currentEtag?: string) => ConventionError
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on routes with `config.conditional`; null elsewhere. */
+    preconditions: Preconditions | null
+  }
+}
+
+const WHERE = 'http-conventions/conditional'
+const OPTION_KEYS = new Set(['profile', 'notModifiedStatus', 'requirePrecondition', 'requirePreconditionMethods', 'etag'])
+const ROUTE_KEYS = new Set(['validators', 'requirePrecondition', 'creates'])
+const ETAG_KEYS = new Set(['algorithm', 'weak'])
+const SAFE = new Set(['GET', 'HEAD'])
+const NO_CONDITIONS: ParsedConditions = Object.freeze({})
+const LOST_RACE = 'the resource changed while this request was processed; GET it again and retry with its new ETag'
+// RFC 9110 15.4.5: a 304 carries no content and no representation metadata but the cache-related fields.
+const NOT_MODIFIED_DROPS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-range', 'transfer-encoding']
+
+type OnSendDone = (err: Error | null, payload?: unknown) => void
+type OnSendHook = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone) => void
+
+interface Current {
+  exists: boolean
+  /** As the provider gave it. */
+  raw: string | undefined
+  /** Formatted for the ETag field. */
+  etag: string | undefined
+  lastModified: number | undefined
+}
+
+const kOutcome = Symbol('http-conventions.conditional.outcome')
+const kCurrent = Symbol('http-conventions.conditional.current')
+type Tracked = FastifyRequest & { [kOutcome]?: PreconditionOutcome, [kCurrent]?: Current }
+
+type Failed = Exclude<PreconditionOutcome, { outcome: 'proceed' }>
+
+function message (outcome: Failed, conditions: ParsedConditions, exists: boolean): string {
+  switch (outcome.header) {
+    case 'If-Match':
+      if (conditions.ifMatch === INVALID) return 'If-Match is not a valid entity-tag list (RFC 9110 13.1.1); the request was not applied'
+      return exists ? 'the current entity-tag of the resource does not match If-Match' : 'the resource does not exist'
+    case 'If-Unmodified-Since': return 'the resource was modified after If-Unmodified-Since'
+    case 'If-Modified-Since': return 'not modified since If-Modified-Since'
+    default:
+      if (conditions.ifNoneMatch === INVALID) return 'If-None-Match is not a valid entity-tag list (RFC 9110 13.1.2); the request was not applied'
+      if (outcome.outcome === 'not-modified') return 'not modified: the current entity-tag matches If-None-Match'
+      return conditions.ifNoneMatch === '*' ? 'the resource exists (If-None-Match: *)' : 'the current entity-tag of the resource matches If-None-Match'
+  }
+}
+
+function failedFor (outcome: Failed, conditions: ParsedConditions, current: Current): ConventionError {
+  return preconditionFailed(outcome.header, message(outcome, conditions, current.exists), current.exists ? current.etag : undefined)
+}
+
+function readProvided (provided: ProvidedValidators | null | undefined): Current {
+  if (provided === null || provided === undefined) return { exists: false, raw: undefined, etag: undefined, lastModified: undefined }
+  if (typeof provided !== 'object') throw new TypeError('config.conditional.validators must return { etag?, lastModified? } or null')
+  const raw = provided.etag
+  // A provider's bad ETag is a bug of the route (TypeError, 500), never of the request.
+  const etag = raw === undefined ? undefined : normalizeEntityTag(raw)
+  let lastModified: number | undefined
+  const lm = provided.lastModified
+  if (lm !== undefined) {
+    lastModified = lm instanceof Date ? lm.getTime() : lm
+    if (typeof lastModified !== 'number' || !Number.isFinite(lastModified)) throw new TypeError('config.conditional.validators returned an invalid lastModified')
+  }
+  return { exists: true, raw, etag, lastModified }
+}
+
+function toValidators (c: Current): Validators {
+  return { exists: c.exists, etag: c.etag, lastModified: c.lastModified }
+}
+
+function headerOf (conditions: ParsedConditions): string {
+  if (conditions.ifMatch !== undefined) return 'If-Match'
+  if (conditions.ifUnmodifiedSince !== undefined) return 'If-Unmodified-Since'
+  if (conditions.ifNoneMatch !== undefined) return 'If-None-Match'
+  return 'If-Match'
+}
+
+class RequestPreconditions implements Preconditions {
+  readonly conditions: ParsedConditions
+  readonly method: string
+  current: Current
+
+  constructor (method: string, conditions: ParsedConditions, current: Current) {
+    this.method = method
+    this.conditions = conditions
+    this.current = current
+  }
+
+  get validators (): Validators { return toValidators(this.current) }
+  get etag (): string | undefined { return this.current.raw }
+  get conditional (): boolean { return hasPrecondition(this.conditions) }
+  get expectedEtag (): string | null {
+    const c = this.conditions
+    const onState = hasWritePrecondition(c) || c.ifNoneMatch !== undefined
+    return onState && this.current.exists && this.current.raw !== undefined ? this.current.raw : null
+  }
+
+  private outcome (current: ProvidedValidators | null): { outcome: PreconditionOutcome, c: Current } {
+    const c = readProvided(current)
+    return { outcome: evaluateParsed(this.method, this.conditions, toValidators(c)), c }
+  }
+
+  holds (current: ProvidedValidators | null): boolean {
+    return this.outcome(current).outcome.outcome === 'proceed'
+  }
+
+  assert (current: ProvidedValidators | null): void {
+    const { outcome, c } = this.outcome(current)
+    if (outcome.outcome !== 'proceed') throw failedFor(outcome, this.conditions, c)
+  }
+
+  failed (text: string = LOST_RACE, currentEtag?: string): ConventionError {
+    return preconditionFailed(headerOf(this.conditions), text, currentEtag === undefined ? undefined : normalizeEntityTag(currentEtag))
+  }
+}
+
+/** Parses the request's precondition fields; the common unconditional request costs four lookups. */
+function conditionsOf (request: FastifyRequest): ParsedConditions {
+  const h = request.headers
+  const ims = h['if-modified-since']
+  const ius = h['if-unmodified-since']
+  if (h['if-match'] === undefined && h['if-none-match'] === undefined && ims === undefined && ius === undefined) return NO_CONDITIONS
+  if (ims === undefined && ius === undefined) return parseConditions(h)
+  // Node keeps only the first of several If-(Un)Modified-Since lines; several dates are
+  // ignored (RFC 9110 13.1.3, 13.1.4), so read every line from rawHeaders.
+  return parseConditions(conditionalHeadersFromRaw((request.raw as IncomingMessage).rawHeaders))
+}
+
+function isThenable (v: unknown): v is PromiseLike<unknown> {
+  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
+}
+
+function asArray (hooks: unknown): unknown[] {
+  if (hooks === undefined || hooks === null) return []
+  return Array.isArray(hooks) ? hooks : [hooks]
+}
+
+let lastDateMs = NaN
+let lastDate = ''
+/** IMF-fixdate (RFC 9110 5.6.7), remembering the last value: most responses repeat it. */
+function httpDate (ms: number): string {
+  const s = Math.floor(ms / 1000)
+  if (s !== lastDateMs) {
+    lastDate = formatHttpDate(ms)
+    lastDateMs = s
+  }
+  return lastDate
+}
+
+function validateOptions (opts: ConditionalOptions): void {
+  if (typeof opts !== 'object' || opts === null) throw invalidOption(WHERE, 'options must be an object')
+  for (const key of Object.keys(opts)) {
+    if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
+  }
+  if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption(WHERE, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+  if (opts.notModifiedStatus !== undefined && opts.notModifiedStatus !== 412 && opts.notModifiedStatus !== 304) throw invalidOption(WHERE, 'notModifiedStatus must be 412 or 304')
+  if (opts.requirePrecondition !== undefined && typeof opts.requirePrecondition !== 'boolean') throw invalidOption(WHERE, 'requirePrecondition must be a boolean')
+  const methods = opts.requirePreconditionMethods
+  if (methods !== undefined && (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || m === ''))) throw invalidOption(WHERE, 'requirePreconditionMethods must be an array of method names')
+  if (opts.etag !== undefined) {
+    if (typeof opts.etag !== 'object' || opts.etag === null) throw invalidOption(WHERE, 'etag must be { algorithm?, weak? }')
+    for (const key of Object.keys(opts.etag)) {
+      if (!ETAG_KEYS.has(key)) throw invalidOption(WHERE, `unknown etag option ${JSON.stringify(key)}`)
+    }
+    if (opts.etag.weak !== undefined && typeof opts.etag.weak !== 'boolean') throw invalidOption(WHERE, 'etag.weak must be a boolean')
+    if (opts.etag.algorithm !== undefined && typeof opts.etag.algorithm !== 'string') throw invalidOption(WHERE, 'etag.algorithm must be a hash name')
+  }
+}
+
+function routeConfig (route: RouteOptions): ConditionalRouteConfig | null {
+  const config = (route.config as { conditional?: unknown } | undefined)?.conditional
+  if (config === undefined || config === false) return null
+  if (config === true) return {}
+  const where = `route ${String(route.method)} ${route.url}`
+  if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.conditional must be true, false or { validators?, requirePrecondition?, creates? }')
+  for (const key of Object.keys(config)) {
+    if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.conditional option ${JSON.stringify(key)}`)
+  }
+  const c = config as ConditionalRouteConfig
+  if (c.validators !== undefined && typeof c.validators !== 'function') throw invalidOption(where, 'config.conditional.validators must be a function (request) => { etag?, lastModified? } | null')
+  if (c.requirePrecondition !== undefined && typeof c.requirePrecondition !== 'boolean') throw invalidOption(where, 'config.conditional.requirePrecondition must be a boolean')
+  if (c.creates !== undefined && typeof c.creates !== 'boolean') throw invalidOption(where, 'config.conditional.creates must be a boolean')
+  return c
+}
+
+/** Captures @fastify/etag's onSend hook (replyWith304 off: this plugin decides) to attach it to single routes. */
+async function etagHook (opts: ConditionalOptions['etag']): Promise<OnSendHook> {
+  let hook: OnSendHook | undefined
+  const shim = { addHook (_name: string, fn: OnSendHook) { hook = fn } }
+  await fastifyEtag(shim as unknown as FastifyInstance, { ...opts, replyWith304: false })
+  return hook as OnSendHook
+}
+
+async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOptions): Promise<void> {
+  validateOptions(opts)
+  let hashPayload: OnSendHook
+  try {
+    hashPayload = await etagHook(opts.etag)
+  } catch (err) {
+    throw invalidOption(WHERE, `etag: ${(err as Error).message}`)
+  }
+  const notModifiedStatus = opts.notModifiedStatus ?? profileDefaults(opts.profile).notModifiedStatus
+  const requireAll = opts.requirePrecondition ?? false
+  const requireMethods = new Set((opts.requirePreconditionMethods ?? ['PUT', 'PATCH', 'DELETE']).map((m) => m.toUpperCase()))
+
+  fastify.register(httpConventionsErrors, { profile: opts.profile })
+  if (!fastify.hasRequestDecorator('preconditions')) fastify.decorateRequest('preconditions', null)
+
+  fastify.addHook('onRoute', function conditionalOnRoute (route) {
+    const config = routeConfig(route)
+    if (config === null) return
+    const where = `route ${String(route.method)} ${route.url}`
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase())
+    const provider = config.validators
+    const unsafe = methods.filter((m) => !SAFE.has(m))
+    if (provider === undefined && unsafe.length > 0) {
+      // RFC 9110 13.2.1: an unsafe method's preconditions must be known before it runs.
+      throw invalidOption(where, `config.conditional needs a validators provider on ${unsafe.join(', ')}: preconditions are evaluated before the handler`)
+    }
+    const require = config.requirePrecondition ?? requireAll
+    const creates = config.creates
+    const safe = methods.some((m) => SAFE.has(m))
+
+    recordResponse(route, 412, { description: 'Precondition Failed: If-Match, If-None-Match, If-Unmodified-Since or If-Modified-Since does not hold (field: the header)', body: 'envelope', headers: ['ETag'] })
+    if (safe && notModifiedStatus === 304) recordResponse(route, 304, { description: 'Not Modified', body: 'none', headers: ['ETag'] })
+    if (require && methods.some((m) => requireMethods.has(m))) recordResponse(route, 428, { description: 'Precondition Required: send If-Match with the ETag of a GET', body: 'envelope' })
+
+    route.preHandler = [...asArray(route.preHandler), provider === undefined ? conditionalPreHandler : providerPreHandler(provider)] as RouteOptions['preHandler']
+    // Fastify's HEAD route ends its onSend hooks with one that drops the payload.
+    const onSend = asArray(route.onSend)
+    const head = onSend.findIndex((h) => typeof h === 'function' && h.name === 'headRouteOnSendHandler')
+    if (safe) {
+      // Before Fastify's HEAD hook: the payload is what gets hashed.
+      if (head === -1) onSend.push(conditionalOnSend)
+      else onSend.splice(head, 0, conditionalOnSend)
+      if (head !== -1 && notModifiedStatus === 304) onSend.push(conditionalHeadNotModified)
+      route.onSend = onSend as RouteOptions['onSend']
+    }
+
+    function conditionalPreHandler (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+      // Payload-hashed GET/HEAD: evaluated in onSend; only a malformed If-Match is known now (RFC 9110 13.1.1).
+      const conditions = conditionsOf(request)
+      const current: Current = { exists: true, raw: undefined, etag: undefined, lastModified: undefined }
+      request.preconditions = new RequestPreconditions(request.method, conditions, current)
+      if (conditions.ifMatch === INVALID) return done(failedFor({ outcome: 'precondition-failed', header: 'If-Match' }, conditions, current))
+      done()
+    }
+
+    function providerPreHandler (read: ValidatorsProvider) {
+      return function conditionalPreHandler (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+        let provided
+        try {
+          provided = read(request)
+        } catch (err) {
+          return done(err as Error)
+        }
+        if (isThenable(provided)) provided.then((v) => decide(request, v, done), done)
+        else decide(request, provided, done)
+      }
+    }
+
+    function decide (request: FastifyRequest, provided: ProvidedValidators | null | undefined, done: HookHandlerDoneFunction): void {
+      let current: Current
+      try {
+        current = readProvided(provided)
+      } catch (err) {
+        return done(err as Error)
+      }
+      const method = request.method
+      const conditions = conditionsOf(request)
+      request.preconditions = new RequestPreconditions(method, conditions, current)
+      ;(request as Tracked)[kCurrent] = current
+      if (conditions === NO_CONDITIONS) {
+        // RFC 6585 3: the write must be conditional on the state it replaces.
+        if (require && current.exists && requireMethods.has(method)) return done(required(request))
+        return done()
+      }
+      const ifMatch = conditions.ifMatch
+      if (!current.exists && ifMatch !== INVALID && ifMatch !== '*' && !(creates ?? method === 'PUT')) {
+        // RFC 9110 13.2.1: without its preconditions this request would be a 404; the handler's own answer wins.
+        return done()
+      }
+      const outcome = evaluateParsed(method, conditions, toValidators(current))
+      if (outcome.outcome === 'proceed') {
+        if (require && current.exists && requireMethods.has(method) && !hasWritePrecondition(conditions)) return done(required(request))
+        return done()
+      }
+      if (outcome.outcome === 'not-modified' && notModifiedStatus === 304) {
+        // RFC 9110 15.4.5: the 304 keeps the headers a 200 would carry, so the handler still
+        // runs (a safe method) and onSend turns its answer into the 304.
+        (request as Tracked)[kOutcome] = outcome
+        return done()
+      }
+      // RFC 9110 13.1: 412, before an unsafe method runs; spec 4.4: also GET/HEAD "not modified".
+      done(failedFor(outcome, conditions, current))
+    }
+
+    function required (request: FastifyRequest): ConventionError {
+      return preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`)
+    }
+
+    function conditionalOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone): void {
+      const status = reply.statusCode
+      // Validators describe a 2xx GET/HEAD answer; never an error, never the outcome of a write.
+      if (status < 200 || status > 299 || !SAFE.has(request.method)) return done(null, payload)
+      const tracked = request as Tracked
+      const current = tracked[kCurrent]
+      if (current !== undefined) {
+        // Provider route: decided in preHandler; the response carries the validators (RFC 9110 8.8).
+        if (current.etag !== undefined && reply.getHeader('etag') === undefined) reply.header('etag', current.etag)
+        if (current.lastModified !== undefined && reply.getHeader('last-modified') === undefined) reply.header('last-modified', httpDate(current.lastModified))
+        const outcome = tracked[kOutcome]
+        if (outcome === undefined) return done(null, payload)
+        return done(null, notModified(reply))
+      }
+      hashPayload(request, reply, payload, function afterHash () {
+        const etag = reply.getHeader('etag')
+        const conditions = request.preconditions?.conditions ?? NO_CONDITIONS
+        if (conditions === NO_CONDITIONS) return done(null, payload)
+        const lm = reply.getHeader('last-modified')
+        const lastModified = typeof lm === 'string' ? parseHttpDate(lm) ?? undefined : undefined
+        const computed: Current = { exists: true, raw: typeof etag === 'string' ? etag : undefined, etag: undefined, lastModified }
+        let outcome: PreconditionOutcome
+        try {
+          computed.etag = computed.raw === undefined ? undefined : normalizeEntityTag(computed.raw)
+          outcome = evaluateParsed(request.method, conditions, toValidators(computed))
+        } catch (err) {
+          return done(err as Error)
+        }
+        ;(request.preconditions as RequestPreconditions).current = computed
+        if (outcome.outcome === 'proceed') return done(null, payload)
+        if (outcome.outcome === 'not-modified' && notModifiedStatus === 304) return done(null, notModified(reply))
+        done(failedFor(outcome, conditions, computed))
+      })
+    }
+
+    function notModified (reply: FastifyReply): unknown {
+      reply.code(304)
+      for (const name of NOT_MODIFIED_DROPS) reply.removeHeader(name)
+      // RFC 9110 15.4.5: Last-Modified only helps a cache when there is no ETag.
+      if (reply.getHeader('etag') !== undefined) reply.removeHeader('last-modified')
+      // Fastify's HEAD hook measures the payload (and fails on null); conditionalHeadNotModified then drops its Content-Length.
+      return head === -1 ? null : ''
+    }
+  })
+
+  function conditionalHeadNotModified (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone): void {
+    // RFC 9110 8.6: no Content-Length on a 304 (Fastify's HEAD hook set one for the empty payload).
+    if (reply.statusCode === 304) reply.removeHeader('content-length')
+    done(null, payload)
+  }
+}
+
+/** Conditional requests (spec 4.4): ETag / Last-Modified, If-Match, If-None-Match, If-(Un)Modified-Since, 412, 304, 428. */
+export const httpConventionsConditional = fp(conditionalPlugin, { fastify: '5.x', name: 'http-conventions-conditional' })

@@ -121,6 +121,7 @@ interface Current {
   lastModified: number | undefined
 }
 
+const kInstalled = Symbol.for('fastify-http-conventions.conditional-installed')
 const kOutcome = Symbol('http-conventions.conditional.outcome')
 const kCurrent = Symbol('http-conventions.conditional.current')
 type Tracked = FastifyRequest & { [kOutcome]?: PreconditionOutcome, [kCurrent]?: Current }
@@ -244,7 +245,6 @@ function httpDate (ms: number): string {
 }
 
 function validateOptions (opts: ConditionalOptions): void {
-  if (typeof opts !== 'object' || opts === null) throw invalidOption(WHERE, 'options must be an object')
   for (const key of Object.keys(opts)) {
     if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
   }
@@ -300,7 +300,11 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOpt
   const requireMethods = new Set((opts.requirePreconditionMethods ?? ['PUT', 'PATCH', 'DELETE']).map((m) => m.toUpperCase()))
 
   fastify.register(httpConventionsErrors, { profile: opts.profile })
-  if (!fastify.hasRequestDecorator('preconditions')) fastify.decorateRequest('preconditions', null)
+  // Registered twice (alone and by the umbrella), the hooks are installed once, like the error handler.
+  const store = fastify as unknown as Record<symbol, boolean>
+  if (store[kInstalled]) return
+  store[kInstalled] = true
+  fastify.decorateRequest('preconditions', null)
 
   fastify.addHook('onRoute', function conditionalOnRoute (route) {
     const config = routeConfig(route)

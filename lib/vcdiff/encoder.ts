@@ -46,6 +46,10 @@ const MIX = 0x9e3779b1 | 0
 const SAME_SIZE = S_SAME * 256
 /** Bytes hashed by the long source index. */
 const LONG_LOOK = 32
+/** Head tables of at most 2^18 entries (1 MiB) stay mostly in cache. */
+const MAX_TABLE_BITS = 18
+/** Chain links walked per candidate examined (collisions of the head table are skipped by hash). */
+const LINKS_PER_PROBE = 2
 
 function varintSize (v: number): number {
   return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5
@@ -147,6 +151,8 @@ class SourceIndex {
   readonly shift: number
   readonly head: Int32Array
   readonly next: Int32Array
+  /** Full hash of each entry: chains are walked without touching the source. */
+  readonly hashes: Int32Array
   /** HASH_MUL^(look-1), to roll the oldest byte out. */
   readonly outMul: number
   /** Rolling hash of target[hAt, hAt + look). */
@@ -155,19 +161,23 @@ class SourceIndex {
 
   constructor (readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number) {
     const entries = Math.floor((src.length - look) / step) + 1
-    const bits = Math.min(log2ceil(entries) + 1, 24)
+    // A head table small enough to stay in cache: building the index is
+    // otherwise one cache miss per entry. Chains absorb the collisions.
+    const bits = Math.min(log2ceil(entries), MAX_TABLE_BITS)
     this.head = new Int32Array(1 << bits).fill(-1)
     this.next = new Int32Array(entries)
+    this.hashes = new Int32Array(entries)
     this.shift = 32 - bits
     let outMul = 1
     for (let j = 1; j < look; j++) outMul = Math.imul(outMul, HASH_MUL)
     this.outMul = outMul
-    const { head, next, shift } = this
+    const { head, next, hashes, shift } = this
     let h = 0
     for (let j = 0; j < look; j++) h = (Math.imul(h, HASH_MUL) + src[j]) | 0
     // Entries go in from the front; chains list the latest position first.
     for (let k = 0; k < entries; k++) {
       const b = Math.imul(h, MIX) >>> shift
+      hashes[k] = h
       next[k] = head[b]
       head[b] = k
       if (k + 1 === entries) break
@@ -180,10 +190,10 @@ class SourceIndex {
 
   /**
    * Look up target[i, i + look) and keep in `best` the longest verified match,
-   * extended forwards (up to `we`) and backwards (down to `pend`). Returns
+   * extended forwards (up to `we`) and backwards (down to `floor`). Returns
    * whether `best` changed. `skip` is a source position already tried.
    */
-  lookup (tgt: Uint8Array, i: number, we: number, pend: number, skip: number): boolean {
+  lookup (tgt: Uint8Array, i: number, we: number, floor: number, skip: number): boolean {
     const src = this.src
     const look = this.look
     if (this.hAt !== i) {
@@ -192,27 +202,36 @@ class SourceIndex {
       this.h = h
       this.hAt = i
     }
+    const h = this.h
     const next = this.next
+    const hashes = this.hashes
     const srcLen = src.length
-    let k = this.head[Math.imul(this.h, MIX) >>> this.shift]
+    let k = this.head[Math.imul(h, MIX) >>> this.shift]
     let probes = this.maxProbes
+    let links = probes * LINKS_PER_PROBE
     let changed = false
-    while (k >= 0 && probes-- > 0) {
+    while (k >= 0 && links-- > 0) {
+      if (hashes[k] !== h) {
+        k = next[k]
+        continue
+      }
       const sp = k * this.step
       k = next[k]
-      if (tgt[i] !== src[sp] || sp === skip) continue
+      if (sp === skip) continue
       const max = Math.min(we - i, srcLen - sp)
-      let f = 1
+      let f = 0
       while (f < max && tgt[i + f] === src[sp + f]) f++
-      if (f < MIN_MATCH) continue
-      let b = 0
-      while (i - b > pend && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
-      if (f + b > best[0]) {
-        best[0] = f + b
-        best[1] = i - b
-        best[2] = sp - b
-        changed = true
+      if (f >= MIN_MATCH) {
+        let b = 0
+        while (i - b > floor && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
+        if (f + b > best[0]) {
+          best[0] = f + b
+          best[1] = i - b
+          best[2] = sp - b
+          changed = true
+        }
       }
+      if (--probes === 0) break
     }
     return changed
   }
@@ -232,6 +251,8 @@ interface Tuning {
 
 /** Longest match that stops the search for others at a position. */
 const LONG_ENOUGH = 64
+/** How far before the end of the previous match a long match may reach back. */
+const REACH_BACK = 64
 
 /**
  * Scan target[ws, we) and record COPY candidates into `m`. Bytes not covered
@@ -249,6 +270,9 @@ function findMatches (
 
   let i = ws
   let pend = ws
+  // Matches ending after `keep` may be cut back by a longer source match that
+  // extends backwards over them (xdelta3 erases instructions the same way).
+  let keep = ws
   // Source position minus target position of the last source match: the diagonal to try first.
   let diag = 0
   let lastSrcEnd = 0
@@ -256,6 +280,7 @@ function findMatches (
     best[0] = 0
     let bestSrc = 0
     let bestCost = 0
+    const floor = Math.max(keep, pend - REACH_BACK)
 
     // 1. The diagonal of the previous source match (an edit usually leaves it intact).
     const sp = i + diag
@@ -265,7 +290,7 @@ function findMatches (
       while (f < max && tgt[i + f] === src[sp + f]) f++
       if (f >= MIN_MATCH) {
         let b = 0
-        while (i - b > pend && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
+        while (i - b > floor && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
         best[0] = f + b
         best[1] = i - b
         best[2] = sp - b
@@ -274,8 +299,8 @@ function findMatches (
     }
 
     // 2. The source hash indexes, long look first (RFC 3284 leaves matching to the encoder).
-    if (i <= longLast && best[0] < LONG_ENOUGH && (long as SourceIndex).lookup(tgt, i, we, pend, sp)) bestSrc = 1
-    if (i <= shortLast && best[0] < LONG_ENOUGH && (short as SourceIndex).lookup(tgt, i, we, pend, sp)) bestSrc = 1
+    if (i <= longLast && best[0] < LONG_ENOUGH && (long as SourceIndex).lookup(tgt, i, we, floor, sp)) bestSrc = 1
+    if (i <= shortLast && best[0] < LONG_ENOUGH && (short as SourceIndex).lookup(tgt, i, we, floor, sp)) bestSrc = 1
     if (bestSrc === 1) {
       // Estimated address cost: near the last source copy, or absolute.
       const d = best[2] - lastSrcEnd
@@ -294,7 +319,7 @@ function findMatches (
         while (f < max && tgt[i + f] === tgt[c + f]) f++
         if (f >= MIN_MATCH) {
           let b = 0
-          while (i - b > pend && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++
+          while (i - b > floor && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++
           const cost = varintSize(i - c)
           if (f + b - cost > best[0] - bestCost) {
             best[0] = f + b
@@ -308,10 +333,26 @@ function findMatches (
     }
 
     // A COPY pays for its opcode and address, and may split an ADD in two.
-    const len = best[0]
+    let len = best[0]
+    let start = best[1]
+    if (start < pend && len < LONG_ENOUGH) {
+      // Only a long match may reach back over earlier matches.
+      best[2] += pend - start
+      len -= pend - start
+      start = pend
+    }
     if (len >= MIN_MATCH && len >= bestCost + 3) {
-      const start = best[1]
+      if (start < pend) {
+        // Erase the matches the new one covers; trim the one it overlaps.
+        while (m.count > 0 && m.tPos[m.count - 1] >= start) m.count--
+        const last = m.count - 1
+        if (last >= 0 && m.tPos[last] + m.len[last] > start) {
+          m.len[last] = start - m.tPos[last]
+          if (m.len[last] < MIN_MATCH) m.count--
+        }
+      }
       m.push(start, len, best[2], bestSrc)
+      if (len >= LONG_ENOUGH) keep = start + len
       i = start + len
       pend = i
       if (bestSrc === 1) {
@@ -496,7 +537,7 @@ export function encode (source: Uint8Array, target: Uint8Array, options: EncodeO
   const windowSize = checkInt('windowSize', options.windowSize, 1, 64 * 1024 * 1024, DEFAULT_WINDOW_SIZE)
   const look = checkInt('hashLength', options.hashLength, 4, 64, 8)
   const step = checkInt('sourceStep', options.sourceStep, 1, 64, Math.max(2, Math.ceil(source.length / (2 * 1024 * 1024))))
-  const maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 8)
+  const maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 4)
   const targetMatches = options.targetMatches ?? true
   if (source.length > 0x7fffffff - windowSize) throw new RangeError('source is too large')
 

@@ -150,9 +150,8 @@ const best = new Int32Array(3)
 class SourceIndex {
   readonly shift: number
   readonly head: Int32Array
-  readonly next: Int32Array
-  /** Full hash of each entry: chains are walked without touching the source. */
-  readonly hashes: Int32Array
+  /** Per entry, side by side (one cache line per link): the next entry of the chain, then the entry's full hash. */
+  readonly chain: Int32Array
   /** HASH_MUL^(look-1), to roll the oldest byte out. */
   readonly outMul: number
   /** Rolling hash of target[hAt, hAt + look). */
@@ -165,20 +164,19 @@ class SourceIndex {
     // otherwise one cache miss per entry. Chains absorb the collisions.
     const bits = Math.min(log2ceil(entries), MAX_TABLE_BITS)
     this.head = new Int32Array(1 << bits).fill(-1)
-    this.next = new Int32Array(entries)
-    this.hashes = new Int32Array(entries)
+    this.chain = new Int32Array(entries * 2)
     this.shift = 32 - bits
     let outMul = 1
     for (let j = 1; j < look; j++) outMul = Math.imul(outMul, HASH_MUL)
     this.outMul = outMul
-    const { head, next, hashes, shift } = this
+    const { head, chain, shift } = this
     let h = 0
     for (let j = 0; j < look; j++) h = (Math.imul(h, HASH_MUL) + src[j]) | 0
     // Entries go in from the front; chains list the latest position first.
     for (let k = 0; k < entries; k++) {
       const b = Math.imul(h, MIX) >>> shift
-      hashes[k] = h
-      next[k] = head[b]
+      chain[2 * k] = head[b]
+      chain[2 * k + 1] = h
       head[b] = k
       if (k + 1 === entries) break
       const p = k * step
@@ -203,20 +201,19 @@ class SourceIndex {
       this.hAt = i
     }
     const h = this.h
-    const next = this.next
-    const hashes = this.hashes
+    const chain = this.chain
     const srcLen = src.length
     let k = this.head[Math.imul(h, MIX) >>> this.shift]
     let probes = this.maxProbes
     let links = probes * LINKS_PER_PROBE
     let changed = false
     while (k >= 0 && links-- > 0) {
-      if (hashes[k] !== h) {
-        k = next[k]
+      if (chain[2 * k + 1] !== h) {
+        k = chain[2 * k]
         continue
       }
       const sp = k * this.step
-      k = next[k]
+      k = chain[2 * k]
       if (sp === skip) continue
       const max = Math.min(we - i, srcLen - sp)
       let f = 0

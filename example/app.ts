@@ -2,12 +2,12 @@
  * The reference service (REFERENCE-SERVICE.md): an articles API built only from the
  * package's public exports. `buildService()` returns the Fastify app; server.ts runs it.
  */
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import swagger from '@fastify/swagger'
 import {
   httpConventions, serverOptions, unprocessable, conventionsOpenApiTransform, ERRORS_SCHEMA_ID, type Profile
 } from '../plugins/index'
-import { ArticleStore, type ArticleInput, type Stored } from './store'
+import { ArticleStore, type Article, type ArticleInput, type Stored } from './store'
 import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
 import { homePage, logoSvg } from './pages'
 
@@ -92,29 +92,61 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     return sendArticle(reply, created, 201)
   })
 
+  const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id
+  // The current validators of an article (RFC 9110 8.8): read before the handler, for preconditions.
+  const validators = (request: FastifyRequest): { etag: string, lastModified: number } | null => {
+    const stored = store.get(idOf(request))
+    return stored === undefined ? null : { etag: stored.etag, lastModified: stored.updatedAtMs }
+  }
+
   app.get('/articles/:id', {
     schema: { params: idParams, response: { 200: { $ref: `${articleSchema.$id}#` } } },
-    config: { contentType: { xml: XML } }
+    config: { contentType: { xml: XML }, conditional: { validators } }
   }, async (request, reply) => {
-    const stored = store.get((request.params as { id: string }).id)
+    const stored = store.get(idOf(request))
     if (stored === undefined) return reply.callNotFound()
     return sendArticle(reply, stored)
   })
 
   app.put('/articles/:id', {
     schema: { params: idParams, body: articleBody, response: { 200: { $ref: `${articleSchema.$id}#` } } },
-    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML } }
+    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, conditional: { validators } }
   }, async (request, reply) => {
-    const result = store.replace((request.params as { id: string }).id, request.body as ArticleInput)
+    // Compare-and-set on the ETag the preconditions were evaluated against: check and write are one statement.
+    const result = store.replace(idOf(request), request.body as ArticleInput, request.preconditions?.expectedEtag ?? null)
     if (result === 'not-found') return reply.callNotFound()
     if (result === 'duplicate-slug') throw duplicateSlug()
-    if (result === 'precondition-failed') throw new Error('unreachable without a precondition')
+    if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed(undefined, store.get(idOf(request))?.etag)
     return sendArticle(reply, result)
   })
 
-  app.delete('/articles/:id', { schema: { params: idParams } }, async (request, reply) => {
-    const result = store.delete((request.params as { id: string }).id)
+  app.patch('/articles/:id', {
+    schema: { params: idParams },
+    config: {
+      patch: {
+        schema: articleSchema,
+        load: (request) => {
+          const stored = store.get(idOf(request))
+          return stored === undefined ? null : { document: stored.article, etag: stored.etag, lastModified: stored.updatedAtMs }
+        },
+        save: (request, document, expectedEtag) => {
+          const { slug, title, body, tags, published } = document as Article
+          const result = store.replace(idOf(request), { slug, title, body, tags, published }, expectedEtag ?? null)
+          if (result === 'duplicate-slug') throw duplicateSlug()
+          if (typeof result === 'string') return false
+          return { document: result.article, etag: result.etag, lastModified: result.updatedAtMs }
+        }
+      }
+    }
+  }, async (request, reply) => {
+    const patched = request.patched as { document: Article, etag: string, lastModified: number }
+    return sendArticle(reply, { article: patched.document, etag: patched.etag, updatedAtMs: patched.lastModified })
+  })
+
+  app.delete('/articles/:id', { schema: { params: idParams }, config: { conditional: { validators } } }, async (request, reply) => {
+    const result = store.delete(idOf(request), request.preconditions?.expectedEtag ?? null)
     if (result === 'not-found') return reply.callNotFound()
+    if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed()
     return reply.code(204).send()
   })
 

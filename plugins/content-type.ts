@@ -5,9 +5,9 @@
  * with `charset=utf-8`; routes that opt in answer JSON or XML by the request's Accept.
  */
 import fp from 'fastify-plugin'
-import secureJson from 'secure-json-parse'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import { invalidOption, malformedBody, unsupportedMediaType } from '../lib/errors'
+import { parseJsonBody } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { jsonToXml, xmlBodyToJson, XmlSyntaxError, type JsonSchemaLike } from '../lib/xml'
@@ -69,15 +69,9 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
   fastify.removeContentTypeParser('application/json')
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, function parseJson (_req, body, next) {
-    if ((body as string).length === 0) return next(malformedBody('body is empty but Content-Type says JSON'), undefined)
-    try {
-      next(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }))
-    } catch (err) {
-      const message = /forbidden (prototype|constructor)/.test((err as Error).message)
-        ? 'body contains a forbidden __proto__ or constructor.prototype key'
-        : 'body is not well-formed JSON'
-      next(malformedBody(message), undefined)
-    }
+    const parsed = parseJsonBody(body as string)
+    if (parsed.ok) next(null, parsed.value)
+    else next(parsed.error, undefined)
   })
   fastify.removeContentTypeParser('text/plain')
   fastify.addContentTypeParser(['text/plain', 'text/html'], { parseAs: 'string' }, function parseText (_req, body, next) {

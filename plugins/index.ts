@@ -10,6 +10,7 @@ import { httpConventionsErrors, type ErrorHandler } from './errors'
 import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './content-length'
 import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './content-type'
 import { httpConventionsValidation, type ValidationOptions } from './validation'
+import { httpConventionsPatch, type PatchOptions, type PatchRouteConfig } from './patch'
 import { httpConventionsConditional, type ConditionalOptions, type ConditionalRouteConfig } from './conditional'
 
 export interface HttpConventionsOptions {
@@ -21,6 +22,7 @@ export interface HttpConventionsOptions {
   contentType?: Omit<ContentTypeOptions, 'profile'> | false
   validation?: Omit<ValidationOptions, 'profile'> | false
   conditional?: Omit<ConditionalOptions, 'profile'> | false
+  patch?: Omit<PatchOptions, 'profile'> | false
 }
 
 declare module 'fastify' {
@@ -31,10 +33,12 @@ declare module 'fastify' {
     contentType?: ContentTypeRouteConfig | false
     /** Opt in to conditional requests: true (payload-hashed ETag, GET/HEAD) or { validators, ... }; false turns it off. */
     conditional?: ConditionalRouteConfig | boolean
+    /** PATCH support for the route's resource: { schema, load, save, formats? }. */
+    patch?: PatchRouteConfig | false
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional'])
+const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional', 'patch'])
 
 function section<T extends object> (name: string, value: T | false | undefined): T | false {
   if (value === false) return false
@@ -54,12 +58,15 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const contentType = section('contentType', opts.contentType)
     const validation = section('validation', opts.validation)
     const conditional = section('conditional', opts.conditional)
+    const patch = section('patch', opts.patch)
 
     const cl = contentLength === false ? {} : contentLength
     fastify.register(httpConventionsErrors, { profile, errorHandler: opts.errorHandler, limitStatus: cl.limitStatus, mismatchStatus: cl.mismatchStatus })
     if (contentLength !== false) fastify.register(httpConventionsContentLength, { ...contentLength, profile })
     if (contentType !== false) fastify.register(httpConventionsContentType, { ...contentType, profile })
     if (validation !== false) fastify.register(httpConventionsValidation, { ...validation, profile })
+    // Before conditional: a PATCH route's load doubles as its validators provider.
+    if (patch !== false) fastify.register(httpConventionsPatch, { ...patch, profile })
     if (conditional !== false) fastify.register(httpConventionsConditional, { ...conditional, profile })
   } catch (err) {
     return done(err as Error)
@@ -78,6 +85,9 @@ export { httpConventionsContentType } from './content-type'
 export type { ContentTypeOptions, ContentTypeRouteConfig, XmlConfig } from './content-type'
 export { httpConventionsValidation, serverOptions, probeValidator } from './validation'
 export type { ValidationOptions } from './validation'
+export { httpConventionsPatch, PATCH_MEDIA_TYPES } from './patch'
+export type { PatchOptions, PatchRouteConfig, PatchableResource, PatchFormat } from './patch'
+export { applyJsonPatch, applyMergePatch } from '../lib/json-patch'
 export { httpConventionsConditional } from './conditional'
 export type { ConditionalOptions, ConditionalRouteConfig, Preconditions, ProvidedValidators, ValidatorsProvider } from './conditional'
 export {

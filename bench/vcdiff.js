@@ -4,6 +4,7 @@
  *
  *   npx tsc -p tsconfig.build.json && node bench/vcdiff.js
  *   BENCH_FULL=1 node bench/vcdiff.js     # adds the 32 MB documents
+ *   VCDIFF_OPTIONS='{"maxProbes":8}' node bench/vcdiff.js   # encoder options (JSON)
  *
  * Columns:
  *   MB/s        our encode throughput (target bytes / encode time)
@@ -19,7 +20,7 @@ const path = require('node:path')
 const zlib = require('node:zlib')
 const { spawnSync } = require('node:child_process')
 const { encode: encode0, decode } = require('../dist/lib/vcdiff/index.js')
-const encode = (s, t) => encode0(s, t, process.env.VOPTS ? JSON.parse(process.env.VOPTS) : {})
+const encode = (s, t) => encode0(s, t, process.env.VCDIFF_OPTIONS ? JSON.parse(process.env.VCDIFF_OPTIONS) : {})
 
 const KB = 1024
 const MB = 1024 * KB

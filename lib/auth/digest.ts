@@ -420,21 +420,25 @@ export function createDigest (options: DigestOptions): Digest {
     if (issuedAt < 0 || issuedAt > t + nonceTtlMs) return fail('invalid', 'nonce was not issued by this realm')
 
     const record = await lookupUser({ username, userhash: hashed, algorithm: info.name, hash: info.hash, realm })
-    let ha1: string | undefined
     let a1User = username
+    let a1: string | undefined // username:realm:password to hash
+    let stored: string | undefined // H(A1) kept by the application
     if (record !== null && record !== undefined && typeof record === 'object') {
       if (hashed) a1User = typeof record.username === 'string' ? record.username : ''
       if (!hashed || a1User !== '') {
         if ('password' in record && typeof record.password === 'string') {
-          ha1 = H(info.node, `${a1User}:${realm}:${record.password}`, 'utf8')
+          a1 = `${a1User}:${realm}:${record.password}`
         } else if ('ha1' in record && record.ha1 !== null && typeof record.ha1 === 'object') {
-          const stored = record.ha1[info.hash]
-          if (typeof stored === 'string' && isHex(stored, info.hexLength)) ha1 = stored.toLowerCase()
+          const h = record.ha1[info.hash]
+          if (typeof h === 'string' && isHex(h, info.hexLength)) stored = h.toLowerCase()
         }
       }
     }
-    const known = ha1 !== undefined
-    if (ha1 === undefined) ha1 = H(info.node, `${dummyUser}:${realm}:${dummyPassword}`, 'utf8')
+    // Exactly one A1 hash on every path (password, stored HA1, unknown user), so that
+    // timing does not tell them apart; the unknown user gets a random dummy secret.
+    const hashed1 = H(info.node, a1 ?? `${dummyUser}:${realm}:${dummyPassword}`, 'utf8')
+    const known = a1 !== undefined || stored !== undefined
+    const ha1 = stored ?? hashed1
     const expected = Buffer.from(responseHex(info, ha1, method, uri, nonce, ncText, cnonce, qop), 'hex')
     // STYLE 7: constant time over equal-length digests
     const match = timingSafeEqual(expected, Buffer.from(response, 'hex'))

@@ -59,19 +59,23 @@ export function digestHash (hash: DigestHash, data: string): string {
   return H(HASHES[hash].node, data, 'utf8')
 }
 
-/** H(username ":" realm ":" password): the value to store instead of a password (RFC 7616 3.4.2). */
+/**
+ * H(username ":" realm ":" password): the value to store instead of a password
+ * (RFC 7616 3.4.2). User name and password are NFC normalised first (RFC 7616 3.3,
+ * charset=UTF-8: the client converts both to NFC before encoding them as UTF-8).
+ */
 export function digestHa1 (hash: DigestHash, username: string, realm: string, password: string): string {
-  return digestHash(hash, `${username}:${realm}:${password}`)
+  return digestHash(hash, `${username.normalize('NFC')}:${realm}:${password.normalize('NFC')}`)
 }
 
-/** RFC 7616 3.4.4: username = H( unq(username) ":" unq(realm) ) when userhash=true. */
+/** RFC 7616 3.4.4: username = H( unq(username) ":" unq(realm) ) when userhash=true (NFC, UTF-8). */
 export function digestUserhash (hash: DigestHash, username: string, realm: string): string {
-  return digestHash(hash, `${username}:${realm}`)
+  return digestHash(hash, `${username.normalize('NFC')}:${realm}`)
 }
 
 export interface DigestResponseInput {
   algorithm: DigestAlgorithm
-  /** the user name as the client knows it (not the userhash) */
+  /** the user name as the client sends it (not the userhash), NFC per RFC 7616 3.3 */
   username: string
   realm: string
   /** the password, or `ha1` instead */
@@ -103,7 +107,8 @@ export function digestResponse (input: DigestResponseInput): string {
   let ha1 = input.ha1
   if (ha1 === undefined) {
     if (input.password === undefined) throw new TypeError('a password or an ha1 is needed')
-    ha1 = H(info.node, `${input.username}:${input.realm}:${input.password}`, 'utf8')
+    // RFC 7616 3.3 (charset=UTF-8): the password in NFC; the user name as it is sent
+    ha1 = H(info.node, `${input.username}:${input.realm}:${input.password.normalize('NFC')}`, 'utf8')
   }
   return responseHex(info, ha1.toLowerCase(), input.method, input.uri, input.nonce, input.nc, input.cnonce, input.qop)
 }
@@ -424,10 +429,12 @@ export function createDigest (options: DigestOptions): Digest {
     let a1: string | undefined // username:realm:password to hash
     let stored: string | undefined // H(A1) kept by the application
     if (record !== null && record !== undefined && typeof record === 'object') {
-      if (hashed) a1User = typeof record.username === 'string' ? record.username : ''
+      if (hashed) a1User = typeof record.username === 'string' ? record.username.normalize('NFC') : ''
       if (!hashed || a1User !== '') {
         if ('password' in record && typeof record.password === 'string') {
-          a1 = `${a1User}:${realm}:${record.password}`
+          // RFC 7616 3.3: the client hashed the NFC form of the password; the user name
+          // is hashed as the client sent it (it is what the client hashed)
+          a1 = `${a1User}:${realm}:${record.password.normalize('NFC')}`
         } else if ('ha1' in record && record.ha1 !== null && typeof record.ha1 === 'object') {
           const h = record.ha1[info.hash]
           if (typeof h === 'string' && isHex(h, info.hexLength)) stored = h.toLowerCase()

@@ -305,6 +305,16 @@ test('RFC 7616 4: a UTF-8 username sent as raw octets in the quoted string is re
   t.match(await digest.verify({ ...p, username: 'snow\u2603', nc: '00000003' }, 'GET', '/', () => null), { ok: false, reason: 'invalid' })
 })
 
+test('RFC 7616 3.3: with charset=UTF-8 passwords are compared in NFC, however the application stored them', async (t) => {
+  const { digest } = make()
+  const p = answer(digest.challenges()[0], { username: 'bj\u00f6rn', password: 'p\u00e4ss' }) // the client sends NFC
+  t.match(await digest.verify(p, 'GET', '/', () => ({ password: 'pa\u0308ss' })), { ok: true }, 'a stored NFD password')
+  const q = answer(digest.challenges()[0], { username: 'bjo\u0308rn', password: 'pa\u0308ss' }) // a client that sends NFD
+  t.match(await digest.verify(q, 'GET', '/', () => ({ password: 'p\u00e4ss' })), { ok: true }, 'the user name is hashed as sent, the password in NFC')
+  t.equal(digestHa1('SHA-256', 'bjo\u0308rn', 'r', 'pa\u0308ss'), digestHa1('SHA-256', 'bj\u00f6rn', 'r', 'p\u00e4ss'))
+  t.equal(digestUserhash('SHA-256', 'bjo\u0308rn', 'r'), digestUserhash('SHA-256', 'bj\u00f6rn', 'r'))
+})
+
 test('RFC 7616 3.4: malformed credentials are refused, never thrown', async (t) => {
   const { digest } = make()
   const p = answer(digest.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })

@@ -322,7 +322,7 @@ export function createDigest (options: DigestOptions): Digest {
   const suffix = '", ' + formatChallenge('Digest', tail).slice('Digest '.length)
   const offeredNames = offered.map((info) => info.name)
 
-  // RFC 7616 5.x / STYLE 7: an unknown user costs the same hashing as a known one.
+  // STYLE 7: an unknown user costs the same hashing as a known one (see verify).
   const dummyUser = randomBytes(16).toString('hex')
   const dummyPassword = randomBytes(16).toString('hex')
 

@@ -13,6 +13,7 @@
  * store can write with a compare-and-set (`UPDATE ... WHERE etag = ?`) and turn a lost
  * race into 412 through the one error handler.
  */
+import crypto from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import fp from 'fastify-plugin'
 import { fastifyEtag } from '@fastify/etag'
@@ -142,8 +143,22 @@ function message (outcome: Failed, conditions: ParsedConditions, exists: boolean
   }
 }
 
+/**
+ * 412 and 428 are answers to the client, not faults of the server: their stack trace
+ * is worth nothing and capturing it costs more than serializing a 2 KB body.
+ */
+function withoutStack<T> (make: () => T): T {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return make()
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
 function failedFor (outcome: Failed, conditions: ParsedConditions, current: Current): ConventionError {
-  return preconditionFailed(outcome.header, message(outcome, conditions, current.exists), current.exists ? current.etag : undefined)
+  return withoutStack(() => preconditionFailed(outcome.header, message(outcome, conditions, current.exists), current.exists ? current.etag : undefined))
 }
 
 function readProvided (provided: ProvidedValidators | null | undefined): Current {
@@ -279,11 +294,18 @@ function routeConfig (route: RouteOptions): ConditionalRouteConfig | null {
   return c
 }
 
+// Node >= 20.12: one-shot hashing, the same digest as createHash().update().digest() with less work per payload.
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string | Buffer, encoding: 'base64') => string }).hash
+
 /** Captures @fastify/etag's onSend hook (replyWith304 off: this plugin decides) to attach it to single routes. */
-async function etagHook (opts: ConditionalOptions['etag']): Promise<OnSendHook> {
+async function etagHook (opts: ConditionalOptions['etag'] = {}): Promise<OnSendHook> {
+  const algorithm = opts.algorithm ?? 'sha1'
+  // The same ETag values as @fastify/etag's own (base64 digest); an unknown algorithm throws here, at registration.
+  const hashFn = oneShotHash === undefined ? undefined : (payload: string | Buffer) => oneShotHash(algorithm, payload, 'base64')
+  hashFn?.('')
   let hook: OnSendHook | undefined
   const shim = { addHook (_name: string, fn: OnSendHook) { hook = fn } }
-  await fastifyEtag(shim as unknown as FastifyInstance, { ...opts, replyWith304: false })
+  await fastifyEtag(shim as unknown as FastifyInstance, { algorithm, weak: opts.weak, hashFn, replyWith304: false })
   return hook as OnSendHook
 }
 
@@ -396,7 +418,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOpt
     }
 
     function required (request: FastifyRequest): ConventionError {
-      return preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`)
+      return withoutStack(() => preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`))
     }
 
     function conditionalOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone): void {

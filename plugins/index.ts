@@ -12,6 +12,7 @@ import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRo
 import { httpConventionsValidation, type ValidationOptions } from './validation'
 import { httpConventionsPatch, type PatchOptions, type PatchRouteConfig } from './patch'
 import { httpConventionsConditional, type ConditionalOptions, type ConditionalRouteConfig } from './conditional'
+import { httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEncodingRouteConfig } from './delta-encoding'
 
 export interface HttpConventionsOptions {
   /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
@@ -23,6 +24,7 @@ export interface HttpConventionsOptions {
   validation?: Omit<ValidationOptions, 'profile'> | false
   conditional?: Omit<ConditionalOptions, 'profile'> | false
   patch?: Omit<PatchOptions, 'profile'> | false
+  deltaEncoding?: Omit<DeltaEncodingOptions, 'profile'> | false
 }
 
 declare module 'fastify' {
@@ -35,10 +37,12 @@ declare module 'fastify' {
     conditional?: ConditionalRouteConfig | boolean
     /** PATCH support for the route's resource: { schema, load, save, formats? }. */
     patch?: PatchRouteConfig | false
+    /** Opt in to A-IM instance manipulation (226, vcdiff, gzip): true, { manipulations?, ttl? }, or false. */
+    deltaEncoding?: DeltaEncodingRouteConfig
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional', 'patch'])
+const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding'])
 
 function section<T extends object> (name: string, value: T | false | undefined): T | false {
   if (value === false) return false
@@ -59,6 +63,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const validation = section('validation', opts.validation)
     const conditional = section('conditional', opts.conditional)
     const patch = section('patch', opts.patch)
+    const deltaEncoding = section('deltaEncoding', opts.deltaEncoding)
 
     const cl = contentLength === false ? {} : contentLength
     fastify.register(httpConventionsErrors, { profile, errorHandler: opts.errorHandler, limitStatus: cl.limitStatus, mismatchStatus: cl.mismatchStatus })
@@ -68,6 +73,8 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     // Before conditional: a PATCH route's load doubles as its validators provider.
     if (patch !== false) fastify.register(httpConventionsPatch, { ...patch, profile })
     if (conditional !== false) fastify.register(httpConventionsConditional, { ...conditional, profile })
+    // After conditional: its onSend hook settles the ETag and the 412/304 before a 226 is made.
+    if (deltaEncoding !== false) fastify.register(httpConventionsDeltaEncoding, { ...deltaEncoding, profile })
   } catch (err) {
     return done(err as Error)
   }
@@ -90,6 +97,15 @@ export type { PatchOptions, PatchRouteConfig, PatchableResource, PatchFormat } f
 export { applyJsonPatch, applyMergePatch } from '../lib/json-patch'
 export { httpConventionsConditional } from './conditional'
 export type { ConditionalOptions, ConditionalRouteConfig, Preconditions, ProvidedValidators, ValidatorsProvider } from './conditional'
+export { httpConventionsDeltaEncoding } from './delta-encoding'
+export type { DeltaEncodingOptions, DeltaEncodingRouteConfig, DeltaEncodingRouteOptions, InstanceManipulation } from './delta-encoding'
+export { MemoryInstanceStore } from '../lib/stores/instance-memory'
+export type { MemoryInstanceStoreOptions } from '../lib/stores/instance-memory'
+export { RedisInstanceStore } from '../lib/stores/instance-redis'
+export type { RedisInstanceStoreOptions, RedisBufferClient } from '../lib/stores/instance-redis'
+export type { InstanceStore } from '../lib/stores/instance-store'
+export { DeltaClient, DeltaClientError } from '../lib/delta-client'
+export type { DeltaClientOptions, DeltaResult } from '../lib/delta-client'
 export {
   errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired, lengthRequired,
   unsupportedMediaType, malformedBody, unauthorized, forbidden

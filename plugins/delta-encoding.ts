@@ -1,0 +1,277 @@
+/**
+ * Instance manipulation (spec 4.5; RFC 3229): A-IM, IM, Delta-Base and 226 IM Used, with
+ * VCDIFF deltas (RFC 3284, our encoder in lib/vcdiff) and gzip.
+ *
+ * A route opts in with `config.deltaEncoding`. Every 200 of such a route to GET/HEAD keeps
+ * the instance it sent in the instance store, under the request URL, the Content-Type and
+ * the (strong) ETag of the response. When a later request lists `vcdiff` in A-IM and names
+ * one of the kept instances in If-None-Match, the answer is a 226 whose body is the delta
+ * from that base to the current instance; `gzip` compresses the instance (or the delta).
+ *
+ * The hook runs in onSend, after the conditional plugin's: by then the ETag is final (a
+ * provider's, or the payload hash @fastify/etag computed), and an If-None-Match that names
+ * the current instance has already been answered with 412 (spec 4.4) or 304 (RFC 9110).
+ * An If-None-Match naming an older instance lets the GET run, and this hook turns its 200
+ * into the 226. Whatever goes wrong (unknown base, a delta that is not smaller, a store
+ * that fails), the answer stays the ordinary 200: a server is never obliged to apply a
+ * manipulation (RFC 3229 10.5.3; spec 4.5).
+ */
+import { gzipSync } from 'node:zlib'
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { encode, type EncodeOptions } from '../lib/vcdiff/index'
+import { parseWeightedTokens } from '../lib/headers/qlist'
+import { formatEntityTag, parseEntityTag, parseEntityTagList, type EntityTag } from '../lib/headers/etag'
+import { invalidOption } from '../lib/errors'
+import { isProfile, type Profile } from '../lib/profile'
+import type { InstanceStore } from '../lib/stores/instance-store'
+import { MemoryInstanceStore } from '../lib/stores/instance-memory'
+import { recordResponse } from './openapi'
+
+/** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
+export type InstanceManipulation = 'vcdiff' | 'gzip'
+
+export interface DeltaEncodingOptions {
+  /** Accepted for symmetry with the other plugins; no behaviour depends on it. */
+  profile?: Profile
+  /** Where past instances are kept (default: a MemoryInstanceStore bounded at 64 MiB). */
+  store?: InstanceStore
+  /** Manipulations the server applies (default both, always vcdiff before gzip). */
+  manipulations?: InstanceManipulation[]
+  /** How long a stored instance stays a usable base, in ms (default: the store's own rule). */
+  ttl?: number
+  /** Instances larger than this are neither stored nor manipulated (default 8 MiB). */
+  maxInstanceBytes?: number
+  /** Options of the VCDIFF encoder (window size, hash length, ...). */
+  vcdiff?: EncodeOptions
+  /** zlib level of the gzip manipulation, 1..9 (default 6). */
+  gzipLevel?: number
+  /** How many entity-tags of If-None-Match are looked up as bases, in order (default 4). */
+  maxBaseLookups?: number
+}
+
+export interface DeltaEncodingRouteOptions {
+  /** Manipulations applied on this route (default: the plugin's). */
+  manipulations?: InstanceManipulation[]
+  /** Overrides the plugin's `ttl` for this route's instances. */
+  ttl?: number
+}
+
+/** `config.deltaEncoding`: true (the plugin's settings), an object of overrides, or false. */
+export type DeltaEncodingRouteConfig = DeltaEncodingRouteOptions | boolean
+
+const WHERE = 'http-conventions/delta-encoding'
+const OPTION_KEYS = new Set(['profile', 'store', 'manipulations', 'ttl', 'maxInstanceBytes', 'vcdiff', 'gzipLevel', 'maxBaseLookups'])
+const ROUTE_KEYS = new Set(['manipulations', 'ttl'])
+const KNOWN_MANIPULATIONS = new Set<string>(['vcdiff', 'gzip'])
+const SAFE = new Set(['GET', 'HEAD'])
+const kInstalled = Symbol.for('fastify-http-conventions.delta-encoding-installed')
+// RFC 3229 10.8.2: an IM-aware cache may keep the 226 (im); every other cache must not (no-store).
+const CACHE_CONTROL_226 = 'no-store, im'
+
+type OnSendHook = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown>
+
+interface Settings {
+  vcdiff: boolean
+  gzip: boolean
+  ttl: number | undefined
+}
+
+function asArray (hooks: unknown): unknown[] {
+  if (hooks === undefined || hooks === null) return []
+  return Array.isArray(hooks) ? hooks : [hooks]
+}
+
+function checkManipulations (where: string, name: string, value: unknown): InstanceManipulation[] {
+  if (!Array.isArray(value) || value.some((m) => typeof m !== 'string' || !KNOWN_MANIPULATIONS.has(m))) {
+    throw invalidOption(where, `${name} must list 'vcdiff' and/or 'gzip'`)
+  }
+  return value as InstanceManipulation[]
+}
+
+function checkTtl (where: string, name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw invalidOption(where, `${name} must be a positive number of milliseconds`)
+  return value
+}
+
+function checkPositiveInt (name: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) throw invalidOption(WHERE, `${name} must be an integer from 1 to ${max}`)
+  return value
+}
+
+function isStore (store: unknown): store is InstanceStore {
+  return typeof store === 'object' && store !== null && typeof (store as InstanceStore).get === 'function' && typeof (store as InstanceStore).set === 'function'
+}
+
+/** What the client accepts of what the route applies (RFC 3229 10.5.3: q=0 refuses; unknown tokens are ignored). */
+function accepted (aim: string, settings: Settings): { vcdiff: boolean, gzip: boolean } {
+  let vcdiff: boolean | undefined
+  let gzip: boolean | undefined
+  for (const { token, q } of parseWeightedTokens(aim)) {
+    // The first mention of a token decides (a later repeat does not override it).
+    if (token === 'vcdiff') vcdiff ??= q > 0
+    else if (token === 'gzip') gzip ??= q > 0
+  }
+  return { vcdiff: settings.vcdiff && vcdiff === true, gzip: settings.gzip && gzip === true }
+}
+
+/** The body of a 200 as bytes, or null when it cannot be manipulated (a stream, nothing). */
+function bytesOf (payload: unknown): Buffer | null {
+  if (typeof payload === 'string') return Buffer.from(payload, 'utf8')
+  if (Buffer.isBuffer(payload)) return payload
+  return null
+}
+
+/**
+ * The store key of an instance: request URL (path and query), Content-Type and the
+ * entity-tag. The Content-Type keeps two representations of one resource apart, should
+ * they share an entity-tag.
+ */
+function instanceKey (url: string, contentType: string, etag: EntityTag): string {
+  return `${url}\n${contentType}\n${etag.opaque}`
+}
+
+async function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodingOptions): Promise<void> {
+  for (const key of Object.keys(opts)) {
+    if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
+  }
+  if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption(WHERE, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+  if (opts.store !== undefined && !isStore(opts.store)) throw invalidOption(WHERE, 'store must be an instance store: { get(key), set(key, value, ttl?) }')
+  const manipulations = opts.manipulations === undefined ? ['vcdiff', 'gzip'] : checkManipulations(WHERE, 'manipulations', opts.manipulations)
+  const ttl = checkTtl(WHERE, 'ttl', opts.ttl)
+  const maxInstanceBytes = checkPositiveInt('maxInstanceBytes', opts.maxInstanceBytes, 8 * 1024 * 1024)
+  const gzipLevel = checkPositiveInt('gzipLevel', opts.gzipLevel, 6, 9)
+  const maxBaseLookups = checkPositiveInt('maxBaseLookups', opts.maxBaseLookups, 4, 100)
+  const vcdiffOptions = opts.vcdiff ?? {}
+  if (typeof vcdiffOptions !== 'object' || vcdiffOptions === null) throw invalidOption(WHERE, 'vcdiff must be an object of encoder options')
+  try {
+    // The encoder checks its options on every call: check them once, now (STYLE.md 1).
+    encode(Buffer.alloc(0), Buffer.alloc(0), vcdiffOptions)
+  } catch (err) {
+    throw invalidOption(WHERE, `vcdiff: ${(err as Error).message}`)
+  }
+  const store = opts.store ?? new MemoryInstanceStore()
+
+  const installed = fastify as unknown as Record<symbol, boolean>
+  if (installed[kInstalled]) return
+  installed[kInstalled] = true
+
+  fastify.addHook('onRoute', function deltaEncodingOnRoute (route) {
+    const config = (route.config as { deltaEncoding?: unknown } | undefined)?.deltaEncoding
+    if (config === undefined || config === false) return
+    const where = `route ${String(route.method)} ${route.url}`
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase())
+    if (!methods.some((m) => SAFE.has(m))) throw invalidOption(where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
+    let settings: Settings = { vcdiff: manipulations.includes('vcdiff'), gzip: manipulations.includes('gzip'), ttl }
+    if (config !== true) {
+      if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.deltaEncoding must be true, false or { manipulations?, ttl? }')
+      for (const key of Object.keys(config)) {
+        if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.deltaEncoding option ${JSON.stringify(key)}`)
+      }
+      const c = config as DeltaEncodingRouteOptions
+      const own = c.manipulations === undefined ? manipulations : checkManipulations(where, 'config.deltaEncoding.manipulations', c.manipulations)
+      settings = { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: checkTtl(where, 'config.deltaEncoding.ttl', c.ttl) ?? ttl }
+    }
+
+    const onSend = asArray(route.onSend)
+    const conditional = (route.config as { conditional?: unknown }).conditional
+    if (conditional !== undefined && conditional !== false && !onSend.some((h) => typeof h === 'function' && h.name === 'conditionalOnSend')) {
+      // The ETag and the 412/304 decision must be final before a 226 is made of the answer.
+      throw invalidOption(where, 'register the delta-encoding plugin after the conditional plugin (the umbrella does): its onSend hook must run first')
+    }
+    recordResponse(route, 226, { description: 'IM Used (RFC 3229 10.4.1): the body is the current instance after the manipulations listed in IM (a VCDIFF delta from the instance named in Delta-Base, and/or gzip)', body: 'none', headers: ['IM', 'ETag', 'Delta-Base', 'Cache-Control'] })
+    // Fastify's HEAD route ends its onSend hooks with one that drops the payload: run before it,
+    // so HEAD makes GET's decision and carries the Content-Length of GET's body (RFC 9110 9.3.2).
+    const head = onSend.findIndex((h) => typeof h === 'function' && h.name === 'headRouteOnSendHandler')
+    const hook = deltaOnSend(settings)
+    if (head === -1) onSend.push(hook)
+    else onSend.splice(head, 0, hook)
+    route.onSend = onSend as RouteOptions['onSend']
+  })
+
+  function deltaOnSend (settings: Settings): OnSendHook {
+    return async function deltaEncodingOnSend (request, reply, payload) {
+      // Only a complete 200 to GET/HEAD is an instance (RFC 3229 10.4.1): never an error, a 206, a 304.
+      if (reply.statusCode !== 200 || !SAFE.has(request.method)) return payload
+      const body = bytesOf(payload)
+      if (body === null || body.length > maxInstanceBytes) return payload
+      // RFC 3229 10.7: a content-coded response is not the instance; leave it alone.
+      const coding = reply.getHeader('content-encoding')
+      if (coding !== undefined && String(coding).toLowerCase() !== 'identity') return payload
+      if (reply.getHeader('content-range') !== undefined) return payload
+      const etagValue = reply.getHeader('etag')
+      const current = typeof etagValue === 'string' ? parseEntityTag(etagValue) : null
+      // RFC 3229 10.4.1: a 226 carries the ETag of the current instance; a weak one does not
+      // name one sequence of bytes (RFC 9110 8.8.1), so it can be no delta base either.
+      if (current === null || current.weak) return payload
+      const contentType = String(reply.getHeader('content-type') ?? '')
+      const url = request.url
+      const log = request.log
+
+      store.set(instanceKey(url, contentType, current), body, settings.ttl).catch(function instanceNotStored (err: Error) {
+        log.warn({ err }, 'delta-encoding: the instance store failed; this instance cannot be a delta base')
+      })
+
+      const aim = request.headers['a-im']
+      if (aim === undefined) return payload
+      // Node joins repeated field lines of an unknown field with ", " (RFC 9110 5.3): one string.
+      const want = accepted(String(aim), settings)
+      if (!want.vcdiff && !want.gzip) return payload
+
+      let out = body
+      const applied: InstanceManipulation[] = []
+      let base: EntityTag | null = null
+      const inm = request.headers['if-none-match']
+      if (want.vcdiff && inm !== undefined) {
+        const tags = parseEntityTagList(inm)
+        if (Array.isArray(tags)) {
+          // The client holds the current instance: nothing to send a delta for (RFC 9110 13.1.2).
+          if (tags.some((t) => t.opaque === current.opaque)) return payload
+          let source: Buffer | undefined
+          for (const tag of tags.filter((t) => !t.weak).slice(0, maxBaseLookups)) {
+            try {
+              source = await store.get(instanceKey(url, contentType, tag))
+            } catch (err) {
+              log.warn({ err }, 'delta-encoding: the instance store failed; answering without a delta')
+              return payload
+            }
+            if (source !== undefined) { base = tag; break }
+          }
+          if (source !== undefined) {
+            const delta = encode(source, body, vcdiffOptions)
+            // A delta no smaller than the instance saves nothing: send the instance.
+            if (delta.length < body.length) {
+              out = Buffer.from(delta.buffer, delta.byteOffset, delta.length)
+              applied.push('vcdiff')
+            } else {
+              base = null
+            }
+          }
+        }
+      }
+      if (want.gzip) {
+        const gz = gzipSync(out, { level: gzipLevel })
+        if (gz.length < out.length) {
+          out = gz
+          applied.push('gzip')
+        }
+      }
+      if (applied.length === 0) return payload
+
+      // RFC 3229 10.4.1: 226, the current ETag (kept), headers of the instance (Content-Type kept).
+      reply.code(226)
+      // RFC 3229 10.5.2: IM lists the manipulations in the order they were applied.
+      reply.header('im', applied.join(', '))
+      // RFC 3229 10.5.1: the base the delta applies to (a MUST with several tags in If-None-Match).
+      if (base !== null) reply.header('delta-base', formatEntityTag(base))
+      reply.header('cache-control', CACHE_CONTROL_226)
+      reply.header('content-length', String(out.length))
+      return out
+    }
+  }
+}
+
+/** Instance manipulation (spec 4.5, RFC 3229): A-IM, IM, Delta-Base, 226 IM Used; vcdiff and gzip. */
+export const httpConventionsDeltaEncoding = fp(deltaEncodingPlugin, { fastify: '5.x', name: 'http-conventions-delta-encoding' })

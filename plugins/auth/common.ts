@@ -1,0 +1,113 @@
+/**
+ * What the scheme adapters (basic.ts, bearer.ts, digest.ts) share with the auth plugin:
+ * the principal, the outcome of one verification, and option checks.
+ */
+import type { FastifyRequest } from 'fastify'
+import { invalidOption } from '../../lib/errors'
+
+export type AuthScheme = 'basic' | 'bearer' | 'digest'
+
+/** Who the request authenticated as: available to handlers as `request.principal`. */
+export interface AuthPrincipal {
+  scheme: AuthScheme
+  /** the user name (Basic, Digest) or the token's subject (Bearer) */
+  subject: string
+  /** what the credentials grant */
+  scopes: readonly string[]
+}
+
+/**
+ * A user of Basic or Digest: the password, or `{ password, scopes }`. Users without
+ * their own scopes get the scheme's `scopes` option.
+ */
+export type AuthUser = string | { password: string, scopes?: readonly string[] }
+
+/** Why credentials were refused; the client is only told the kind (never which part failed). */
+export type FailureKind =
+  /** wrong, unknown or malformed credentials */
+  | 'invalid'
+  /** a Bearer token past its expiry */
+  | 'expired'
+  /** RFC 7616 3.3: correct Digest response on an expired (or used) nonce; challenge with stale=true */
+  | 'stale'
+  /** the nonce-count store failed: fail closed */
+  | 'unavailable'
+
+export type Outcome =
+  | { ok: true, principal: AuthPrincipal }
+  | { ok: false, kind: FailureKind, reason: string }
+
+export type Verdict = Outcome | Promise<Outcome>
+
+/** What the plugin hands an adapter: the parsed `Authorization` value (RFC 9110 11.4). */
+export interface Credentials {
+  token68?: string
+  params?: Record<string, string>
+}
+
+export const WHERE = 'http-conventions/auth'
+
+export function fail (kind: FailureKind, reason: string): Outcome {
+  return { ok: false, kind, reason }
+}
+
+/** Scopes from configuration: an array of non-empty strings without spaces, or one space-separated string. */
+export function scopeList (value: unknown, name: string): readonly string[] {
+  const list = typeof value === 'string' ? value.split(' ').filter((s) => s.length > 0) : value
+  if (!Array.isArray(list) || list.some((s) => typeof s !== 'string' || s.length === 0 || /[\s"\\]/.test(s))) {
+    throw invalidOption(WHERE, `${name} must be an array of scope tokens`)
+  }
+  return Object.freeze([...list as string[]])
+}
+
+/** Scopes a verifier returned at request time: never trusted to be well formed. */
+export function runtimeScopes (value: unknown, fallback: readonly string[]): readonly string[] {
+  if (value === undefined || value === null) return fallback
+  if (typeof value === 'string') return value.split(' ').filter((s) => s.length > 0)
+  if (Array.isArray(value)) return value.filter((s): s is string => typeof s === 'string')
+  return fallback
+}
+
+/** RFC 5234 B.1: CTL = %x00-1F / %x7F */
+function hasControl (s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x20 || c === 0x7f) return true
+  }
+  return false
+}
+
+export interface UserEntry { password: string, scopes: readonly string[] }
+
+/** Validates a users map at boot; passwords NFC (RFC 7617 2.1, RFC 7616 3.3). */
+export function userTable (users: unknown, defaultScopes: readonly string[], name: string): Map<string, UserEntry> {
+  if (users === null || typeof users !== 'object' || Array.isArray(users)) throw invalidOption(WHERE, `${name}.users must be an object of user: password`)
+  const table = new Map<string, UserEntry>()
+  for (const [user, value] of Object.entries(users)) {
+    if (user.length === 0 || user.includes(':') || hasControl(user)) {
+      // RFC 7617 2: a user-id has no colon and no control character
+      throw invalidOption(WHERE, `${name}.users: user names are non-empty, without colon or control characters`)
+    }
+    const entry = typeof value === 'string' ? { password: value } : value as { password?: unknown, scopes?: unknown }
+    if (entry === null || typeof entry !== 'object' || typeof entry.password !== 'string') {
+      throw invalidOption(WHERE, `${name}.users: each user is a password or { password, scopes }`)
+    }
+    const scopes = entry.scopes === undefined ? defaultScopes : scopeList(entry.scopes, `${name}.users scopes`)
+    table.set(user.normalize('NFC'), { password: entry.password.normalize('NFC'), scopes })
+  }
+  return table
+}
+
+/** Settles a value that may be a promise, without a microtask when it is not. */
+export function settle<T> (value: T | PromiseLike<T>, onValue: (v: T) => void, onError: (err: unknown) => void): void {
+  if (value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function') {
+    (value as PromiseLike<T>).then(onValue, onError)
+  } else {
+    onValue(value as T)
+  }
+}
+
+export interface SchemeAdapter {
+  scheme: AuthScheme
+  verify: (credentials: Credentials, request: FastifyRequest, algorithms?: ReadonlySet<string>) => Verdict
+}

@@ -1,0 +1,158 @@
+/**
+ * Digest (RFC 7616) for the auth plugin: the core (lib/auth/digest.ts) issues stateless
+ * nonces and verifies responses; this adapter supplies the users, restricts a route to
+ * the algorithms it offers, and turns a failing nonce-count store into a refusal
+ * (fail closed), never into an exception.
+ */
+import type { FastifyRequest } from 'fastify'
+import {
+  createDigest, digestUserhash, type Digest, type DigestAlgorithm, type DigestHash,
+  type DigestOptions, type DigestUserLookup, type DigestUserQuery, type DigestUserRecord
+} from '../../lib/auth/digest'
+import { MemoryNonceStore } from '../../lib/stores/memory-nonce'
+import type { NonceCountStore } from '../../lib/stores/nonce-store'
+import { invalidOption } from '../../lib/errors'
+import {
+  fail, runtimeScopes, scopeList, userTable, WHERE,
+  type AuthUser, type Credentials, type Outcome, type SchemeAdapter
+} from './common'
+
+/** A user record from `lookup`, with the scopes it grants (default: the `scopes` option). */
+export type DigestLookupRecord = DigestUserRecord & { scopes?: readonly string[] | string }
+
+export interface DigestAuthOptions {
+  /** HMAC key of the stateless nonces, at least 32 bytes; shared by every instance of a fleet. */
+  secret: DigestOptions['secret']
+  /** Offered algorithms (default ['SHA-256']); challenges list them strongest first (RFC 7616 3.7). */
+  algorithms?: readonly DigestAlgorithm[]
+  /** user: password (or { password, scopes }). */
+  users?: Readonly<Record<string, AuthUser>>
+  /** The service's own user lookup, instead of `users`: a password or stored H(A1) per hash. */
+  lookup?: (query: DigestUserQuery) => DigestLookupRecord | null | undefined | Promise<DigestLookupRecord | null | undefined>
+  /** How long a nonce is accepted, in ms (default 300000); then stale=true (RFC 7616 3.3). */
+  nonceTtlMs?: number
+  /** Nonce-count store (RFC 7616 5.4); default an in-memory LRU. RedisNonceStore for a fleet. */
+  store?: NonceCountStore
+  /** Offer and accept userhash (RFC 7616 3.4.4). */
+  userhash?: boolean
+  /** RFC 7616 3.3 opaque; default derived from the secret and realm. */
+  opaque?: string
+  /** Scopes granted to users that do not list their own (default none). */
+  scopes?: readonly string[] | string
+  /** Clock in ms, for tests. */
+  now?: () => number
+}
+
+/** Raised by the store wrapper so that a store failure is told apart from a lookup failure. */
+class StoreFailure extends Error {
+  readonly failure: unknown
+  constructor (failure: unknown) {
+    super('the Digest nonce-count store failed')
+    this.failure = failure
+  }
+}
+
+const HASHES: readonly DigestHash[] = ['SHA-512-256', 'SHA-256', 'MD5']
+
+export interface DigestAdapter extends SchemeAdapter {
+  /** offered algorithms, strongest first */
+  algorithms: readonly DigestAlgorithm[]
+  /** one challenge per algorithm (of `only`, when given), sharing one fresh nonce */
+  challenges: (stale: boolean, only?: ReadonlySet<string>) => string[]
+  verify: (credentials: Credentials, request: FastifyRequest, only?: ReadonlySet<string>) => Promise<Outcome>
+}
+
+export function createDigestAdapter (opts: DigestAuthOptions, realm: string): DigestAdapter {
+  if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'digest must be { secret, users | lookup, ... }')
+  const defaultScopes = opts.scopes === undefined ? Object.freeze([]) : scopeList(opts.scopes, 'digest.scopes')
+  if ((opts.users === undefined) === (opts.lookup === undefined)) throw invalidOption(WHERE, 'digest needs exactly one of users and lookup')
+  if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw invalidOption(WHERE, 'digest.lookup must be a function')
+  const store = opts.store ?? new MemoryNonceStore()
+  if (store === null || typeof store !== 'object' || typeof store.seen !== 'function') throw invalidOption(WHERE, 'digest.store must have a seen(nonce, nc, ttlMs) method')
+
+  // A store that throws or rejects becomes a StoreFailure (fail closed, see the plugin).
+  const guarded: NonceCountStore = {
+    seen: async (nonce, nc, ttlMs) => {
+      try {
+        return await store.seen(nonce, nc, ttlMs)
+      } catch (err) {
+        throw new StoreFailure(err)
+      }
+    }
+  }
+
+  let digest: Digest
+  try {
+    digest = createDigest({
+      realm,
+      secret: opts.secret,
+      algorithms: opts.algorithms,
+      nonceTtlMs: opts.nonceTtlMs,
+      opaque: opts.opaque,
+      store: guarded,
+      userhash: opts.userhash,
+      now: opts.now
+    })
+  } catch (err) {
+    // STYLE 1: the core's TypeError/RangeError becomes the suite's boot error
+    throw invalidOption(WHERE, `digest: ${(err as Error).message}`)
+  }
+
+  let lookup: (query: DigestUserQuery) => DigestLookupRecord | null | undefined | Promise<DigestLookupRecord | null | undefined>
+  if (opts.users !== undefined) {
+    const table = userTable(opts.users, defaultScopes, 'digest')
+    // RFC 7616 3.4.4: with userhash the client sends H(username ":" realm); index every user by it
+    const byHash = new Map<string, string>()
+    if (opts.userhash === true) {
+      for (const hash of HASHES) {
+        for (const name of table.keys()) byHash.set(`${hash}\0${digestUserhash(hash, name, realm)}`, name)
+      }
+    }
+    lookup = ({ username, userhash, hash }) => {
+      const name = userhash ? byHash.get(`${hash}\0${username.toLowerCase()}`) : username.normalize('NFC')
+      const user = name === undefined ? undefined : table.get(name)
+      return user === undefined ? null : { username: name, password: user.password, scopes: user.scopes }
+    }
+  } else {
+    lookup = opts.lookup as typeof lookup
+  }
+
+  const algorithms = digest.algorithms
+  const lower = algorithms.map((a) => a.toLowerCase())
+
+  return {
+    scheme: 'digest',
+    algorithms,
+    challenges (stale: boolean, only?: ReadonlySet<string>): string[] {
+      const all = digest.challenges(stale)
+      return only === undefined ? all : all.filter((_c, i) => only.has(lower[i]))
+    },
+    async verify (credentials: Credentials, request: FastifyRequest, only?: ReadonlySet<string>): Promise<Outcome> {
+      const params = credentials.params
+      if (params === undefined) return fail('invalid', 'digest: credentials are not auth-params')
+      // A route offering fewer algorithms accepts only those (RFC 7616 3.3: absent means MD5)
+      if (only !== undefined) {
+        const algorithm = Object.prototype.hasOwnProperty.call(params, 'algorithm') ? params.algorithm.toLowerCase() : 'md5'
+        if (!only.has(algorithm)) return fail('invalid', 'digest: algorithm not offered on this route')
+      }
+      let record: DigestLookupRecord | null | undefined
+      const lookupUser: DigestUserLookup = async (query) => {
+        record = await lookup(query)
+        return record
+      }
+      let result
+      try {
+        // RFC 7616 3.4.6: the uri is compared with the request target as the client sent it
+        result = await digest.verify(params, request.method, request.originalUrl, lookupUser)
+      } catch (err) {
+        if (err instanceof StoreFailure) return fail('unavailable', `digest: the nonce-count store failed: ${String((err.failure as Error)?.message ?? err.failure)}`)
+        throw err
+      }
+      if (result.ok) {
+        return { ok: true, principal: { scheme: 'digest', subject: result.username, scopes: runtimeScopes(record?.scopes, defaultScopes) } }
+      }
+      // RFC 7616 3.3: stale=true when the response was right but the nonce expired (or its count was used)
+      return fail(result.stale ? 'stale' : 'invalid', `digest: ${result.reason}: ${result.detail}`)
+    }
+  }
+}

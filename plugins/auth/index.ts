@@ -1,0 +1,352 @@
+/**
+ * Authentication (spec section 5 and the 401 row of section 7; RFC 9110 11, RFC 7617,
+ * RFC 6750, RFC 7616): Basic, Bearer and Digest behind one onRequest hook, so that an
+ * unauthenticated body is never parsed. Routes opt in with `config.auth`; a global
+ * default protects every route. Every refusal is an error (401, or 403 for lacking
+ * scope under rfc9110) that the suite's error handler renders as a small HTML page with
+ * one `WWW-Authenticate` line per challenge; handlers read `request.principal`.
+ */
+import fp from 'fastify-plugin'
+import createError from '@fastify/error'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
+import { parseAuthorization, type AuthorizationResult } from '../../lib/headers/authorization'
+import { basicChallenge } from '../../lib/auth/basic'
+import { bearerChallenge } from '../../lib/auth/bearer'
+import type { DigestAlgorithm } from '../../lib/auth/digest'
+import { forbidden, invalidOption, unauthorized, type ConventionError } from '../../lib/errors'
+import { isProfile, profileDefaults, type Profile } from '../../lib/profile'
+import { httpConventionsErrors } from '../errors'
+import { recordResponse } from '../openapi'
+import { createBasicAdapter, type BasicAuthOptions } from './basic'
+import { createBearerAdapter, type BearerAuthOptions } from './bearer'
+import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
+import { scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
+
+export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
+export type { BasicAuthOptions, BasicVerifyResult } from './basic'
+export type { BearerAuthOptions, BearerTokenInfo, BearerVerifyResult } from './bearer'
+export type { DigestAuthOptions, DigestLookupRecord } from './digest'
+
+export interface AuthOptions {
+  profile?: Profile
+  /** RFC 9110 11.5: the protection space named in every challenge (default "api"). */
+  realm?: string
+  /** Basic (RFC 7617): `{ users }` or `{ verify }`. */
+  basic?: BasicAuthOptions
+  /** Bearer (RFC 6750): `{ verify(token) => { subject, scopes, expiresAt } | null }`. */
+  bearer?: BearerAuthOptions
+  /** Digest (RFC 7616): `{ secret, users | lookup, algorithms, nonceTtlMs, store, userhash }`. */
+  digest?: DigestAuthOptions
+  /** Routes without `config.auth`: open (false, the default), protected (true) or protected with scopes. */
+  protect?: boolean | { scopes?: readonly string[] | string }
+  /** 'separate' (default): one WWW-Authenticate line per challenge; 'single': one comma-separated line. */
+  challengeLines?: 'separate' | 'single'
+  /** Valid credentials lacking scope: 401 (spec) or 403 (rfc9110, RFC 6750 3.1). */
+  insufficientScopeStatus?: 401 | 403
+  /** The Digest nonce-count store failed: refuse with 401 (default) or 503. Never let the request through. */
+  storeFailureStatus?: 401 | 503
+}
+
+/** `config.auth`: false (open), true (protected), or which scopes, schemes and Digest algorithms. */
+export type AuthRouteConfig = boolean | {
+  /** every one of these scopes is needed */
+  scopes?: readonly string[] | string
+  /** schemes accepted and offered on this route (default every enabled one) */
+  schemes?: readonly AuthScheme[]
+  /** Digest algorithms offered on this route, of those enabled (default all) */
+  algorithms?: readonly DigestAlgorithm[]
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** On protected routes: who the request authenticated as. Null elsewhere. */
+    principal: AuthPrincipal | null
+  }
+}
+
+const OPTION_KEYS = new Set(['profile', 'realm', 'basic', 'bearer', 'digest', 'protect', 'challengeLines', 'insufficientScopeStatus', 'storeFailureStatus'])
+const ROUTE_KEYS = new Set(['scopes', 'schemes', 'algorithms'])
+const SCHEMES: readonly AuthScheme[] = ['digest', 'basic', 'bearer'] // RFC 7616 3.7 / RFC 9110 11.6.1: strongest first
+const kInstalled = Symbol.for('fastify-http-conventions.auth-installed')
+const kAuthHook = Symbol('http-conventions.auth-hook')
+
+// Bodies say what went wrong, never which part of the credentials (user, password, token, nonce).
+const MESSAGES = {
+  missing: 'Authentication is required to access this resource.',
+  invalid: 'The credentials sent are not valid for this resource.',
+  expired: 'The credentials sent have expired. Authenticate again.',
+  insufficient: 'The credentials sent do not grant access to this resource.',
+  unavailable: 'The credentials could not be verified at the moment. Try again later.'
+} as const
+
+const SERVICE_UNAVAILABLE = createError('FST_HTTP_CONVENTIONS_SERVICE_UNAVAILABLE', '%s', 503)
+
+/** RFC 9110 15.6.4: the store behind verification is down (storeFailureStatus 503); rendered like a 401 page. */
+function serviceUnavailable (message: string): ConventionError {
+  const err = new SERVICE_UNAVAILABLE(message) as unknown as ConventionError
+  err.rendering = 'html'
+  err.errors = []
+  err.headers = { 'retry-after': '5', 'cache-control': 'no-store' }
+  err.closeConnection = false
+  // the catalogue's mark (lib/errors.ts), so the suite's error handler renders it
+  Object.defineProperty(err, Symbol.for('fastify-http-conventions.error'), { value: true })
+  return err
+}
+
+function asArray (hooks: unknown): unknown[] {
+  if (hooks === undefined || hooks === null) return []
+  return Array.isArray(hooks) ? hooks : [hooks]
+}
+
+/** RFC 9110 11.6.2: Authorization is a singleton field; Node keeps the first of several and drops the rest. */
+function repeatedAuthorization (raw: string[]): boolean {
+  let n = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++n > 1) return true
+  }
+  return false
+}
+
+function validate (opts: AuthOptions): void {
+  if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'options must be an object')
+  for (const key of Object.keys(opts)) {
+    if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
+  }
+  if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption(WHERE, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+  if (opts.challengeLines !== undefined && opts.challengeLines !== 'separate' && opts.challengeLines !== 'single') throw invalidOption(WHERE, "challengeLines must be 'separate' or 'single'")
+  if (opts.insufficientScopeStatus !== undefined && opts.insufficientScopeStatus !== 401 && opts.insufficientScopeStatus !== 403) throw invalidOption(WHERE, 'insufficientScopeStatus must be 401 or 403')
+  if (opts.storeFailureStatus !== undefined && opts.storeFailureStatus !== 401 && opts.storeFailureStatus !== 503) throw invalidOption(WHERE, 'storeFailureStatus must be 401 or 503')
+  if (opts.basic === undefined && opts.bearer === undefined && opts.digest === undefined) throw invalidOption(WHERE, 'enable at least one of basic, bearer and digest')
+  const p = opts.protect
+  if (p !== undefined && typeof p !== 'boolean' && (p === null || typeof p !== 'object')) throw invalidOption(WHERE, 'protect must be a boolean or { scopes }')
+}
+
+/** Everything a protected route needs, computed once when the route is added (STYLE 2). */
+interface RoutePlan {
+  scopes: readonly string[]
+  adapters: Map<string, SchemeAdapter>
+  digest: DigestAdapter | undefined
+  algorithms: ReadonlySet<string> | undefined
+  basicLine: string | undefined
+  bearer: { plain: string, invalid: string, expired: string, insufficient: string } | undefined
+}
+
+function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: Error) => void): void {
+  let plan: (route: RouteOptions) => RoutePlan | null
+  let insufficientStatus: 401 | 403
+  let storeFailureStatus: 401 | 503
+  let single: boolean
+  try {
+    validate(opts)
+    insufficientStatus = opts.insufficientScopeStatus ?? profileDefaults(opts.profile).insufficientScopeStatus
+    storeFailureStatus = opts.storeFailureStatus ?? 401
+    single = opts.challengeLines === 'single'
+    plan = planner(opts)
+  } catch (err) {
+    return done(err as Error)
+  }
+
+  fastify.register(httpConventionsErrors, { profile: opts.profile })
+  const store = fastify as unknown as Record<symbol, boolean>
+  if (store[kInstalled]) return done(invalidOption(WHERE, 'the auth plugin is registered twice in one context'))
+  store[kInstalled] = true
+  fastify.decorateRequest('principal', null)
+
+  fastify.addHook('onRoute', function authOnRoute (route) {
+    const hooks = asArray(route.onRequest)
+    if (hooks.some((h) => (h as { [kAuthHook]?: boolean })[kAuthHook] === true)) return
+    const p = plan(route)
+    if (p === null) return
+    recordResponse(route, 401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate'] })
+    if (insufficientStatus === 403 && p.scopes.length > 0) recordResponse(route, 403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html' })
+    if (storeFailureStatus === 503 && p.digest !== undefined) recordResponse(route, 503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
+    const hook = authHook(p)
+    // After content-length's 411 (ARCHITECTURE.md, the flow of one request), before the route's own hooks.
+    const at = hooks.findIndex((h) => (h as { name?: string }).name === 'checkLength')
+    hooks.splice(at + 1, 0, hook)
+    route.onRequest = hooks as RouteOptions['onRequest']
+  })
+
+  function challenges (p: RoutePlan, bearerLine: keyof NonNullable<RoutePlan['bearer']>, stale: boolean): string[] {
+    // RFC 9110 11.6.1: one challenge per scheme (and Digest algorithm), strongest first
+    const lines = p.digest === undefined ? [] : p.digest.challenges(stale, p.algorithms)
+    if (p.basicLine !== undefined) lines.push(p.basicLine)
+    if (p.bearer !== undefined) lines.push(p.bearer[bearerLine])
+    return single ? [lines.join(', ')] : lines
+  }
+
+  function authHook (p: RoutePlan): (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction) => void {
+    const required = p.scopes
+
+    function refuse (request: FastifyRequest, scheme: string, kind: FailureKind, reason: string): ConventionError {
+      request.log.debug({ auth: { scheme, reason } }, 'credentials refused')
+      const bearerSent = scheme === 'bearer'
+      switch (kind) {
+        case 'expired':
+          return unauthorized(MESSAGES.expired, challenges(p, bearerSent ? 'expired' : 'plain', false))
+        case 'stale':
+          // RFC 7616 3.3: stale=true, the client retries with the new nonce without asking the user
+          return unauthorized(MESSAGES.expired, challenges(p, 'plain', true))
+        case 'unavailable':
+          request.log.error({ auth: { scheme, reason } }, 'credentials could not be verified: refused (fail closed)')
+          return storeFailureStatus === 503 ? serviceUnavailable(MESSAGES.unavailable) : unauthorized(MESSAGES.unavailable, challenges(p, 'plain', false))
+        default:
+          // RFC 6750 3.1: invalid_token only answers a Bearer token
+          return unauthorized(MESSAGES.invalid, challenges(p, bearerSent ? 'invalid' : 'plain', false))
+      }
+    }
+
+    function conclude (request: FastifyRequest, outcome: Outcome, scheme: string, next: HookHandlerDoneFunction): void {
+      if (!outcome.ok) return next(refuse(request, scheme, outcome.kind, outcome.reason))
+      const principal = outcome.principal
+      for (let i = 0; i < required.length; i++) {
+        if (!principal.scopes.includes(required[i])) {
+          request.log.debug({ auth: { scheme, reason: 'insufficient scope' } }, 'credentials refused')
+          const bearerSent = scheme === 'bearer'
+          // Spec 5.2 (insufficient credentials): 401; RFC 6750 3.1: 403 with insufficient_scope
+          if (insufficientStatus === 403) return next(forbidden(MESSAGES.insufficient, bearerSent ? [(p.bearer as NonNullable<RoutePlan['bearer']>).insufficient] : []))
+          return next(unauthorized(MESSAGES.insufficient, challenges(p, bearerSent ? 'insufficient' : 'plain', false)))
+        }
+      }
+      request.principal = principal
+      next()
+    }
+
+    const authOnRequest = function authOnRequest (request: FastifyRequest, _reply: FastifyReply, next: HookHandlerDoneFunction): void {
+      const header = request.headers.authorization
+      // RFC 9110 11.6.2 / spec 5.2 step 1: no credentials, every challenge (and no Bearer error code, RFC 6750 3.1)
+      if (header === undefined) return next(unauthorized(MESSAGES.missing, challenges(p, 'plain', false)))
+      if (repeatedAuthorization(request.raw.rawHeaders)) return next(refuse(request, 'none', 'invalid', 'Authorization field repeated'))
+      const parsed: AuthorizationResult = parseAuthorization(header)
+      if (!parsed.ok) {
+        if (parsed.reason === 'missing') return next(unauthorized(MESSAGES.missing, challenges(p, 'plain', false)))
+        return next(refuse(request, 'none', 'invalid', `Authorization ${parsed.reason}`))
+      }
+      const scheme = parsed.scheme
+      const adapter = p.adapters.get(scheme)
+      if (adapter === undefined) return next(refuse(request, 'none', 'invalid', 'scheme not offered here'))
+      let verdict
+      try {
+        verdict = adapter.verify(parsed, request, p.algorithms)
+      } catch (err) {
+        return next(err as Error)
+      }
+      settle(verdict, (outcome) => conclude(request, outcome, scheme, next), (err) => next(err as Error))
+    }
+    Object.defineProperty(authOnRequest, kAuthHook, { value: true })
+    return authOnRequest
+  }
+
+  done()
+}
+
+/** Validates the schemes once and returns the per-route planner (which validates `config.auth`). */
+function planner (opts: AuthOptions): (route: RouteOptions) => RoutePlan | null {
+  const realm = opts.realm ?? 'api'
+  if (typeof realm !== 'string') throw invalidOption(WHERE, 'realm must be a string')
+  let basicLine: string | undefined
+  let bearerLines: RoutePlan['bearer']
+  const adapters = new Map<AuthScheme, SchemeAdapter>()
+  let digest: DigestAdapter | undefined
+  try {
+    if (opts.digest !== undefined) {
+      digest = createDigestAdapter(opts.digest, realm)
+      adapters.set('digest', digest)
+    }
+    if (opts.basic !== undefined) {
+      adapters.set('basic', createBasicAdapter(opts.basic))
+      // RFC 7617 2.1: charset="UTF-8"
+      basicLine = basicChallenge(realm)
+    }
+    if (opts.bearer !== undefined) {
+      adapters.set('bearer', createBearerAdapter(opts.bearer))
+      bearerLines = {
+        // RFC 6750 3.1: no error code when the request carried no credentials
+        plain: bearerChallenge({ realm }),
+        invalid: bearerChallenge({ realm, error: 'invalid_token', errorDescription: 'The access token is invalid' }),
+        expired: bearerChallenge({ realm, error: 'invalid_token', errorDescription: 'The access token expired' }),
+        insufficient: ''
+      }
+    }
+  } catch (err) {
+    if ((err as { code?: string }).code === 'FST_HTTP_CONVENTIONS_INVALID_OPTION') throw err
+    // formatChallenge refuses a realm that cannot travel in a header (RFC 9110 11.3)
+    throw invalidOption(WHERE, (err as Error).message)
+  }
+  const protect = opts.protect ?? false
+  const defaultScopes = typeof protect === 'object' && protect.scopes !== undefined ? scopeList(protect.scopes, 'protect.scopes') : []
+  const insufficientLines = new Map<string, string>()
+
+  function build (scopes: readonly string[], schemes: readonly AuthScheme[], algorithms: ReadonlySet<string> | undefined): RoutePlan {
+    const routeAdapters = new Map<string, SchemeAdapter>()
+    for (const s of SCHEMES) {
+      if (schemes.includes(s)) routeAdapters.set(s, adapters.get(s) as SchemeAdapter)
+    }
+    let bearer = routeAdapters.has('bearer') ? bearerLines : undefined
+    if (bearer !== undefined) {
+      const key = scopes.join(' ')
+      let line = insufficientLines.get(key)
+      if (line === undefined) {
+        // RFC 6750 3.1: insufficient_scope names the scope needed (a route without scopes never answers it)
+        line = scopes.length === 0 ? '' : bearerChallenge({ realm, error: 'insufficient_scope', scope: scopes, errorDescription: 'The access token lacks a needed scope' })
+        insufficientLines.set(key, line)
+      }
+      bearer = { ...bearer, insufficient: line }
+    }
+    return {
+      scopes,
+      adapters: routeAdapters,
+      digest: routeAdapters.has('digest') ? digest : undefined,
+      algorithms,
+      basicLine: routeAdapters.has('basic') ? basicLine : undefined,
+      bearer
+    }
+  }
+
+  const enabled = SCHEMES.filter((s) => adapters.has(s))
+  const byDefault = build(defaultScopes, enabled, undefined)
+
+  return function planRoute (route: RouteOptions): RoutePlan | null {
+    const config = (route.config as { auth?: unknown } | undefined)?.auth
+    const where = `route ${String(route.method)} ${route.url}`
+    if (config === false) return null
+    if (config === undefined) return protect === false ? null : byDefault
+    if (config === true) return byDefault
+    if (config === null || typeof config !== 'object') throw invalidOption(where, 'config.auth must be a boolean or { scopes, schemes, algorithms }')
+    for (const key of Object.keys(config)) {
+      if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.auth option ${JSON.stringify(key)}`)
+    }
+    const c = config as Exclude<AuthRouteConfig, boolean>
+    const scopes = c.scopes === undefined ? defaultScopes : scopeList(c.scopes, `${where} config.auth.scopes`)
+    let schemes = enabled
+    if (c.schemes !== undefined) {
+      if (!Array.isArray(c.schemes) || c.schemes.length === 0 || c.schemes.some((s) => !adapters.has(s))) {
+        throw invalidOption(where, `config.auth.schemes must list enabled schemes (${enabled.join(', ')})`)
+      }
+      schemes = c.schemes
+    }
+    let algorithms: Set<string> | undefined
+    if (c.algorithms !== undefined) {
+      if (digest === undefined || !schemes.includes('digest')) throw invalidOption(where, 'config.auth.algorithms needs Digest on the route')
+      const offered = digest.algorithms
+      if (!Array.isArray(c.algorithms) || c.algorithms.length === 0 || c.algorithms.some((a) => !offered.includes(a))) {
+        throw invalidOption(where, `config.auth.algorithms must list enabled Digest algorithms (${offered.join(', ')})`)
+      }
+      algorithms = new Set(c.algorithms.map((a) => a.toLowerCase()))
+    }
+    if (c.scopes === undefined && c.schemes === undefined && c.algorithms === undefined) return byDefault
+    return build(scopes, schemes, algorithms)
+  }
+}
+
+/** Basic, Bearer and Digest authentication (spec section 5), per route through `config.auth`. */
+export const httpConventionsAuth = fp(authPlugin, { fastify: '5.x', name: 'http-conventions-auth' })
+
+export { RedisNonceStore } from '../../lib/stores/redis-nonce'
+export type { RedisNonceStoreOptions, RedisScriptClient } from '../../lib/stores/redis-nonce'
+export { MemoryNonceStore } from '../../lib/stores/memory-nonce'
+export type { MemoryNonceStoreOptions } from '../../lib/stores/memory-nonce'
+export type { NonceCountStore } from '../../lib/stores/nonce-store'
+export type { DigestAlgorithm } from '../../lib/auth/digest'
+export { createBearerKeyMatcher } from '../../lib/auth/bearer'

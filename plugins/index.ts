@@ -13,6 +13,7 @@ import { httpConventionsValidation, type ValidationOptions } from './validation'
 import { httpConventionsPatch, type PatchOptions, type PatchRouteConfig } from './patch'
 import { httpConventionsConditional, type ConditionalOptions, type ConditionalRouteConfig } from './conditional'
 import { httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEncodingRouteConfig } from './delta-encoding'
+import { httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './auth/index'
 
 export interface HttpConventionsOptions {
   /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
@@ -25,6 +26,8 @@ export interface HttpConventionsOptions {
   conditional?: Omit<ConditionalOptions, 'profile'> | false
   patch?: Omit<PatchOptions, 'profile'> | false
   deltaEncoding?: Omit<DeltaEncodingOptions, 'profile'> | false
+  /** Basic, Bearer and Digest (spec section 5). Off unless given: it needs at least one scheme. */
+  auth?: Omit<AuthOptions, 'profile'> | false
 }
 
 declare module 'fastify' {
@@ -39,10 +42,12 @@ declare module 'fastify' {
     patch?: PatchRouteConfig | false
     /** Opt in to A-IM instance manipulation (226, vcdiff, gzip): true, { manipulations?, ttl? }, or false. */
     deltaEncoding?: DeltaEncodingRouteConfig
+    /** Authentication: false (open), true (protected), or { scopes, schemes, algorithms }. */
+    auth?: AuthRouteConfig
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding'])
+const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth'])
 
 function section<T extends object> (name: string, value: T | false | undefined): T | false {
   if (value === false) return false
@@ -68,6 +73,8 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const cl = contentLength === false ? {} : contentLength
     fastify.register(httpConventionsErrors, { profile, errorHandler: opts.errorHandler, limitStatus: cl.limitStatus, mismatchStatus: cl.mismatchStatus })
     if (contentLength !== false) fastify.register(httpConventionsContentLength, { ...contentLength, profile })
+    // onRequest: auth runs after content-length's 411 and before any body is parsed (ARCHITECTURE.md flow)
+    if (opts.auth !== undefined && opts.auth !== false) fastify.register(httpConventionsAuth, { ...section('auth', opts.auth) as AuthOptions, profile })
     if (contentType !== false) fastify.register(httpConventionsContentType, { ...contentType, profile })
     if (validation !== false) fastify.register(httpConventionsValidation, { ...validation, profile })
     // Before conditional: a PATCH route's load doubles as its validators provider.
@@ -106,6 +113,12 @@ export type { RedisInstanceStoreOptions, RedisBufferClient } from '../lib/stores
 export type { InstanceStore } from '../lib/stores/instance-store'
 export { DeltaClient, DeltaClientError } from '../lib/delta-client'
 export type { DeltaClientOptions, DeltaResult } from '../lib/delta-client'
+export { httpConventionsAuth, RedisNonceStore, MemoryNonceStore, createBearerKeyMatcher } from './auth/index'
+export type {
+  AuthOptions, AuthRouteConfig, AuthPrincipal, AuthScheme, AuthUser, BasicAuthOptions, BasicVerifyResult,
+  BearerAuthOptions, BearerTokenInfo, BearerVerifyResult, DigestAuthOptions, DigestLookupRecord, DigestAlgorithm,
+  NonceCountStore, RedisNonceStoreOptions, RedisScriptClient, MemoryNonceStoreOptions
+} from './auth/index'
 export {
   errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired, lengthRequired,
   unsupportedMediaType, malformedBody, unauthorized, forbidden

@@ -2,10 +2,13 @@
  * The reference service (REFERENCE-SERVICE.md): an articles API built only from the
  * package's public exports. `buildService()` returns the Fastify app; server.ts runs it.
  */
+import { createHash, randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import swagger from '@fastify/swagger'
+import Redis from 'ioredis'
 import {
-  httpConventions, serverOptions, unprocessable, conventionsOpenApiTransform, ERRORS_SCHEMA_ID, type Profile
+  httpConventions, serverOptions, unprocessable, conventionsOpenApiTransform, ERRORS_SCHEMA_ID, type Profile,
+  RedisNonceStore, type AuthOptions, type BearerTokenInfo
 } from '../plugins/index'
 import { ArticleStore, type Article, type ArticleInput, type Stored } from './store'
 import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
@@ -16,6 +19,36 @@ export interface ServiceConfig {
   bodyLimit: number
   profile: Profile
   logger?: boolean | object
+  auth?: ServiceAuth
+}
+
+/** Who may write (REFERENCE-SERVICE.md): users (Basic, Digest) and tokens (Bearer) from the environment. */
+export interface ServiceAuth {
+  realm: string
+  users: Record<string, string>
+  tokens: Array<{ token: string, scopes: string[] }>
+  digestSecret: string
+  redisUrl?: string
+}
+
+function pairs (value: string, name: string): Array<[string, string]> {
+  return value.split(',').filter((p) => p.trim() !== '').map((p) => {
+    const colon = p.indexOf(':')
+    if (colon <= 0) throw new Error(`${name} holds name:value pairs separated by commas`)
+    return [p.slice(0, colon).trim(), p.slice(colon + 1)]
+  })
+}
+
+export function authFromEnv (env: NodeJS.ProcessEnv = process.env): ServiceAuth {
+  return {
+    realm: env.AUTH_REALM ?? 'articles',
+    users: Object.fromEntries(pairs(env.AUTH_USERS ?? 'demo:demo-password', 'AUTH_USERS')),
+    tokens: pairs(env.AUTH_TOKENS ?? 'demo-write-token:read write,demo-read-token:read', 'AUTH_TOKENS')
+      .map(([token, scopes]) => ({ token, scopes: scopes.split(' ').filter((s) => s !== '') })),
+    // Instances of one fleet share the secret, so any of them verifies any nonce.
+    digestSecret: env.DIGEST_SECRET ?? randomBytes(32).toString('hex'),
+    redisUrl: env.REDIS_URL
+  }
 }
 
 export function configFromEnv (env: NodeJS.ProcessEnv = process.env): ServiceConfig & { host: string, port: number } {
@@ -30,7 +63,30 @@ export function configFromEnv (env: NodeJS.ProcessEnv = process.env): ServiceCon
     port,
     database: env.DATABASE ?? 'data/articles.db',
     bodyLimit,
-    profile
+    profile,
+    auth: authFromEnv(env)
+  }
+}
+
+// Writes need "write": a configured user (Basic, Digest) or a Bearer token with that scope.
+const WRITE = { scopes: ['write'] }
+
+function authOptions (app: FastifyInstance, auth: ServiceAuth): Omit<AuthOptions, 'profile'> {
+  // Tokens are looked up by their SHA-256, so the lookup time says nothing about a token's characters.
+  const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
+  const tokens = new Map<string, BearerTokenInfo>(auth.tokens.map((t, i) => [sha256(t.token), { subject: `token-${i + 1}`, scopes: t.scopes }]))
+  let store: RedisNonceStore | undefined
+  if (auth.redisUrl !== undefined) {
+    const redis = new Redis(auth.redisUrl, { maxRetriesPerRequest: 1 })
+    app.addHook('onClose', async function closeRedis () { await redis.quit() })
+    store = new RedisNonceStore(redis)
+  }
+  return {
+    realm: auth.realm,
+    // Challenges, strongest first: Digest SHA-256, Digest MD5, Basic, Bearer
+    digest: { secret: auth.digestSecret, algorithms: ['SHA-256', 'MD5'], users: auth.users, scopes: ['read', 'write'], store },
+    basic: { users: auth.users, scopes: ['read', 'write'] },
+    bearer: { verify: (token) => tokens.get(sha256(token)) ?? null }
   }
 }
 
@@ -57,7 +113,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     },
     transform: conventionsOpenApiTransform
   })
-  await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit } })
+  await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit }, auth: authOptions(app, config.auth ?? authFromEnv({})) })
 
   function sendArticle (reply: FastifyReply, stored: Stored, status = 200): FastifyReply {
     reply.code(status).header('etag', stored.etag).header('last-modified', new Date(stored.updatedAtMs).toUTCString())
@@ -84,7 +140,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
 
   app.post('/articles', {
     schema: { body: articleBody, response: { 201: { $ref: `${articleSchema.$id}#` }, 422: { $ref: `${ERRORS_SCHEMA_ID}#` } } },
-    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML } }
+    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, auth: WRITE }
   }, async (request, reply) => {
     const created = store.create(request.body as ArticleInput)
     if (created === 'duplicate-slug') throw duplicateSlug()
@@ -110,7 +166,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
 
   app.put('/articles/:id', {
     schema: { params: idParams, body: articleBody, response: { 200: { $ref: `${articleSchema.$id}#` } } },
-    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, conditional: { validators } }
+    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, conditional: { validators }, auth: WRITE }
   }, async (request, reply) => {
     // Compare-and-set on the ETag the preconditions were evaluated against: check and write are one statement.
     const result = store.replace(idOf(request), request.body as ArticleInput, request.preconditions?.expectedEtag ?? null)
@@ -123,6 +179,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   app.patch('/articles/:id', {
     schema: { params: idParams },
     config: {
+      auth: WRITE,
       patch: {
         schema: articleSchema,
         load: (request) => {
@@ -143,7 +200,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     return sendArticle(reply, { article: patched.document, etag: patched.etag, updatedAtMs: patched.lastModified })
   })
 
-  app.delete('/articles/:id', { schema: { params: idParams }, config: { conditional: { validators } } }, async (request, reply) => {
+  app.delete('/articles/:id', { schema: { params: idParams }, config: { conditional: { validators }, auth: WRITE } }, async (request, reply) => {
     const result = store.delete(idOf(request), request.preconditions?.expectedEtag ?? null)
     if (result === 'not-found') return reply.callNotFound()
     if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed()

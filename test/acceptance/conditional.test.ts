@@ -9,6 +9,8 @@ import { rawRequest } from '../helpers/raw'
 
 let svc: RunningService
 let rfc: RunningService
+// Writes need credentials (REFERENCE-SERVICE.md): the default user demo:demo-password
+const AUTH = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 
 test('start the service in both profiles', async () => {
   svc = await startService()
@@ -16,7 +18,7 @@ test('start the service in both profiles', async () => {
 })
 
 async function create (base: RunningService, slug: string): Promise<{ id: string, etag: string, lastModified: string }> {
-  const res = await request(`${base.url}/articles`, { method: 'POST', body: JSON.stringify({ slug, title: 'count 0', body: 'b', tags: ['t'] }), headers: { 'content-type': 'application/json' } })
+  const res = await request(`${base.url}/articles`, { method: 'POST', body: JSON.stringify({ slug, title: 'count 0', body: 'b', tags: ['t'] }), headers: { 'content-type': 'application/json', authorization: AUTH } })
   const a = await res.body.json() as { id: string }
   return { id: a.id, etag: res.headers.etag as string, lastModified: res.headers['last-modified'] as string }
 }
@@ -51,7 +53,7 @@ test('GET/HEAD carry ETag, Last-Modified and Accept-Patch; If-None-Match match i
 
 test('PUT and DELETE with a stale If-Match are 412 and change nothing; a missing article is 404 before 412', async (t) => {
   const a = await create(svc, 'cond-put')
-  const put = (headers: Record<string, string>) => request(`${svc.url}/articles/${a.id}`, { method: 'PUT', body: JSON.stringify({ slug: 'cond-put', title: 'changed', body: 'b' }), headers: { 'content-type': 'application/json', ...headers } })
+  const put = (headers: Record<string, string>) => request(`${svc.url}/articles/${a.id}`, { method: 'PUT', body: JSON.stringify({ slug: 'cond-put', title: 'changed', body: 'b' }), headers: { 'content-type': 'application/json', authorization: AUTH, ...headers } })
   const stale = await put({ 'if-match': '"stale"' })
   t.equal(stale.statusCode, 412)
   t.equal(stale.headers.etag, a.etag, 'the current ETag is sent')
@@ -67,7 +69,7 @@ test('PUT and DELETE with a stale If-Match are 412 and change nothing; a missing
   t.equal(ok.statusCode, 200)
   t.not(ok.headers.etag, a.etag, 'a new ETag')
   await ok.body.dump()
-  const del = await request(`${svc.url}/articles/${a.id}`, { method: 'DELETE', headers: { 'if-match': a.etag } })
+  const del = await request(`${svc.url}/articles/${a.id}`, { method: 'DELETE', headers: { 'if-match': a.etag, authorization: AUTH } })
   t.equal(del.statusCode, 412)
   await del.body.dump()
   const missing = await request(`${svc.url}/articles/none`, { headers: { 'if-none-match': '"x"' } })
@@ -77,7 +79,7 @@ test('PUT and DELETE with a stale If-Match are 412 and change nothing; a missing
 
 test('PATCH: JSON Patch and merge patch, 415 with Accept-Patch, 422 naming the field, If-Match', async (t) => {
   const a = await create(svc, 'cond-patch')
-  const patch = (body: string, type: string, headers: Record<string, string> = {}) => request(`${svc.url}/articles/${a.id}`, { method: 'PATCH', body, headers: { 'content-type': type, ...headers } })
+  const patch = (body: string, type: string, headers: Record<string, string> = {}) => request(`${svc.url}/articles/${a.id}`, { method: 'PATCH', body, headers: { 'content-type': type, authorization: AUTH, ...headers } })
   const jp = await patch(JSON.stringify([{ op: 'replace', path: '/title', value: 'patched' }, { op: 'add', path: '/tags/-', value: 'new' }]), 'application/json-patch+json', { 'if-match': a.etag })
   t.equal(jp.statusCode, 200)
   const after = await jp.body.json() as { title: string, tags: string[] }
@@ -121,7 +123,7 @@ test('50 concurrent read-modify-write clients with If-Match: no lost update, eve
         dispatcher: agent,
         method: 'PUT',
         body: JSON.stringify({ ...article, id: undefined, createdAt: undefined, updatedAt: undefined, title: `count ${n + 1}` }),
-        headers: { 'content-type': 'application/json', 'if-match': get.headers.etag as string }
+        headers: { 'content-type': 'application/json', 'if-match': get.headers.etag as string, authorization: AUTH }
       })
       await put.body.dump()
       if (put.statusCode === 200) ok++

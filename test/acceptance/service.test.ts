@@ -15,10 +15,12 @@ test('start the service', async (t) => {
 })
 
 const article = { slug: 'hello-world', title: 'Hello', body: 'First post', tags: ['intro'] }
+// Writes need credentials (REFERENCE-SERVICE.md): the default user demo:demo-password
+const AUTH = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 
 async function post (body: unknown, headers: Record<string, string> = {}) {
   const payload = typeof body === 'string' ? body : JSON.stringify(body)
-  return request(`${svc.url}/articles`, { method: 'POST', body: payload, headers: { 'content-type': 'application/json', ...headers } })
+  return request(`${svc.url}/articles`, { method: 'POST', body: payload, headers: { 'content-type': 'application/json', authorization: AUTH, ...headers } })
 }
 
 test('GET / is an HTML page explaining the API', async (t) => {
@@ -59,7 +61,7 @@ test('validation problems are 422 with one entry per problem, unknown and read-o
 
 test('XML bodies are accepted and XML answers are given when Accept prefers them', async (t) => {
   const xml = '<?xml version="1.0"?><article><slug>xml-post</slug><title>From XML</title><body>b</body><tags><tag>x</tag><tag>y</tag></tags><published>true</published></article>'
-  const res = await request(`${svc.url}/articles`, { method: 'POST', body: xml, headers: { 'content-type': 'application/xml', accept: 'application/xml' } })
+  const res = await request(`${svc.url}/articles`, { method: 'POST', body: xml, headers: { 'content-type': 'application/xml', accept: 'application/xml', authorization: AUTH } })
   t.equal(res.statusCode, 201)
   t.equal(res.headers['content-type'], 'application/xml; charset=utf-8')
   const text = await res.body.text()
@@ -82,15 +84,15 @@ test('GET /articles lists, filters by tag, and refuses a limit outside 1..100 wi
 
 test('PUT replaces, validated like POST; unknown ids are 404; DELETE is 204', async (t) => {
   const created = await (await post({ slug: 'to-replace', title: 'T', body: 'B' })).body.json() as { id: string }
-  const put = await request(`${svc.url}/articles/${created.id}`, { method: 'PUT', body: JSON.stringify({ slug: 'replaced', title: 'T2', body: 'B2' }), headers: { 'content-type': 'application/json' } })
+  const put = await request(`${svc.url}/articles/${created.id}`, { method: 'PUT', body: JSON.stringify({ slug: 'replaced', title: 'T2', body: 'B2' }), headers: { 'content-type': 'application/json', authorization: AUTH } })
   t.equal(put.statusCode, 200)
   t.match(await put.body.json(), { id: created.id, slug: 'replaced', title: 'T2', tags: [], published: false })
-  const bad = await request(`${svc.url}/articles/${created.id}`, { method: 'PUT', body: JSON.stringify({ slug: 'replaced' }), headers: { 'content-type': 'application/json' } })
+  const bad = await request(`${svc.url}/articles/${created.id}`, { method: 'PUT', body: JSON.stringify({ slug: 'replaced' }), headers: { 'content-type': 'application/json', authorization: AUTH } })
   t.equal(bad.statusCode, 422)
-  const missing = await request(`${svc.url}/articles/nope`, { method: 'PUT', body: JSON.stringify({ slug: 'a', title: 'b', body: 'c' }), headers: { 'content-type': 'application/json' } })
+  const missing = await request(`${svc.url}/articles/nope`, { method: 'PUT', body: JSON.stringify({ slug: 'a', title: 'b', body: 'c' }), headers: { 'content-type': 'application/json', authorization: AUTH } })
   t.equal(missing.statusCode, 404)
   await missing.body.dump()
-  const del = await request(`${svc.url}/articles/${created.id}`, { method: 'DELETE' })
+  const del = await request(`${svc.url}/articles/${created.id}`, { method: 'DELETE', headers: { authorization: AUTH } })
   t.equal(del.statusCode, 204)
   const gone = await request(`${svc.url}/articles/${created.id}`)
   t.equal(gone.statusCode, 404)
@@ -99,7 +101,7 @@ test('PUT replaces, validated like POST; unknown ids are 404; DELETE is 204', as
 
 test('spec 4.1/4.2 over a raw socket: 415 without Content-Type, 411 without Content-Length, 411 over BODY_LIMIT, 400 for bad JSON', async (t) => {
   const body = '{"slug":"a","title":"b","body":"c"}'
-  const noType = await rawRequest(svc.port, `POST /articles HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+  const noType = await rawRequest(svc.port, `POST /articles HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
   t.equal(noType.status, 415)
   t.same(JSON.parse(noType.body).errors[0].field, 'Content-Type')
   const chunked = await rawRequest(svc.port, `POST /articles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`)
@@ -109,7 +111,7 @@ test('spec 4.1/4.2 over a raw socket: 415 without Content-Type, 411 without Cont
   t.equal(big.status, 411, 'BODY_LIMIT applies')
   const dup = await rawRequest(svc.port, `POST /articles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
   t.equal(dup.status, 411)
-  const badJson = await rawRequest(svc.port, 'POST /articles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{"a":')
+  const badJson = await rawRequest(svc.port, `POST /articles HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{"a":`)
   t.equal(badJson.status, 400)
   t.same(JSON.parse(badJson.body), { errors: [{ field: 'body', message: 'body is not well-formed JSON' }] })
 })

@@ -14,6 +14,8 @@ import { httpConventionsPatch, type PatchOptions, type PatchRouteConfig } from '
 import { httpConventionsConditional, type ConditionalOptions, type ConditionalRouteConfig } from './conditional'
 import { httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEncodingRouteConfig } from './delta-encoding'
 import { httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './auth/index'
+import { httpConventionsRedirect, type RedirectOptions, type RedirectRouteConfig } from './redirect'
+import { httpConventionsResourcePolicy, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './resource-policy'
 
 export interface HttpConventionsOptions {
   /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
@@ -28,6 +30,10 @@ export interface HttpConventionsOptions {
   deltaEncoding?: Omit<DeltaEncodingOptions, 'profile'> | false
   /** Basic, Bearer and Digest (spec section 5). Off unless given: it needs at least one scheme. */
   auth?: Omit<AuthOptions, 'profile'> | false
+  /** 307 rules applied before the body is read, and `reply.temporaryRedirect()`; false leaves both out. */
+  redirect?: RedirectOptions | false
+  /** Cross-Origin-Resource-Policy on every response (default 'same-origin'); false sends none. */
+  resourcePolicy?: ResourcePolicyOptions | false
 }
 
 declare module 'fastify' {
@@ -44,10 +50,14 @@ declare module 'fastify' {
     deltaEncoding?: DeltaEncodingRouteConfig
     /** Authentication: false (open), true (protected), or { scopes, schemes, algorithms }. */
     auth?: AuthRouteConfig
+    /** false exempts the route from the redirect rules. */
+    redirect?: RedirectRouteConfig
+    /** The route's Cross-Origin-Resource-Policy ('same-origin', 'same-site', 'cross-origin'), or false for none. */
+    resourcePolicy?: ResourcePolicyRouteConfig
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth'])
+const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy'])
 
 function section<T extends object> (name: string, value: T | false | undefined): T | false {
   if (value === false) return false
@@ -69,9 +79,15 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const conditional = section('conditional', opts.conditional)
     const patch = section('patch', opts.patch)
     const deltaEncoding = section('deltaEncoding', opts.deltaEncoding)
+    const redirect = section('redirect', opts.redirect)
+    const resourcePolicy = section('resourcePolicy', opts.resourcePolicy)
 
     const cl = contentLength === false ? {} : contentLength
     fastify.register(httpConventionsErrors, { profile, errorHandler: opts.errorHandler, limitStatus: cl.limitStatus, mismatchStatus: cl.mismatchStatus })
+    // First onSend hook: every response gets its Cross-Origin-Resource-Policy, errors included.
+    if (resourcePolicy !== false) fastify.register(httpConventionsResourcePolicy, resourcePolicy)
+    // First onRequest hook: a redirected request is answered 307 before 411/401 and before its body is read.
+    if (redirect !== false) fastify.register(httpConventionsRedirect, redirect)
     if (contentLength !== false) fastify.register(httpConventionsContentLength, { ...contentLength, profile })
     // onRequest: auth runs after content-length's 411 and before any body is parsed (ARCHITECTURE.md flow)
     if (opts.auth !== undefined && opts.auth !== false) fastify.register(httpConventionsAuth, { ...section('auth', opts.auth) as AuthOptions, profile })
@@ -111,6 +127,10 @@ export type { MemoryInstanceStoreOptions } from '../lib/stores/instance-memory'
 export { RedisInstanceStore } from '../lib/stores/instance-redis'
 export type { RedisInstanceStoreOptions, RedisBufferClient } from '../lib/stores/instance-redis'
 export type { InstanceStore } from '../lib/stores/instance-store'
+export { httpConventionsRedirect } from './redirect'
+export type { RedirectOptions, RedirectRouteConfig, RedirectRule, RedirectMatch } from './redirect'
+export { httpConventionsResourcePolicy } from './resource-policy'
+export type { ResourcePolicy, ResourcePolicyOptions, ResourcePolicyRouteConfig } from './resource-policy'
 export { DeltaClient, DeltaClientError } from '../lib/delta-client'
 export type { DeltaClientOptions, DeltaResult } from '../lib/delta-client'
 export { httpConventionsAuth, RedisNonceStore, MemoryNonceStore, createBearerKeyMatcher } from './auth/index'

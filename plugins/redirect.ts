@@ -1,0 +1,88 @@
+/**
+ * Redirects (spec 4.6 and section 7 row 307; RFC 9110 15.4.8): `reply.temporaryRedirect()`
+ * answers 307 with a `Location` (RFC 9110 10.2.2), and the `rules` table redirects
+ * requests in onRequest, before any byte of their body is read: the client repeats the
+ * same method with the same body at the new URI, so this server never parses it here.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { invalidOption } from '../lib/errors'
+import { compileRules, formatLocation, rulesForRoute, type RedirectRule } from '../lib/redirect'
+import { recordResponse } from './openapi'
+
+export type { RedirectMatch, RedirectRule } from '../lib/redirect'
+
+export interface RedirectOptions {
+  /** Applied in order; the first rule whose `from` and `methods` match answers 307. */
+  rules?: RedirectRule[]
+}
+
+/** `config.redirect: false` exempts a route from the rule table. */
+export type RedirectRouteConfig = false
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /**
+     * RFC 9110 15.4.8: 307 Temporary Redirect to `location` (a path, a relative reference
+     * or an absolute URI), with a short text/plain note. Characters not allowed in a URI
+     * are percent-encoded; a value that still is no URI reference throws a TypeError.
+     * The caller decides the target: a location built from request data must be checked.
+     */
+    temporaryRedirect: (location: string) => FastifyReply
+  }
+}
+
+const WHERE = 'http-conventions/redirect'
+
+function temporaryRedirect (this: FastifyReply, location: string): FastifyReply {
+  const value = formatLocation(location)
+  // RFC 9110 15.4: the content is a short hypertext note naming the new URI (ASCII: it is encoded).
+  return this.code(307).header('location', value).header('content-type', 'text/plain; charset=utf-8').send(`Temporary Redirect\n${value}\n`)
+}
+
+function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: (err?: Error) => void): void {
+  let redirectFor
+  try {
+    for (const key of Object.keys(opts)) {
+      if (key !== 'rules') throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
+    }
+    redirectFor = compileRules(opts.rules ?? [], WHERE)
+  } catch (err) {
+    return done(err as Error)
+  }
+  const rules = opts.rules ?? []
+  if (!fastify.hasReplyDecorator('temporaryRedirect')) fastify.decorateReply('temporaryRedirect', temporaryRedirect)
+
+  fastify.addHook('onRoute', function redirectOnRoute (route) {
+    const config = (route.config as { redirect?: unknown } | undefined)?.redirect
+    if (config !== undefined && config !== false) throw invalidOption(`route ${String(route.method)} ${route.url}`, 'config.redirect can only be false (exempt from the rules)')
+    if (config === false || rules.length === 0) return
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (methods.some((m) => rulesForRoute(rules, m, route.url))) {
+      recordResponse(route, 307, { description: 'Temporary Redirect: repeat the same method and body at Location', body: 'text', headers: ['Location'] })
+    }
+  })
+
+  if (rules.length === 0) return done()
+
+  // onRequest: after routing, before the body is read (unrouted URLs too: their 404 context runs it).
+  fastify.addHook('onRequest', function redirectOnRequest (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction) {
+    if ((request.routeOptions.config as { redirect?: unknown } | undefined)?.redirect === false) return next()
+    let location: string | null
+    try {
+      location = redirectFor(request.method, request.url)
+    } catch (err) {
+      return next(err as Error)
+    }
+    if (location === null) return next()
+    const headers = request.headers
+    const cl = headers['content-length']
+    // The body stays unread: the connection cannot carry another request after it.
+    if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')) reply.header('connection', 'close')
+    reply.temporaryRedirect(location)
+  })
+  done()
+}
+
+/** 307 redirects: `reply.temporaryRedirect(location)` and an optional rule table applied before the body is read. */
+export const httpConventionsRedirect = fp(redirectPlugin, { fastify: '5.x', name: 'http-conventions-redirect' })

@@ -166,7 +166,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
 
   app.put('/articles/:id', {
     schema: { params: idParams, body: articleBody, response: { 200: { $ref: `${articleSchema.$id}#` } } },
-    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, conditional: { validators }, auth: WRITE }
+    config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, conditional: { validators, creates: false }, auth: WRITE }
   }, async (request, reply) => {
     // Compare-and-set on the ETag the preconditions were evaluated against: check and write are one statement.
     const result = store.replace(idOf(request), request.body as ArticleInput, request.preconditions?.expectedEtag ?? null)

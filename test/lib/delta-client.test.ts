@@ -1,0 +1,218 @@
+import { test } from 'tap'
+import { gzipSync } from 'node:zlib'
+import { randomBytes } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { fetch as undiciFetch } from 'undici'
+import { listen } from '../helpers/app'
+import { httpConventions, serverOptions, type Profile } from '../../plugins/index'
+import { DeltaClient, DeltaClientError, type DeltaClientOptions } from '../../lib/delta-client'
+import { encode } from '../../lib/vcdiff/index'
+
+const paragraphs = (n: number, tag: string): string[] => Array.from({ length: n }, (_, i) => `${tag} ${i}: ${'lorem ipsum dolor sit amet '.repeat(3 + (i % 5))}${i * 7919}`)
+
+interface Served { app: FastifyInstance, url: string, set: (text: string, etag: string) => void }
+
+async function serve (profile: Profile = 'spec', manipulations?: Array<'vcdiff' | 'gzip'>): Promise<Served> {
+  let text = paragraphs(200, 'p').join('\n')
+  let etag = 'v1'
+  const app = Fastify(serverOptions)
+  await app.register(httpConventions, { profile, deltaEncoding: manipulations === undefined ? {} : { manipulations } })
+  app.get('/doc', { config: { conditional: { validators: () => ({ etag }) }, deltaEncoding: true } }, async (_request, reply) => reply.type('text/plain').send(text))
+  const port = await listen(app)
+  return { app, url: `http://127.0.0.1:${port}/doc`, set: (t, e) => { text = t; etag = e } }
+}
+
+test('RFC 3229: the client asks with A-IM and If-None-Match and applies the 226 transparently (global fetch)', async (t) => {
+  const s = await serve()
+  t.teardown(() => s.app.close())
+  const client = new DeltaClient({ aim: 'vcdiff' })
+  const first = await client.get(s.url)
+  t.equal(first.status, 200)
+  t.equal(first.wireStatus, 200, 'nothing to make a delta from yet')
+  t.equal(first.etag, '"v1"')
+  t.same(client.cached(s.url)?.etag, '"v1"', 'the instance is kept with its ETag')
+  const next = paragraphs(200, 'p')
+  next[100] = 'an edited paragraph'
+  s.set(next.join('\n'), 'v2')
+  const second = await client.get(s.url)
+  t.equal(second.status, 200, 'a whole instance, however it travelled')
+  t.equal(second.wireStatus, 226)
+  t.same(second.im, ['vcdiff'])
+  t.equal(second.body.toString(), next.join('\n'))
+  t.equal(second.etag, '"v2"')
+  t.ok(second.wireBytes < first.wireBytes / 20, `${second.wireBytes} B on the wire instead of ${first.wireBytes} B`)
+  t.equal(client.cached(s.url)?.etag, '"v2"', 'the new instance is kept')
+  t.equal(client.bytes, second.body.length)
+  const gz = new DeltaClient()
+  const gzFirst = await gz.get(s.url)
+  t.equal(gzFirst.wireStatus, 226, 'the default A-IM (vcdiff, gzip): the first GET already travels gzipped')
+  t.same(gzFirst.im, ['gzip'])
+  t.equal(gzFirst.body.toString(), next.join('\n'))
+})
+
+test('spec 4.4 and RFC 9110 15.4.5: "not modified" (412 or 304) returns the kept instance', async (t) => {
+  for (const profile of ['spec', 'rfc9110'] as const) {
+    const s = await serve(profile)
+    t.teardown(() => s.app.close())
+    const client = new DeltaClient()
+    const first = await client.get(s.url)
+    const again = await client.get(s.url)
+    t.equal(again.wireStatus, profile === 'spec' ? 412 : 304, profile)
+    t.equal(again.status, 200)
+    t.equal(again.notModified, true)
+    t.same(again.body, first.body)
+    t.equal(again.etag, '"v1"')
+  }
+})
+
+test('works with undici\'s fetch, and with vcdiff then gzip', async (t) => {
+  const s = await serve()
+  t.teardown(() => s.app.close())
+  const client = new DeltaClient({ fetch: undiciFetch as unknown as DeltaClientOptions['fetch'] })
+  await client.get(s.url)
+  // New text in hex digits: the delta's added bytes still shrink under gzip.
+  const next = paragraphs(200, 'p').join('\n') + '\n' + randomBytes(3000).toString('hex')
+  s.set(next, 'v2')
+  const res = await client.get(s.url)
+  t.equal(res.wireStatus, 226)
+  t.same(res.im, ['vcdiff', 'gzip'], 'RFC 3229 10.5.2: undone in reverse order')
+  t.equal(res.body.toString(), next)
+})
+
+test('gzip alone: 226 IM gzip is gunzipped', async (t) => {
+  const s = await serve('spec', ['gzip'])
+  t.teardown(() => s.app.close())
+  const client = new DeltaClient({ aim: 'gzip' })
+  const res = await client.get(s.url)
+  t.equal(res.wireStatus, 226)
+  t.same(res.im, ['gzip'])
+  t.equal(res.body.toString(), paragraphs(200, 'p').join('\n'))
+  t.ok(res.wireBytes < res.body.length)
+})
+
+/** A fetch that answers from a script and records the requests. */
+function scripted (answers: Array<() => Response>): { fetch: DeltaClientOptions['fetch'], seen: Array<Record<string, string>> } {
+  const seen: Array<Record<string, string>> = []
+  let i = 0
+  return {
+    seen,
+    fetch: async (_url, init) => {
+      seen.push({ ...init?.headers })
+      return answers[i++]()
+    }
+  }
+}
+
+const base = Buffer.from(paragraphs(50, 'b').join('\n'))
+const target = Buffer.from(paragraphs(50, 'b').join('\n').replace('b 10:', 'edited 10:'))
+const delta = Buffer.from(encode(base, target))
+const ok200 = (etag?: string, body: Buffer = base): () => Response => () => new Response(body, { status: 200, headers: etag === undefined ? {} : { etag } })
+const im226 = (headers: Record<string, string>, body: Buffer = delta): () => Response => () => new Response(body, { status: 226, headers })
+
+test('a 226 the client cannot undo: the kept base is forgotten and the whole instance fetched once', async (t) => {
+  const cases: Array<[string, () => Response]> = [
+    ['no IM', im226({ etag: '"v2"' })],
+    ['an unknown manipulation', im226({ etag: '"v2"', im: 'diffe' })],
+    ['a Delta-Base the client does not hold', im226({ etag: '"v2"', im: 'vcdiff', 'delta-base': '"v0"' })],
+    ['a corrupt delta', im226({ etag: '"v2"', im: 'vcdiff' }, Buffer.from('not a delta'))],
+    ['a corrupt gzip', im226({ etag: '"v2"', im: 'gzip' }, Buffer.from('not gzip'))],
+    ['no ETag (RFC 3229 10.4.1)', im226({ im: 'vcdiff', 'delta-base': '"v1"' })]
+  ]
+  for (const [name, bad] of cases) {
+    const f = scripted([ok200('"v1"'), bad, ok200('"v2"', target)])
+    const client = new DeltaClient({ fetch: f.fetch })
+    await client.get('http://x/doc')
+    const res = await client.get('http://x/doc')
+    t.equal(res.wireStatus, 200, `${name}: fetched again`)
+    t.same(res.body, target)
+    t.equal(f.seen[1]['if-none-match'], '"v1"')
+    t.equal(f.seen[2]['if-none-match'], undefined, `${name}: the retry names no base`)
+  }
+  const valid = scripted([ok200('"v1"'), im226({ etag: '"v2"', im: 'vcdiff', 'delta-base': '"v1"' })])
+  const client = new DeltaClient({ fetch: valid.fetch })
+  await client.get('http://x/doc')
+  t.same((await client.get('http://x/doc')).body, target, 'a matching Delta-Base is applied')
+})
+
+test('a delta without a kept base is an error; other failures are passed on', async (t) => {
+  const noBase = new DeltaClient({ fetch: scripted([im226({ etag: '"v2"', im: 'vcdiff' })]).fetch })
+  await t.rejects(noBase.get('http://x/doc'), DeltaClientError)
+  const down = new DeltaClient({ fetch: async () => { throw new TypeError('fetch failed') } })
+  await t.rejects(down.get('http://x/doc'), /fetch failed/)
+  const f = scripted([ok200('"v1"'), () => { throw new TypeError('fetch failed') }])
+  const kept = new DeltaClient({ fetch: f.fetch })
+  await kept.get('http://x/doc')
+  await t.rejects(kept.get('http://x/doc'), /fetch failed/, 'no retry for a network failure')
+  t.ok(kept.cached('http://x/doc'), 'and the kept instance stays')
+})
+
+test('only a 200 with a strong ETag is kept; other answers pass through', async (t) => {
+  const f = scripted([
+    ok200('"v1"'),
+    ok200('W/"v2"'),
+    ok200('"v3"'),
+    ok200(),
+    ok200('"v4"'),
+    () => new Response('{"errors":[]}', { status: 412, headers: { etag: '"other"' } }),
+    () => new Response('gone', { status: 404 })
+  ])
+  const client = new DeltaClient({ fetch: f.fetch })
+  await client.get('http://x/doc')
+  await client.get('http://x/doc')
+  t.equal(client.cached('http://x/doc'), undefined, 'a weak ETag names no exact bytes')
+  await client.get('http://x/doc')
+  await client.get('http://x/doc')
+  t.equal(client.cached('http://x/doc'), undefined, 'no ETag, nothing to name in If-None-Match')
+  await client.get('http://x/doc')
+  const failed = await client.get('http://x/doc', { 'if-match': '"v4"' })
+  t.equal(failed.status, 412, 'a 412 for another ETag is no "not modified"')
+  t.equal(failed.notModified, false)
+  t.equal(f.seen[5]['if-match'], '"v4"', 'the caller\'s headers are sent')
+  t.equal(f.seen[5]['a-im'], 'vcdiff, gzip')
+  const missing = await client.get('http://x/doc')
+  t.equal(missing.status, 404)
+  t.equal(missing.body.toString(), 'gone')
+  t.equal(client.cached('http://x/doc')?.etag, '"v4"', 'the kept instance is not replaced by an error')
+})
+
+test('the kept instances are bounded by count and by bytes, least recently used first', async (t) => {
+  const body = (n: number): Buffer => Buffer.alloc(n, 1)
+  const f = scripted([
+    ok200('"a"', body(10)), ok200('"b"', body(10)),
+    () => new Response(null, { status: 304, headers: { etag: '"a"' } }),
+    ok200('"c"', body(10)),
+    ok200('"d"', body(30)),
+    ok200('"e"', body(41))
+  ])
+  const client = new DeltaClient({ fetch: f.fetch, maxEntries: 2, maxBytes: 40 })
+  await client.get('http://x/a')
+  await client.get('http://x/b')
+  t.equal((await client.get('http://x/a')).notModified, true, 'a is the most recently used now')
+  await client.get('http://x/c')
+  t.equal(client.cached('http://x/b'), undefined, 'b was the least recently used')
+  t.ok(client.cached('http://x/a'))
+  await client.get('http://x/d')
+  t.equal(client.cached('http://x/a'), undefined, '30 + 10 + 10 B is over 40 B')
+  t.equal(client.bytes, 40)
+  await client.get('http://x/e')
+  t.equal(client.cached('http://x/e'), undefined, 'an instance over maxBytes is not kept')
+  client.forget('http://x/none')
+  t.equal(client.bytes, 40)
+})
+
+test('the client checks its options', async (t) => {
+  t.throws(() => new DeltaClient({ fetch: 'x' as unknown as DeltaClientOptions['fetch'] }), /needs a fetch function/)
+  t.throws(() => new DeltaClient({ maxEntries: 0 }), /maxEntries must be a positive integer/)
+  t.throws(() => new DeltaClient({ maxBytes: 1.5 }), /maxBytes must be a positive integer/)
+})
+
+test('RFC 3229 10.5.2: IM "gzip, vcdiff" is undone in reverse: the delta first, then gunzip', async (t) => {
+  // gzip was applied first: the delta turns the kept (identity) instance into the gzipped new one.
+  const d = Buffer.from(encode(base, gzipSync(target)))
+  const f = scripted([ok200('"v1"'), im226({ etag: '"v2"', im: 'gzip, vcdiff' }, d)])
+  const client = new DeltaClient({ fetch: f.fetch })
+  await client.get('http://x/doc')
+  const res = await client.get('http://x/doc')
+  t.same(res.im, ['gzip', 'vcdiff'])
+  t.same(res.body, target)
+})

@@ -8,7 +8,7 @@ import swagger from '@fastify/swagger'
 import Redis from 'ioredis'
 import {
   httpConventions, serverOptions, unprocessable, conventionsOpenApiTransform, ERRORS_SCHEMA_ID, type Profile,
-  RedisNonceStore, type AuthOptions, type BearerTokenInfo
+  RedisNonceStore, type AuthOptions, type BearerTokenInfo, RedisInstanceStore, type DeltaEncodingOptions
 } from '../plugins/index'
 import { ArticleStore, type Article, type ArticleInput, type Stored } from './store'
 import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
@@ -90,6 +90,15 @@ function authOptions (app: FastifyInstance, auth: ServiceAuth): Omit<AuthOptions
   }
 }
 
+/** Delta bases (RFC 3229): in memory by default; with REDIS_URL in Redis, shared by a fleet. */
+function deltaOptions (app: FastifyInstance, redisUrl: string | undefined): Omit<DeltaEncodingOptions, 'profile'> {
+  if (redisUrl === undefined) return {}
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 })
+  redis.on('error', (err) => app.log.warn({ err }, 'delta bases: Redis connection error'))
+  app.addHook('onClose', async function closeDeltaRedis () { await redis.quit() })
+  return { store: new RedisInstanceStore(redis) }
+}
+
 const XML = { root: 'article', itemNames: { tags: 'tag' } }
 const XML_LIST = { root: 'articles', itemNames: { articles: 'article', tags: 'tag' } }
 
@@ -113,7 +122,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     },
     transform: conventionsOpenApiTransform
   })
-  await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit }, auth: authOptions(app, config.auth ?? authFromEnv({})) })
+  await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit }, auth: authOptions(app, config.auth ?? authFromEnv({})), deltaEncoding: deltaOptions(app, config.auth?.redisUrl) })
 
   function sendArticle (reply: FastifyReply, stored: Stored, status = 200): FastifyReply {
     reply.code(status).header('etag', stored.etag).header('last-modified', new Date(stored.updatedAtMs).toUTCString())
@@ -157,7 +166,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
 
   app.get('/articles/:id', {
     schema: { params: idParams, response: { 200: { $ref: `${articleSchema.$id}#` } } },
-    config: { contentType: { xml: XML }, conditional: { validators } }
+    config: { contentType: { xml: XML }, conditional: { validators }, deltaEncoding: true }
   }, async (request, reply) => {
     const stored = store.get(idOf(request))
     if (stored === undefined) return reply.callNotFound()

@@ -1,0 +1,180 @@
+import { test } from 'tap'
+import type { Test } from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { boot, buildApp, listen } from '../helpers/app'
+import { rawRequest } from '../helpers/raw'
+import { httpConventions, httpConventionsResourcePolicy, type HttpConventionsOptions } from '../../plugins/index'
+
+const CORP = 'cross-origin-resource-policy'
+const AUTH = 'Basic ' + Buffer.from('u:p').toString('base64')
+
+interface Doc { etag: string, text: string }
+
+/** Routes that answer every status the suite produces. */
+async function policyServer (t: Test, opts: HttpConventionsOptions = {}): Promise<{ app: FastifyInstance, port: number, doc: Doc }> {
+  const app = await buildApp({ auth: { basic: { users: { u: 'p' } } }, redirect: { rules: [{ from: '/v1/', to: '/' }] }, ...opts }, { bodyLimit: 1000 })
+  const doc: Doc = { etag: 'v1', text: 'first version of the document, long enough to be worth a delta. '.repeat(20) }
+  app.get('/plain', async () => 'plain')
+  app.get('/logo', { config: { resourcePolicy: 'cross-origin' } }, async (_req, reply) => reply.type('image/svg+xml').send('<svg xmlns="http://www.w3.org/2000/svg"/>'))
+  app.get('/site', { config: { resourcePolicy: 'same-site' } }, async () => 'site')
+  app.get('/none', { config: { resourcePolicy: false } }, async () => 'none')
+  app.get('/own', { config: { resourcePolicy: 'same-site' } }, async (_req, reply) => reply.header(CORP, 'cross-origin').send('own'))
+  app.get('/secret', { config: { auth: true } }, async () => 'secret')
+  app.get('/secret-logo', { config: { auth: true, resourcePolicy: 'cross-origin' } }, async () => 'secret')
+  app.post('/items', {
+    config: { contentType: { accept: ['application/json'] } },
+    schema: { body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } }
+  }, async () => ({ ok: true }))
+  app.get('/missing', async (_req, reply) => reply.callNotFound())
+  app.get('/boom', async () => { throw new Error('boom') })
+  app.get('/hashed', { config: { conditional: true } }, async () => 'hashed')
+  app.get('/doc', { config: { conditional: { validators: () => ({ etag: doc.etag }) }, deltaEncoding: true } }, async (_req, reply) => reply.type('text/plain').send(doc.text))
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  return { app, port, doc }
+}
+
+test('Fetch CORP: the default policy is same-origin; a route sets its own; false sends none', async (t) => {
+  const { app } = await policyServer(t)
+  t.equal((await app.inject('/plain')).headers[CORP], 'same-origin')
+  t.equal((await app.inject('/logo')).headers[CORP], 'cross-origin')
+  t.equal((await app.inject('/site')).headers[CORP], 'same-site')
+  t.equal((await app.inject('/none')).headers[CORP], undefined)
+  t.equal((await app.inject('/own')).headers[CORP], 'cross-origin', 'a value the handler set wins')
+  t.equal((await app.inject({ method: 'HEAD', url: '/logo' })).headers[CORP], 'cross-origin', 'HEAD like GET')
+})
+
+test('Fetch CORP: the option sets the default policy, or none', async (t) => {
+  const cross = await buildApp({ resourcePolicy: { policy: 'cross-origin' } })
+  cross.get('/a', async () => 'a')
+  cross.get('/b', { config: { resourcePolicy: 'same-origin' } }, async () => 'b')
+  t.equal((await cross.inject('/a')).headers[CORP], 'cross-origin')
+  t.equal((await cross.inject('/b')).headers[CORP], 'same-origin')
+  t.equal((await cross.inject('/nowhere')).headers[CORP], 'cross-origin')
+  const none = await buildApp({ resourcePolicy: { policy: false } })
+  none.get('/a', async () => 'a')
+  none.get('/b', { config: { resourcePolicy: 'same-site' } }, async () => 'b')
+  t.equal((await none.inject('/a')).headers[CORP], undefined)
+  t.equal((await none.inject('/b')).headers[CORP], 'same-site')
+  const off = await buildApp({ resourcePolicy: false })
+  off.get('/a', async () => 'a')
+  t.equal((await off.inject('/a')).headers[CORP], undefined, 'resourcePolicy: false leaves the plugin out')
+})
+
+test('spec 4.7: 401 from auth carries the route\'s policy, next to WWW-Authenticate', async (t) => {
+  const { app } = await policyServer(t)
+  const res = await app.inject('/secret')
+  t.equal(res.statusCode, 401)
+  t.ok(res.headers['www-authenticate'])
+  t.equal(res.headers[CORP], 'same-origin')
+  const logo = await app.inject('/secret-logo')
+  t.equal(logo.statusCode, 401)
+  t.equal(logo.headers[CORP], 'cross-origin', 'the route\'s own policy applies to its errors')
+  t.equal((await app.inject({ url: '/secret', headers: { authorization: AUTH } })).headers[CORP], 'same-origin')
+})
+
+test('spec 4.7: 4xx and 5xx from other plugins and from handlers carry the policy (415, 422, 400, 500)', async (t) => {
+  const { app } = await policyServer(t)
+  const cases: Array<[number, Parameters<FastifyInstance['inject']>[0]]> = [
+    [415, { method: 'POST', url: '/items', headers: { 'content-type': 'text/plain' }, payload: 'x' }],
+    [422, { method: 'POST', url: '/items', headers: { 'content-type': 'application/json' }, payload: '{}' }],
+    [400, { method: 'POST', url: '/items', headers: { 'content-type': 'application/json' }, payload: '{' }],
+    [500, { url: '/boom' }]
+  ]
+  for (const [status, req] of cases) {
+    const res = await app.inject(req)
+    t.equal(res.statusCode, status)
+    t.equal(res.headers[CORP], 'same-origin', `${status}`)
+  }
+})
+
+test('spec 4.7: 404s carry the default policy: unknown routes and reply.callNotFound()', async (t) => {
+  const { app } = await policyServer(t)
+  for (const url of ['/nowhere', '/missing']) {
+    const res = await app.inject(url)
+    t.equal(res.statusCode, 404)
+    t.equal(res.headers[CORP], 'same-origin', url)
+  }
+})
+
+test('spec 4.7: 411 answered from the content-length hooks, over a real socket, carries the policy', async (t) => {
+  const { port } = await policyServer(t)
+  const noLength = await rawRequest(port, 'POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n', { waitMs: 1000 })
+  t.equal(noLength.status, 411)
+  t.equal(noLength.headers[CORP], 'same-origin')
+  const chunked = await rawRequest(port, 'POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n', { waitMs: 1000 })
+  t.equal(chunked.status, 411)
+  t.equal(chunked.headers[CORP], 'same-origin')
+  const over = await rawRequest(port, 'POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n', { waitMs: 1000 })
+  t.equal(over.status, 411)
+  t.equal(over.headers[CORP], 'same-origin')
+})
+
+test('documented exception: a 411 for a request Node\'s parser refused is written on the raw socket, outside Fastify', async (t) => {
+  // plugins/resource-policy.ts: no browser sends such a request for an embedded resource.
+  const { port } = await policyServer(t)
+  const res = await rawRequest(port, 'POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', { waitMs: 1000 })
+  t.equal(res.status, 411)
+  t.equal(res.headers[CORP], undefined)
+})
+
+test('spec 4.7: 412 (spec profile) and 304 (rfc9110 profile) carry the policy', async (t) => {
+  const { app } = await policyServer(t)
+  const first = await app.inject('/hashed')
+  t.equal(first.headers[CORP], 'same-origin')
+  const failed = await app.inject({ url: '/hashed', headers: { 'if-none-match': first.headers.etag as string } })
+  t.equal(failed.statusCode, 412)
+  t.equal(failed.headers[CORP], 'same-origin')
+  const provided = await app.inject({ url: '/doc', headers: { 'if-none-match': '"v1"' } })
+  t.equal(provided.statusCode, 412)
+  t.equal(provided.headers[CORP], 'same-origin')
+
+  const rfc = await policyServer(t, { profile: 'rfc9110' })
+  const notModified = await rfc.app.inject({ url: '/hashed', headers: { 'if-none-match': first.headers.etag as string } })
+  t.equal(notModified.statusCode, 304)
+  t.equal(notModified.headers[CORP], 'same-origin')
+  const head = await rfc.app.inject({ method: 'HEAD', url: '/doc', headers: { 'if-none-match': '"v1"' } })
+  t.equal(head.statusCode, 304)
+  t.equal(head.headers[CORP], 'same-origin')
+})
+
+test('spec 4.7: a 226 delta carries the policy', async (t) => {
+  const { app, doc } = await policyServer(t)
+  t.equal((await app.inject('/doc')).statusCode, 200, 'the first instance is kept as a base')
+  doc.etag = 'v2'
+  doc.text = doc.text.replace('first', 'second')
+  const res = await app.inject({ url: '/doc', headers: { 'a-im': 'vcdiff', 'if-none-match': '"v1"' } })
+  t.equal(res.statusCode, 226)
+  t.equal(res.headers.im, 'vcdiff')
+  t.equal(res.headers[CORP], 'same-origin')
+})
+
+test('spec 4.7: a 307 from the redirect rules carries the policy', async (t) => {
+  const { app } = await policyServer(t)
+  const res = await app.inject('/v1/plain')
+  t.equal(res.statusCode, 307)
+  t.equal(res.headers[CORP], 'same-origin')
+})
+
+test('registered alone and by the umbrella, one header line is sent', async (t) => {
+  const app = Fastify()
+  await app.register(httpConventions)
+  await app.register(httpConventionsResourcePolicy, { policy: 'cross-origin' })
+  app.get('/a', async () => 'a')
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  const res = await rawRequest(port, 'GET /a HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 1000 })
+  t.same(res.headerLines.filter(([n]) => n === CORP), [[CORP, 'same-origin']], 'the first registration decides')
+})
+
+test('values are checked at registration: a typo throws at boot, a route config typo when the route is added', async (t) => {
+  for (const opts of [{ policy: 'same_origin' }, { policy: 'Same-Origin' }, { policy: true }, { policy: null }, { polciy: 'same-site' }]) {
+    await t.rejects(boot(Fastify().register(httpConventionsResourcePolicy, opts as never).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, JSON.stringify(opts))
+    await t.rejects(boot(Fastify().register(httpConventions, { resourcePolicy: opts as never }).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+  }
+  await t.rejects(boot(Fastify().register(httpConventions, { resourcePolicy: 'same-site' as never }).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
+  const app = await buildApp()
+  for (const resourcePolicy of ['cross_origin', 'none', true, 0]) {
+    t.throws(() => app.get('/x' + String(resourcePolicy), { config: { resourcePolicy: resourcePolicy as never } }, async () => 'x'), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, JSON.stringify(resourcePolicy))
+  }
+})

@@ -99,6 +99,9 @@ function deltaOptions (app: FastifyInstance, redisUrl: string | undefined): Omit
   return { store: new RedisInstanceStore(redis) }
 }
 
+// Spec 4.6: any method under /v1/ is answered 307 to the same path without /v1, query kept.
+const REDIRECTS = [{ from: '/v1/', to: '/' }]
+
 const XML = { root: 'article', itemNames: { tags: 'tag' } }
 const XML_LIST = { root: 'articles', itemNames: { articles: 'article', tags: 'tag' } }
 
@@ -122,7 +125,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     },
     transform: conventionsOpenApiTransform
   })
-  await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit }, auth: authOptions(app, config.auth ?? authFromEnv({})), deltaEncoding: deltaOptions(app, config.auth?.redisUrl) })
+  await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit }, auth: authOptions(app, config.auth ?? authFromEnv({})), deltaEncoding: deltaOptions(app, config.auth?.redisUrl), redirect: { rules: REDIRECTS }, resourcePolicy: { policy: 'same-origin' } })
 
   function sendArticle (reply: FastifyReply, stored: Stored, status = 200): FastifyReply {
     reply.code(status).header('etag', stored.etag).header('last-modified', new Date(stored.updatedAtMs).toUTCString())
@@ -135,7 +138,8 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
 
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(homePage))
 
-  app.get('/public/logo.svg', { schema: { hide: true } }, async (_request, reply) => reply.type('image/svg+xml').send(logoSvg))
+  // Spec 4.7: the logo may be embedded by any origin; every other response is same-origin.
+  app.get('/public/logo.svg', { schema: { hide: true }, config: { resourcePolicy: 'cross-origin' } }, async (_request, reply) => reply.type('image/svg+xml').send(logoSvg))
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 

@@ -26,8 +26,8 @@ interface Entry {
   expiresAt: number
 }
 
-/** What one entry costs beyond its value and key: Map slot, Entry object, Buffer object. */
-export const ENTRY_OVERHEAD = 160
+/** What one entry costs beyond its value and key: Map slot, Entry object, Buffer and ArrayBuffer objects, allocator bookkeeping (measured by bench/delta.js). */
+export const ENTRY_OVERHEAD = 512
 
 export class MemoryInstanceStore implements InstanceStore {
   readonly #maxBytes: number

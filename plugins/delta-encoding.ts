@@ -206,7 +206,8 @@ async function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodin
       // RFC 3229 10.4.1: a 226 carries the ETag of the current instance; a weak one does not
       // name one sequence of bytes (RFC 9110 8.8.1), so it can be no delta base either.
       if (current === null || current.weak) return payload
-      const contentType = String(reply.getHeader('content-type') ?? '')
+      // Part of the key (no Content-Type at all is a key of its own: 'undefined').
+      const contentType = String(reply.getHeader('content-type'))
       const url = request.url
       const log = request.log
 

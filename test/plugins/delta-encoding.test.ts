@@ -386,6 +386,19 @@ test('answers that are no whole instance are sent as they are', async (t) => {
   t.equal(gunzipSync(buffer.body).toString(), v1)
 })
 
+test('a route with several methods opts in for GET only; an object config without ttl keeps the plugin\'s', async (t) => {
+  const store = new SpyStore()
+  const app = Fastify(serverOptions)
+  await app.register(httpConventionsDeltaEncoding, { store, ttl: 7000 })
+  app.route({ method: ['GET', 'POST'], url: '/both', config: { deltaEncoding: { manipulations: ['gzip'] } }, handler: async (_request, reply) => reply.type('text/plain').header('etag', '"b1"').send(v1) })
+  t.teardown(() => app.close())
+  const got = await app.inject({ url: '/both', headers: { 'a-im': 'gzip' } })
+  t.equal(got.statusCode, 226)
+  const posted = await app.inject({ method: 'POST', url: '/both', headers: { 'a-im': 'gzip' } })
+  t.equal(posted.statusCode, 200, 'RFC 3229 10.4.1: a 226 answers a GET, never a POST')
+  t.same(store.sets.map((s) => s.ttl), [7000], 'only the GET kept its instance, with the plugin\'s ttl')
+})
+
 test('instances over maxInstanceBytes are neither kept nor manipulated', async (t) => {
   const store = new SpyStore()
   const app = await build({ deltaEncoding: { store, maxInstanceBytes: 1000 } })

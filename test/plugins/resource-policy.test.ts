@@ -1,6 +1,6 @@
 import { test } from 'tap'
 import type { Test } from 'tap'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
 import { boot, buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
 import { httpConventions, httpConventionsResourcePolicy, type HttpConventionsOptions } from '../../plugins/index'
@@ -75,7 +75,7 @@ test('spec 4.7: 401 from auth carries the route\'s policy, next to WWW-Authentic
 
 test('spec 4.7: 4xx and 5xx from other plugins and from handlers carry the policy (415, 422, 400, 500)', async (t) => {
   const { app } = await policyServer(t)
-  const cases: Array<[number, Parameters<FastifyInstance['inject']>[0]]> = [
+  const cases: Array<[number, InjectOptions]> = [
     [415, { method: 'POST', url: '/items', headers: { 'content-type': 'text/plain' }, payload: 'x' }],
     [422, { method: 'POST', url: '/items', headers: { 'content-type': 'application/json' }, payload: '{}' }],
     [400, { method: 'POST', url: '/items', headers: { 'content-type': 'application/json' }, payload: '{' }],

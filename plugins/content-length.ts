@@ -34,9 +34,14 @@ export interface ContentLengthRouteConfig {
 const kMisframed = Symbol('http-conventions.misframed')
 const kHadBody = Symbol('http-conventions.had-body')
 const kCurrent = Symbol('http-conventions.current-request')
+// Requests are numbered per connection. When one is refused without its body being read,
+// the connection closes after that answer, and requests pipelined behind it must never run.
+const kSeq = Symbol('http-conventions.request-seq')
+const kRefusedAt = Symbol('http-conventions.refused-at')
 const kListening = Symbol.for('fastify-http-conventions.content-length-listeners')
 
-type TrackedSocket = Socket & { [kHadBody]?: boolean, [kCurrent]?: IncomingMessage & { [kMisframed]?: boolean } }
+type TrackedRequest = IncomingMessage & { [kMisframed]?: boolean, [kSeq]?: number }
+type TrackedSocket = Socket & { [kHadBody]?: boolean, [kSeq]?: number, [kRefusedAt]?: number, [kCurrent]?: TrackedRequest }
 
 // Parser errors that are about the message's framing (RFC 9112 6.1-6.3).
 const FRAMING_ERRORS = new Set(['HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH', 'HPE_INVALID_TRANSFER_ENCODING'])
@@ -83,8 +88,9 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   const server = fastify.server as typeof fastify.server & { [kListening]?: boolean }
   if (server[kListening] !== true) {
     server[kListening] = true
-    server.prependListener('request', function trackRequestFraming (req: IncomingMessage) {
+    server.prependListener('request', function trackRequestFraming (req: TrackedRequest) {
       const socket = req.socket as TrackedSocket
+      req[kSeq] = socket[kSeq] = (socket[kSeq] ?? 0) + 1
       const cl = req.headers['content-length']
       socket[kHadBody] = (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined
       socket[kCurrent] = req
@@ -145,7 +151,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
       const cl = headers['content-length']
       if (headers['transfer-encoding'] !== undefined) {
         // Spec 4.2: a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
-        if (requireLength) return next(lengthRequired('a request body must be sent with Content-Length, not chunked'))
+        if (requireLength) return refuse(request, next, lengthRequired('a request body must be sent with Content-Length, not chunked'))
         return next()
       }
       if (cl === undefined) {
@@ -153,15 +159,40 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
         return next()
       }
       // Node's parser already refused anything but 1*DIGIT (RFC 9110 8.6) and duplicates.
-      if (Number(cl) > limit) return next(tooLarge(`the body is larger than the limit of ${limit} bytes`))
+      if (Number(cl) > limit) return refuse(request, next, tooLarge(`the body is larger than the limit of ${limit} bytes`))
       next()
     }
   })
 
+  // Any answer that closes its connection (a redirect or a 401 that left the body unread)
+  // ends the connection's pipeline too: later requests on it must not run.
+  fastify.addHook('onSend', function markClosingConnection (request, reply, payload, next: (err: Error | null, value?: unknown) => void) {
+    if (reply.getHeader('connection') === 'close') markRefused(request)
+    next(null, payload)
+  })
+
+  function markRefused (request: FastifyRequest): void {
+    const socket = request.raw.socket as TrackedSocket | null
+    if (socket === null) return
+    socket[kRefusedAt] = Math.min(socket[kRefusedAt] ?? Infinity, (request.raw as TrackedRequest)[kSeq] ?? 0)
+  }
+
+  /** Refuses a request whose body will not be read: its connection closes after the answer. */
+  function refuse (request: FastifyRequest, next: HookHandlerDoneFunction, err: ConventionError): void {
+    markRefused(request)
+    next(err)
+  }
+
   function refuseMisframed (request: FastifyRequest, _reply: FastifyReply, next: HookHandlerDoneFunction): void {
     // The parser found bytes beyond the declared body: the body this handler would see is wrong.
-    if ((request.raw as IncomingMessage & { [kMisframed]?: boolean })[kMisframed] === true) {
+    const raw = request.raw as TrackedRequest
+    if (raw[kMisframed] === true) {
       return next(mismatch('the body is longer than its Content-Length'))
+    }
+    // RFC 9112 9.3.2: bytes pipelined behind a request whose body was never read cannot be framed.
+    const refusedAt = (raw.socket as TrackedSocket | null)?.[kRefusedAt]
+    if (refusedAt !== undefined && (raw[kSeq] ?? 0) > refusedAt) {
+      return next(lengthRequired('an earlier request on this connection was refused; send this one on a new connection'))
     }
     next()
   }

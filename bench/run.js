@@ -2,7 +2,7 @@
 // `npm run bench`: every benchmark of the suite, side by side in one run.
 const { printRows } = require('./harness')
 
-const modules = ['foundation', 'conditional']
+const modules = ['foundation', 'conditional', 'auth', 'delta']
 
 async function main () {
   const only = process.argv[2]

@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import swagger from '@fastify/swagger'
 import Redis from 'ioredis'
 import {
-  httpConventions, serverOptions, unprocessable, conventionsOpenApiTransform, ERRORS_SCHEMA_ID, type Profile,
+  httpConventions, serverOptions, unprocessable, negotiateMediaType, conventionsOpenApiTransform, ERRORS_SCHEMA_ID, type Profile,
   RedisNonceStore, type AuthOptions, type BearerTokenInfo, RedisInstanceStore, type DeltaEncodingOptions
 } from '../plugins/index'
 import { ArticleStore, type Article, type ArticleInput, type Stored } from './store'
@@ -103,6 +103,22 @@ function deltaOptions (app: FastifyInstance, redisUrl: string | undefined): Omit
 const REDIRECTS = [{ from: '/v1/', to: '/' }]
 
 const XML = { root: 'article', itemNames: { tags: 'tag' } }
+
+/**
+ * A strong ETag names one representation (RFC 9110 8.8.3): the XML representation of an
+ * article has its own, derived from the stored (JSON) one. Every method selects the
+ * representation by Accept, so a client that reads XML sends the XML ETag with
+ * `Accept: application/xml` on its writes too.
+ */
+function etagFor (request: FastifyRequest, stored: string): string {
+  return negotiateMediaType(request.headers.accept, ['application/json', 'application/xml']) === 'application/xml'
+    ? stored.slice(0, -1) + '.xml"'
+    : stored
+}
+
+function storedEtag (etag: string): string {
+  return etag.endsWith('.xml"') ? etag.slice(0, -5) + '"' : etag
+}
 const XML_LIST = { root: 'articles', itemNames: { articles: 'article', tags: 'tag' } }
 
 export async function buildService (config: ServiceConfig): Promise<FastifyInstance> {
@@ -127,8 +143,8 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   })
   await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit }, auth: authOptions(app, config.auth ?? authFromEnv({})), deltaEncoding: deltaOptions(app, config.auth?.redisUrl), redirect: { rules: REDIRECTS }, resourcePolicy: { policy: 'same-origin' } })
 
-  function sendArticle (reply: FastifyReply, stored: Stored, status = 200): FastifyReply {
-    reply.code(status).header('etag', stored.etag).header('last-modified', new Date(stored.updatedAtMs).toUTCString())
+  function sendArticle (request: FastifyRequest, reply: FastifyReply, stored: Stored, status = 200): FastifyReply {
+    reply.code(status).header('etag', etagFor(request, stored.etag)).header('last-modified', new Date(stored.updatedAtMs).toUTCString())
     return reply.send(stored.article)
   }
 
@@ -158,14 +174,19 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     const created = store.create(request.body as ArticleInput)
     if (created === 'duplicate-slug') throw duplicateSlug()
     reply.header('location', `/articles/${created.article.id}`)
-    return sendArticle(reply, created, 201)
+    return sendArticle(request, reply, created, 201)
   })
 
   const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id
   // The current validators of an article (RFC 9110 8.8): read before the handler, for preconditions.
   const validators = (request: FastifyRequest): { etag: string, lastModified: number } | null => {
     const stored = store.get(idOf(request))
-    return stored === undefined ? null : { etag: stored.etag, lastModified: stored.updatedAtMs }
+    return stored === undefined ? null : { etag: etagFor(request, stored.etag), lastModified: stored.updatedAtMs }
+  }
+  // The ETag the compare-and-set must find in the store (the JSON one), from the one the request named.
+  const expected = (request: FastifyRequest): string | null => {
+    const e = request.preconditions?.expectedEtag ?? null
+    return e === null ? null : storedEtag(e)
   }
 
   app.get('/articles/:id', {
@@ -174,7 +195,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   }, async (request, reply) => {
     const stored = store.get(idOf(request))
     if (stored === undefined) return reply.callNotFound()
-    return sendArticle(reply, stored)
+    return sendArticle(request, reply, stored)
   })
 
   app.put('/articles/:id', {
@@ -182,11 +203,11 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, conditional: { validators, creates: false }, auth: WRITE }
   }, async (request, reply) => {
     // Compare-and-set on the ETag the preconditions were evaluated against: check and write are one statement.
-    const result = store.replace(idOf(request), request.body as ArticleInput, request.preconditions?.expectedEtag ?? null)
+    const result = store.replace(idOf(request), request.body as ArticleInput, expected(request))
     if (result === 'not-found') return reply.callNotFound()
     if (result === 'duplicate-slug') throw duplicateSlug()
-    if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed(undefined, store.get(idOf(request))?.etag)
-    return sendArticle(reply, result)
+    if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed(undefined, validators(request)?.etag)
+    return sendArticle(request, reply, result)
   })
 
   app.patch('/articles/:id', {
@@ -197,24 +218,24 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
         schema: articleSchema,
         load: (request) => {
           const stored = store.get(idOf(request))
-          return stored === undefined ? null : { document: stored.article, etag: stored.etag, lastModified: stored.updatedAtMs }
+          return stored === undefined ? null : { document: stored.article, etag: etagFor(request, stored.etag), lastModified: stored.updatedAtMs }
         },
         save: (request, document, expectedEtag) => {
           const { slug, title, body, tags, published } = document as Article
-          const result = store.replace(idOf(request), { slug, title, body, tags, published }, expectedEtag ?? null)
+          const result = store.replace(idOf(request), { slug, title, body, tags, published }, expectedEtag === undefined ? null : storedEtag(expectedEtag))
           if (result === 'duplicate-slug') throw duplicateSlug()
           if (typeof result === 'string') return false
-          return { document: result.article, etag: result.etag, lastModified: result.updatedAtMs }
+          return { document: result.article, etag: etagFor(request, result.etag), lastModified: result.updatedAtMs }
         }
       }
     }
   }, async (request, reply) => {
     const patched = request.patched as { document: Article, etag: string, lastModified: number }
-    return sendArticle(reply, { article: patched.document, etag: patched.etag, updatedAtMs: patched.lastModified })
+    return sendArticle(request, reply, { article: patched.document, etag: storedEtag(patched.etag), updatedAtMs: patched.lastModified })
   })
 
   app.delete('/articles/:id', { schema: { params: idParams }, config: { conditional: { validators }, auth: WRITE } }, async (request, reply) => {
-    const result = store.delete(idOf(request), request.preconditions?.expectedEtag ?? null)
+    const result = store.delete(idOf(request), expected(request))
     if (result === 'not-found') return reply.callNotFound()
     if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed()
     return reply.code(204).send()

@@ -1,0 +1,98 @@
+'use strict'
+/**
+ * Authentication (issue 5): the cost of the auth plugin on a protected route.
+ *
+ *   npm run build && node bench/auth.js
+ *
+ * (a) GET 2 KB JSON protected by Bearer (trivial verifier) vs the same route open   target >= 0.90
+ * (b) the same protected by Basic (one configured user)    vs the same route open   target >= 0.90
+ * (c) Digest verification throughput of the core, in process (SHA-256, MD5): one nonce,
+ *     increasing nonce-counts, the default in-memory nonce-count store.
+ *
+ * Both sides of a pair run the same app (every plugin of the suite, auth registered);
+ * only the route's `config.auth` differs. bench/server.js starts the variants as
+ * `auth:<name>`.
+ */
+const { performance } = require('node:perf_hooks')
+const Fastify = require('fastify')
+const { compare, printRows } = require('./harness')
+const suite = require('../dist/plugins/index.js')
+const { createDigest, digestResponse } = require('../dist/lib/auth/digest.js')
+
+const doc = {
+  id: 'a1b2c3',
+  slug: 'hello-world',
+  title: 'Hello',
+  tags: ['intro', 'bench'],
+  published: true,
+  body: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(33)
+}
+
+const TOKEN = 'bench-token-0123456789abcdef'
+const BASIC = 'Basic ' + Buffer.from('bench:bench-password').toString('base64')
+const SECRET = 'bench-secret-bench-secret-bench-secret!!'
+
+async function app (routeAuth) {
+  const a = Fastify({ ...suite.serverOptions })
+  await a.register(suite.httpConventions, {
+    auth: {
+      realm: 'bench',
+      basic: { users: { bench: 'bench-password' } },
+      // a trivial verifier: the plugin's own cost is what is measured
+      bearer: { verify: (token) => (token === TOKEN ? { subject: 'bench', scopes: ['read'] } : null) },
+      digest: { secret: SECRET, users: { bench: 'bench-password' } }
+    }
+  })
+  a.get('/doc', { config: { auth: routeAuth } }, async () => doc)
+  return a
+}
+
+const variants = {
+  open: () => app(false),
+  bearer: () => app({ schemes: ['bearer'], scopes: ['read'] }),
+  basic: () => app({ schemes: ['basic'] })
+}
+
+/** Digest verifications per second of the core, for one algorithm. */
+async function digestThroughput (algorithm, iterations) {
+  const digest = createDigest({ realm: 'bench', secret: SECRET, algorithms: [algorithm] })
+  const challenge = digest.challenges()[0]
+  const nonce = /nonce="([^"]+)"/.exec(challenge)[1]
+  const opaque = /opaque="([^"]+)"/.exec(challenge)[1]
+  const lookup = () => ({ password: 'bench-password' })
+  const headers = []
+  for (let i = 1; i <= iterations; i++) {
+    const nc = i.toString(16).padStart(8, '0')
+    const cnonce = `c${i}`
+    const response = digestResponse({ algorithm, username: 'bench', realm: 'bench', password: 'bench-password', method: 'GET', uri: '/doc', nonce, nc, cnonce, qop: 'auth' })
+    headers.push(`Digest username="bench", realm="bench", nonce="${nonce}", uri="/doc", algorithm=${algorithm}, response="${response}", opaque="${opaque}", qop=auth, nc=${nc}, cnonce="${cnonce}"`)
+  }
+  const start = performance.now()
+  for (const h of headers) {
+    const r = await digest.verifyAuthorization(h, 'GET', '/doc', lookup)
+    if (!r.ok) throw new Error(`verification failed: ${r.reason} ${r.detail}`)
+  }
+  const seconds = (performance.now() - start) / 1000
+  return Math.round(iterations / seconds)
+}
+
+async function run () {
+  const rows = []
+  // The open side gets the very same request (it ignores the header), so the client does equal work.
+  const bearer = { path: '/doc', headers: { authorization: `Bearer ${TOKEN}` } }
+  const basic = { path: '/doc', headers: { authorization: BASIC } }
+  rows.push(await compare('GET 2 KB JSON, Bearer (trivial verifier)', { name: 'Bearer', variant: 'auth:bearer', request: bearer, target: '>= 0.90' }, { name: 'open route', variant: 'auth:open', request: bearer }))
+  rows.push(await compare('GET 2 KB JSON, Basic (one user)', { name: 'Basic', variant: 'auth:basic', request: basic, target: '>= 0.90' }, { name: 'open route', variant: 'auth:open', request: basic }))
+  const iterations = Number(process.env.BENCH_DIGEST_ITERATIONS ?? 50000)
+  for (const algorithm of ['SHA-256', 'MD5']) {
+    const ops = await digestThroughput(algorithm, iterations)
+    rows.push({ benchmark: `Digest ${algorithm} verifications/s (core, in process)`, a: 'verifyAuthorization', b: '-', aReqPerSec: ops, bReqPerSec: '-', aP99ms: '-', bP99ms: '-', ratio: '-', target: 'reported' })
+  }
+  return rows
+}
+
+module.exports = { run, variants }
+
+if (require.main === module) {
+  run().then((rows) => console.log(printRows(rows)), (err) => { console.error(err); process.exit(1) })
+}

@@ -78,6 +78,8 @@ function authOptions (app: FastifyInstance, auth: ServiceAuth): Omit<AuthOptions
   let store: RedisNonceStore | undefined
   if (auth.redisUrl !== undefined) {
     const redis = new Redis(auth.redisUrl, { maxRetriesPerRequest: 1 })
+    // A connection error is logged; Digest then fails closed (401) until Redis is back.
+    redis.on('error', (err) => app.log.warn({ err }, 'Digest nonce counts: Redis connection error'))
     app.addHook('onClose', async function closeRedis () { await redis.quit() })
     store = new RedisNonceStore(redis)
   }

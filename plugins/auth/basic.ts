@@ -9,7 +9,7 @@ import { decodeBasicCredentials } from '../../lib/auth/basic'
 import { invalidOption } from '../../lib/errors'
 import {
   fail, runtimeScopes, scopeList, userTable, WHERE,
-  type AuthUser, type Credentials, type Outcome, type SchemeAdapter, type Verdict
+  isThenable, type AuthUser, type Credentials, type Outcome, type SchemeAdapter, type Verdict
 } from './common'
 
 /** What a Basic `verify` returns: false/null to refuse, true or `{ subject?, scopes? }` to accept. */
@@ -56,7 +56,8 @@ export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
           return { ok: true, principal: { scheme: 'basic', subject, scopes: runtimeScopes(r.scopes, defaultScopes) } }
         }
         const r = verify(userId, decoded.password, request)
-        return r instanceof Promise ? r.then(accept) : accept(r)
+        // any thenable the service returns, not only native promises
+        return isThenable(r) ? Promise.resolve(r).then(accept) : accept(r)
       }
     }
   }

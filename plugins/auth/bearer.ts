@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { invalidOption } from '../../lib/errors'
-import { fail, runtimeScopes, WHERE, type Credentials, type Outcome, type SchemeAdapter, type Verdict } from './common'
+import { fail, runtimeScopes, WHERE, type Credentials, type Outcome, type SchemeAdapter, type Verdict, isThenable } from './common'
 
 /** What the service knows of a token; null or undefined when it knows none. */
 export interface BearerTokenInfo {
@@ -55,7 +55,8 @@ export function createBearerAdapter (opts: BearerAuthOptions): SchemeAdapter {
       // RFC 6750 2.1: b64token (the token68 of RFC 9110 11.4); auth-params are not Bearer credentials
       if (token === undefined) return fail('invalid', 'bearer: not a b64token')
       const r = verify(token, request)
-      return r instanceof Promise ? r.then(accept) : accept(r)
+      // any thenable the service returns, not only native promises
+      return isThenable(r) ? Promise.resolve(r).then(accept) : accept(r)
     }
   }
 }

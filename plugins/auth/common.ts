@@ -98,10 +98,14 @@ export function userTable (users: unknown, defaultScopes: readonly string[], nam
   return table
 }
 
+export function isThenable<T> (value: unknown): value is PromiseLike<T> {
+  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function'
+}
+
 /** Settles a value that may be a promise, without a microtask when it is not. */
 export function settle<T> (value: T | PromiseLike<T>, onValue: (v: T) => void, onError: (err: unknown) => void): void {
-  if (value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function') {
-    (value as PromiseLike<T>).then(onValue, onError)
+  if (isThenable<T>(value)) {
+    value.then(onValue, onError)
   } else {
     onValue(value as T)
   }

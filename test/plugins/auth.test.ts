@@ -167,6 +167,18 @@ test('RFC 6750: a Bearer token grants its scopes; unknown and expired tokens are
   t.match(lines(params.headers['www-authenticate']).at(-1), /error="invalid_token"/)
 })
 
+test('verifiers may return any thenable, not only native promises', async (t) => {
+  const thenable = <T>(value: T): PromiseLike<T> => ({ then: (ok) => Promise.resolve(value).then(ok) }) as PromiseLike<T>
+  const a = await app(t, authOptions({
+    basic: { verify: (user) => thenable(user === 'demo') as unknown as Promise<boolean> },
+    bearer: { verify: (token) => thenable(token === 'ok' ? { subject: 'late' } : null) as unknown as Promise<null> }
+  }))
+  t.equal((await a.inject({ url: '/any', headers: { authorization: 'Bearer ok' } })).json().principal.subject, 'late')
+  t.equal((await a.inject({ url: '/any', headers: { authorization: 'Bearer no' } })).statusCode, 401)
+  t.equal((await a.inject({ url: '/any', headers: { authorization: DEMO } })).statusCode, 200)
+  t.equal((await a.inject({ url: '/any', headers: { authorization: basicOf('other', 'x') } })).statusCode, 401)
+})
+
 test('RFC 6750 2.3: a token in the query string is never accepted, and the challenge carries no error code', async (t) => {
   const a = await app(t)
   const res = await a.inject({ url: '/any?access_token=w-token' })

@@ -20,6 +20,8 @@ export interface ServiceConfig {
   profile: Profile
   logger?: boolean | object
   auth?: ServiceAuth
+  /** Slow clients are cut off: the whole request must arrive within `requestMs`, its headers within `headersMs`. */
+  timeouts?: { requestMs: number, headersMs: number }
 }
 
 /** Who may write (REFERENCE-SERVICE.md): users (Basic, Digest) and tokens (Bearer) from the environment. */
@@ -58,13 +60,17 @@ export function configFromEnv (env: NodeJS.ProcessEnv = process.env): ServiceCon
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 0) throw new Error('BODY_LIMIT must be a non-negative integer')
   const port = Number(env.PORT ?? 3000)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('PORT must be a port number')
+  const requestMs = Number(env.REQUEST_TIMEOUT_MS ?? 30000)
+  const headersMs = Number(env.HEADERS_TIMEOUT_MS ?? 10000)
+  if (!Number.isSafeInteger(requestMs) || requestMs <= 0 || !Number.isSafeInteger(headersMs) || headersMs <= 0) throw new Error('REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS must be positive integers')
   return {
     host: env.HOST ?? '127.0.0.1',
     port,
     database: env.DATABASE ?? 'data/articles.db',
     bodyLimit,
     profile,
-    auth: authFromEnv(env)
+    auth: authFromEnv(env),
+    timeouts: { requestMs, headersMs: Math.min(headersMs, requestMs) }
   }
 }
 
@@ -128,8 +134,10 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     ...serverOptions,
     bodyLimit: config.bodyLimit,
     logger: config.logger ?? false,
-    // Stalled bodies and slow headers are cut off (RFC 9112 9.5 lets a server close idle connections).
-    requestTimeout: 30000,
+    // Stalled bodies and slow headers are cut off (RFC 9112 9.5 lets a server close idle
+    // connections): Node answers 408 and closes. Timeouts are checked every second.
+    requestTimeout: config.timeouts?.requestMs ?? 30000,
+    http: { headersTimeout: config.timeouts?.headersMs ?? 10000, connectionsCheckingInterval: 1000 },
     connectionTimeout: 60000
   })
   const store = new ArticleStore(config.database)

@@ -3,7 +3,7 @@
  * body over the limit is refused from its declared length before any byte is read;
  * framing errors that Node's HTTP parser catches itself are answered with 411 too.
  */
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
@@ -88,6 +88,14 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   const server = fastify.server as typeof fastify.server & { [kListening]?: boolean }
   if (server[kListening] !== true) {
     server[kListening] = true
+    // RFC 9110 10.1.1: a request with `Expect: 100-continue` gets its 100 only once it passed
+    // the length limit and authentication (preParsing, below); until then the client holds the
+    // body back, so a refused upload costs no bytes. Node would otherwise send 100 at once.
+    if (server.listenerCount('checkContinue') === 0) {
+      server.on('checkContinue', function deferContinue (req: IncomingMessage, res: ServerResponse) {
+        server.emit('request', req, res)
+      })
+    }
     server.prependListener('request', function trackRequestFraming (req: TrackedRequest) {
       const socket = req.socket as TrackedSocket
       req[kSeq] = socket[kSeq] = (socket[kSeq] ?? 0) + 1
@@ -141,10 +149,9 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     }
     // The route's own bodyLimit follows ours, so Fastify's reader enforces the same number on chunked bodies.
     if (route.bodyLimit === undefined || route.bodyLimit > limit) route.bodyLimit = limit
-    const hooks: unknown[] = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
-    route.onRequest = [checkLength, ...hooks] as RouteOptions['onRequest']
-    const preValidation: unknown[] = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation]
-    route.preValidation = [refuseMisframed, ...preValidation] as RouteOptions['preValidation']
+    route.onRequest = [checkLength, ...asArray(route.onRequest)] as RouteOptions['onRequest']
+    route.preValidation = [refuseMisframed, ...asArray(route.preValidation)] as RouteOptions['preValidation']
+    route.preParsing = [sendContinue, ...asArray(route.preParsing)] as RouteOptions['preParsing']
 
     function checkLength (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction): void {
       const headers = request.headers
@@ -167,7 +174,12 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   // Any answer that closes its connection (a redirect or a 401 that left the body unread)
   // ends the connection's pipeline too: later requests on it must not run.
   fastify.addHook('onSend', function markClosingConnection (request, reply, payload, next: (err: Error | null, value?: unknown) => void) {
-    if (reply.getHeader('connection') === 'close') markRefused(request)
+    if (reply.getHeader('connection') === 'close') {
+      markRefused(request)
+      const headers = request.headers
+      const cl = headers['content-length']
+      if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')) lingerOnClose(request.raw.socket)
+    }
     next(null, payload)
   })
 
@@ -175,6 +187,12 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     const socket = request.raw.socket as TrackedSocket | null
     if (socket === null) return
     socket[kRefusedAt] = Math.min(socket[kRefusedAt] ?? Infinity, (request.raw as TrackedRequest)[kSeq] ?? 0)
+  }
+
+  function sendContinue (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: (err?: Error | null, value?: unknown) => void): void {
+    const expect = request.headers.expect
+    if (expect !== undefined && expect.toLowerCase() === '100-continue' && !reply.raw.headersSent) reply.raw.writeContinue()
+    next(null, payload)
   }
 
   /** Refuses a request whose body will not be read: its connection closes after the answer. */
@@ -197,6 +215,32 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     next()
   }
   done()
+}
+
+const LINGER_MS = 2000
+
+/**
+ * RFC 9112 9.6: a server that closes while the client is still sending its body must not
+ * reset the connection before the client has read the answer. Node would close the socket
+ * right after the response, with the client's unread bytes pending: the kernel then sends
+ * a reset and the client may never see the 411. Instead: send FIN after the response, keep
+ * reading (and discarding) until the client closes, for at most LINGER_MS.
+ */
+function lingerOnClose (socket: Socket | null): void {
+  if (socket === null) return
+  const s = socket as Socket & { destroySoon?: () => void }
+  s.destroySoon = function lingeringClose (this: Socket) {
+    if (this.writable) this.end()
+    const timer = setTimeout(() => this.destroy(), LINGER_MS)
+    timer.unref()
+    this.once('end', () => { clearTimeout(timer); this.destroy() })
+    this.resume()
+  }
+}
+
+function asArray (hooks: unknown): unknown[] {
+  if (hooks === undefined || hooks === null) return []
+  return Array.isArray(hooks) ? hooks : [hooks]
 }
 
 export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '5.x', name: 'http-conventions-content-length' })

@@ -152,3 +152,21 @@ test('bad options throw at boot', async (t) => {
   t.throws(() => app.post('/', { config: { contentLength: { bodyLimit: -5 } } }, async () => 'x'), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
   t.throws(() => app.post('/x', { config: { contentLength: 'big' as never } }, async () => 'x'), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
 })
+
+test('RFC 9110 10.1.1: Expect: 100-continue gets its 100 only after the length check; a refused upload gets only its 411', async (t) => {
+  const { port, seen } = await framingServer(t)
+  const ok = await rawExchange(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\nExpect: 100-continue\r\n\r\n`, { responses: 1, waitMs: 1500 })
+  t.equal(ok.responses[0]?.status, 100, 'an acceptable upload is told to continue')
+  const big = await rawExchange(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 5000\r\nExpect: 100-continue\r\n\r\n`, { responses: 1, waitMs: 1500 })
+  t.same(big.responses.map((r) => r.status), [411], 'no 100 before the refusal')
+  t.same(seen, [])
+})
+
+test('RFC 9112 9.6: a client still sending a refused body reads its 411 (lingering close, no reset)', async (t) => {
+  const { port, seen } = await framingServer(t)
+  const pieces = [`POST /echo HTTP/1.1\r\n${H}Content-Length: 400000\r\n\r\n`, ...Array.from({ length: 40 }, () => 'x'.repeat(10000))]
+  const res = await rawRequest(port, '', { pieces, pauseMs: 1, waitMs: 4000, responses: undefined })
+  t.equal(res.status, 411)
+  t.ok(res.closed, 'the server closes once the client stops (or after the linger time)')
+  t.same(seen, [])
+})

@@ -42,6 +42,7 @@ export const errorCodes = {
   PRECONDITION_REQUIRED: createError(`${PREFIX}PRECONDITION_REQUIRED`, '%s', 428),
   UNAUTHORIZED: createError(`${PREFIX}UNAUTHORIZED`, '%s', 401),
   FORBIDDEN: createError(`${PREFIX}FORBIDDEN`, '%s', 403),
+  SERVICE_UNAVAILABLE: createError(`${PREFIX}SERVICE_UNAVAILABLE`, '%s', 503),
   /** Thrown at registration (boot) for options that make no sense; never per request. */
   INVALID_OPTION: createError(`${PREFIX}INVALID_OPTION`, '%s: %s', 500, TypeError)
 } as const
@@ -149,6 +150,14 @@ export function forbidden (message: string, challenges: string[] = []): Conventi
   const headers: Record<string, string | string[]> = { 'cache-control': 'no-store' }
   if (challenges.length > 0) headers['www-authenticate'] = challenges
   return make(errorCodes.FORBIDDEN, [message], { rendering: 'html', headers })
+}
+
+// RFC 9110 15.6.4: a store the request depends on is down; the client may retry later.
+export function serviceUnavailable (message: string, retryAfterSeconds = 5): ConventionError {
+  return make(errorCodes.SERVICE_UNAVAILABLE, [message], {
+    rendering: 'html',
+    headers: { 'retry-after': String(retryAfterSeconds), 'cache-control': 'no-store' }
+  })
 }
 
 /** Thrown at registration when a plugin option or a route's `config` is wrong. */

@@ -141,7 +141,7 @@ export type {
 } from './auth/index'
 export {
   errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired, lengthRequired,
-  unsupportedMediaType, malformedBody, unauthorized, forbidden
+  unsupportedMediaType, malformedBody, unauthorized, forbidden, serviceUnavailable
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'
 export type { Profile } from '../lib/profile'

@@ -7,13 +7,12 @@
  * one `WWW-Authenticate` line per challenge; handlers read `request.principal`.
  */
 import fp from 'fastify-plugin'
-import createError from '@fastify/error'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import { parseAuthorization, type AuthorizationResult } from '../../lib/headers/authorization'
 import { basicChallenge } from '../../lib/auth/basic'
 import { bearerChallenge } from '../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../lib/auth/digest'
-import { forbidden, invalidOption, unauthorized, type ConventionError } from '../../lib/errors'
+import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../lib/errors'
 import { isProfile, profileDefaults, type Profile } from '../../lib/profile'
 import { httpConventionsErrors } from '../errors'
 import { recordResponse } from '../openapi'
@@ -78,20 +77,6 @@ const MESSAGES = {
   insufficient: 'The credentials sent do not grant access to this resource.',
   unavailable: 'The credentials could not be verified at the moment. Try again later.'
 } as const
-
-const SERVICE_UNAVAILABLE = createError('FST_HTTP_CONVENTIONS_SERVICE_UNAVAILABLE', '%s', 503)
-
-/** RFC 9110 15.6.4: the store behind verification is down (storeFailureStatus 503); rendered like a 401 page. */
-function serviceUnavailable (message: string): ConventionError {
-  const err = new SERVICE_UNAVAILABLE(message) as unknown as ConventionError
-  err.rendering = 'html'
-  err.errors = []
-  err.headers = { 'retry-after': '5', 'cache-control': 'no-store' }
-  err.closeConnection = false
-  // the catalogue's mark (lib/errors.ts), so the suite's error handler renders it
-  Object.defineProperty(err, Symbol.for('fastify-http-conventions.error'), { value: true })
-  return err
-}
 
 function asArray (hooks: unknown): unknown[] {
   if (hooks === undefined || hooks === null) return []

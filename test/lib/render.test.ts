@@ -1,6 +1,6 @@
 import { test } from 'tap'
 import { render, escapeHtml, reasonPhrase } from '../../lib/render'
-import { lengthRequired, contentTooLarge, badFraming, unauthorized, unprocessable, malformedBody, unsupportedMediaType, invalidOption, isConventionError } from '../../lib/errors'
+import { lengthRequired, contentTooLarge, badFraming, serviceUnavailable, unauthorized, unprocessable, malformedBody, unsupportedMediaType, invalidOption, isConventionError } from '../../lib/errors'
 
 const serialize = (b: unknown) => JSON.stringify(b)
 
@@ -39,4 +39,11 @@ test('reason phrases follow RFC 9110; catalogue errors are recognised, others no
   const opt = invalidOption('plugin', 'bad')
   t.ok(opt instanceof TypeError)
   t.equal((opt as Error & { code: string }).code, 'FST_HTTP_CONVENTIONS_INVALID_OPTION')
+})
+
+test('503 is an HTML page with Retry-After and no-store', async (t) => {
+  const r = render(serviceUnavailable('try later', 7), serialize)
+  t.equal(r.statusCode, 503)
+  t.equal(r.contentType, 'text/html; charset=UTF-8')
+  t.same(r.headers, { 'retry-after': '7', 'cache-control': 'no-store' })
 })

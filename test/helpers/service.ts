@@ -3,6 +3,23 @@ import { join } from 'node:path'
 
 export interface RunningService { url: string, port: number, child: ChildProcess, output: () => string, stop: () => Promise<number | null> }
 
+/**
+ * The credentials a service knows (the defaults of REFERENCE-SERVICE.md plus any given in
+ * its environment), in every form a leak could take: plain, and Basic's base64.
+ */
+export function credentialsOf (env: Record<string, string>): string[] {
+  const users = (env.AUTH_USERS ?? 'demo:demo-password').split(',').filter((p) => p.includes(':'))
+  const tokens = (env.AUTH_TOKENS ?? 'demo-write-token:read write,demo-read-token:read').split(',').map((p) => p.slice(0, p.indexOf(':')))
+  const out = new Set<string>()
+  for (const pair of users) {
+    out.add(pair.slice(pair.indexOf(':') + 1))
+    out.add(Buffer.from(pair).toString('base64'))
+  }
+  for (const token of tokens) if (token.length > 0) out.add(token)
+  if (env.DIGEST_SECRET !== undefined) out.add(env.DIGEST_SECRET)
+  return [...out]
+}
+
 const root = join(__dirname, '..', '..')
 
 /** Starts the compiled reference service (`npm start` runs the same file) on a free port. */
@@ -10,7 +27,8 @@ export function startService (env: Record<string, string> = {}): Promise<Running
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'dist', 'example', 'server.js')], {
       cwd: root,
-      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', DATABASE: ':memory:', LOG_LEVEL: 'warn', ...env },
+      // Every request is logged (info), so the logs can be checked for credentials when it stops.
+      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', DATABASE: ':memory:', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let out = ''
@@ -27,9 +45,15 @@ export function startService (env: Record<string, string> = {}): Promise<Running
           port: Number(m[2]),
           child,
           output: () => out,
-          stop: () => new Promise((resolve) => {
-            if (child.exitCode !== null) return resolve(child.exitCode)
-            child.once('exit', (code) => resolve(code))
+          // Resolves with the exit code; rejects when a credential appears in the service's output.
+          stop: () => new Promise((resolve, reject) => {
+            const settle = (code: number | null): void => {
+              const leaked = credentialsOf(env).filter((c) => out.includes(c))
+              if (leaked.length > 0) reject(new Error(`credentials in the service's logs: ${leaked.length} of them`))
+              else resolve(code)
+            }
+            if (child.exitCode !== null) return settle(child.exitCode)
+            child.once('exit', (code) => settle(code))
             child.kill('SIGTERM')
           })
         })

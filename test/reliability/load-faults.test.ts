@@ -184,4 +184,11 @@ test('10k requests with random junk in every parsed header: never a 5xx', async 
   t.comment(JSON.stringify(Object.fromEntries(counts)))
 })
 
-test('stop', async (t) => { t.equal(await svc.stop(), 0) })
+test('a token sent in the query string is never accepted, and never logged', async (t) => {
+  const res = await fetch(`${svc.url}/articles?access_token=demo-write-token`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
+  t.equal(res.status, 401)
+  t.notMatch(svc.output(), /demo-write-token/)
+  t.match(svc.output(), /access_token=\[redacted\]/)
+})
+
+test('stop: no credential appears anywhere in the service\'s logs', async (t) => { t.equal(await svc.stop(), 0) })

@@ -1,9 +1,11 @@
 // Type tests of the public API, against the generated .d.ts through the package's exports map.
-import Fastify, { type FastifyError } from 'fastify'
+import Fastify, { type FastifyError, type FastifyReply } from 'fastify'
 import { expect, test } from 'tstyche'
 import httpConventions, {
   httpConventionsContentLength, serverOptions, unprocessable, isConventionError, errorCodes, negotiateMediaType,
-  type ConventionError, type ErrorEntry, type HttpConventionsOptions, type Profile
+  MemoryInstanceStore, MemoryNonceStore, DeltaClient, applyJsonPatch,
+  type ConventionError, type ErrorEntry, type HttpConventionsOptions, type Profile, type PatchableResource, type AuthPrincipal,
+  type InstanceStore, type NonceCountStore, type DeltaResult
 } from 'fastify-http-conventions'
 
 test('the umbrella registers with one typed options object', () => {
@@ -33,4 +35,37 @@ test('errors: one call for a 422, and a guard for the catalogue', () => {
   if (isConventionError(e)) expect(e.errors).type.toBe<ErrorEntry[]>()
   expect(new errorCodes.LENGTH_REQUIRED()).type.toHaveProperty('statusCode')
   expect(negotiateMediaType(undefined, ['application/json'])).type.toBe<string | null>()
+})
+
+test('conditional, PATCH, delta encoding, auth, redirect and CORP route config is typed', () => {
+  const app = Fastify()
+  app.get('/a/:id', {
+    config: {
+      conditional: { validators: () => ({ etag: '"v1"', lastModified: new Date() }), creates: false },
+      deltaEncoding: { manipulations: ['vcdiff', 'gzip'] },
+      resourcePolicy: 'cross-origin',
+      auth: false
+    }
+  }, async () => 'x')
+  app.patch('/a/:id', {
+    config: { auth: { scopes: ['write'], schemes: ['basic', 'digest'] }, patch: { schema: {}, load: () => null, save: () => false } }
+  }, async (request) => {
+    expect(request.patched).type.toBe<PatchableResource | null>()
+    expect(request.principal).type.toBe<AuthPrincipal | null>()
+    expect(request.preconditions?.expectedEtag).type.toBe<string | null | undefined>()
+    return 'x'
+  })
+  expect(app.get).type.not.toBeCallableWith('/', { config: { resourcePolicy: 'same-planet' } }, async () => 'x')
+  expect(app.get).type.not.toBeCallableWith('/', { config: { deltaEncoding: { manipulations: ['zstd'] } } }, async () => 'x')
+  expect(app.get).type.not.toBeCallableWith('/', { config: { auth: { schemes: ['ntlm'] } } }, async () => 'x')
+  app.post('/old', async (_request, reply) => {
+    expect(reply.temporaryRedirect('/new')).type.toBe<FastifyReply>()
+  })
+})
+
+test('stores and the client helper are typed', () => {
+  expect(new MemoryInstanceStore({ maxBytes: 1024 })).type.toBeAssignableTo<InstanceStore>()
+  expect(new MemoryNonceStore()).type.toBeAssignableTo<NonceCountStore>()
+  expect(new DeltaClient().get('http://x/')).type.toBe<Promise<DeltaResult>>()
+  expect(applyJsonPatch({}, [])).type.not.toBeAssignableTo<string>()
 })

@@ -1,0 +1,44 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import net from 'node:net'
+import { once } from 'node:events'
+
+export function freePort (): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer()
+    s.on('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+export interface RedisServer { port: number, url: string, proc: ChildProcess, stop: () => Promise<void> }
+
+/** Starts Debian's redis-server on 127.0.0.1 (a free port, or `port` to restart on the same one), without persistence. */
+export async function startRedis (port?: number): Promise<RedisServer> {
+  const p = port ?? await freePort()
+  const proc = spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  await new Promise<void>((resolve, reject) => {
+    let out = ''
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10000)
+    proc.once('error', reject)
+    proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString()
+      if (out.includes('Ready to accept connections')) { clearTimeout(timer); resolve() }
+    })
+  })
+  proc.stdout?.resume()
+  proc.stderr?.resume()
+  return {
+    port: p,
+    url: `redis://127.0.0.1:${p}`,
+    proc,
+    stop: async () => {
+      if (proc.exitCode !== null) return
+      const exited = once(proc, 'exit')
+      proc.kill('SIGKILL')
+      await exited
+    }
+  }
+}

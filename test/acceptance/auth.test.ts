@@ -5,14 +5,13 @@
  * come from the environment; REDIS_URL shares Digest nonce counts across a fleet.
  */
 import { test } from 'tap'
-import { spawn, execFile, type ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { once } from 'node:events'
-import net from 'node:net'
-import os from 'node:os'
 import { promisify } from 'node:util'
 import { request } from 'undici'
 import { startService, type RunningService } from '../helpers/service'
 import { answer, authorization } from '../lib/auth/digest-client'
+import { freePort, startRedis } from '../helpers/redis'
 
 const run = promisify(execFile)
 const basic = (user: string, password: string): string => 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64')
@@ -86,32 +85,6 @@ test('REFERENCE-SERVICE: AUTH_USERS, AUTH_TOKENS and AUTH_REALM configure who ma
   t.equal(forbidden.status, 403, 'RFC 6750 3.1 under rfc9110')
   t.same(forbidden.www, ['Bearer realm="staff", scope="write", error="insufficient_scope", error_description="The access token lacks a needed scope"'])
 })
-
-async function freePort (): Promise<number> {
-  const srv = net.createServer()
-  srv.listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  const { port } = srv.address() as net.AddressInfo
-  srv.close()
-  await once(srv, 'close')
-  return port
-}
-
-async function startRedis (): Promise<{ port: number, proc: ChildProcess }> {
-  const port = await freePort()
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', os.tmpdir()], { stdio: ['ignore', 'pipe', 'inherit'] })
-  await new Promise<void>((resolve, reject) => {
-    let out = ''
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000)
-    proc.once('error', reject)
-    proc.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.includes('Ready to accept connections')) { clearTimeout(timer); resolve() }
-    })
-  })
-  proc.stdout?.resume()
-  return { port, proc }
-}
 
 test('REFERENCE-SERVICE: two instances with one DIGEST_SECRET and REDIS_URL verify each other\'s nonces and share nonce counts', async (t) => {
   const redis = await startRedis()

@@ -5,10 +5,8 @@
  * Also a fleet of two instances sharing delta bases through Redis (REDIS_URL).
  */
 import { test } from 'tap'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
@@ -16,6 +14,7 @@ import { startService, type RunningService } from '../helpers/service'
 import { rawExchange } from '../helpers/raw'
 import { decode } from '../../lib/vcdiff/index'
 import { DeltaClient } from '../../lib/delta-client'
+import { startRedis } from '../helpers/redis'
 
 const AUTH = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 
@@ -145,32 +144,6 @@ test('the client helper reads the service: a whole article, then deltas, then "n
 test('stop the service', async (t) => {
   t.equal(await svc.stop(), 0)
 })
-
-async function freePort (): Promise<number> {
-  const srv = net.createServer()
-  srv.listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  const { port } = srv.address() as net.AddressInfo
-  srv.close()
-  await once(srv, 'close')
-  return port
-}
-
-async function startRedis (): Promise<{ port: number, proc: ChildProcess }> {
-  const port = await freePort()
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', os.tmpdir()], { stdio: ['ignore', 'pipe', 'inherit'] })
-  await new Promise<void>((resolve, reject) => {
-    let out = ''
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000)
-    proc.once('error', reject)
-    proc.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.includes('Ready to accept connections')) { clearTimeout(timer); resolve() }
-    })
-  })
-  proc.stdout?.resume()
-  return { port, proc }
-}
 
 test('REDIS_URL: a fleet shares delta bases; one instance serves the 200, another the 226', async (t) => {
   const { port, proc } = await startRedis()

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import { boot, buildApp } from '../helpers/app'
 import {
   httpConventions, httpConventionsErrors, unprocessable, preconditionFailed, preconditionRequired, unauthorized, forbidden,
-  sendConventionError, isConventionError, ERRORS_SCHEMA_ID, serverOptions
+  sendConventionError, isConventionError, ERRORS_SCHEMA_ID, serverOptions, fromFastifyError, recordResponse, conventionResponses, conventionsOpenApiTransform
 } from '../../plugins/index'
 
 test('spec section 7: a service raises its own 422 through the envelope with one call', async (t) => {
@@ -135,4 +135,37 @@ test('registering twice keeps one handler and one schema; bad options throw at b
   for (const bad of [{ nope: 1 }, { profile: 'x' }, { contentType: 3 }]) {
     await t.rejects(boot(Fastify().register(httpConventions, bad as never).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, JSON.stringify(bad))
   }
+})
+
+test('Fastify\'s own body errors map to the catalogue (when the suite\'s parsers are not in front)', async (t) => {
+  const req = { headers: { 'content-type': 'application/foo' } } as never
+  const spec = { limitStatus: 411 as const, mismatchStatus: 411 as const }
+  const rfc = { limitStatus: 413 as const, mismatchStatus: 400 as const }
+  const err = (code: string) => Object.assign(new Error(code), { code }) as never
+  t.match(fromFastifyError(err('FST_ERR_CTP_INVALID_MEDIA_TYPE'), req, spec), { statusCode: 415, errors: [{ field: 'Content-Type' }] })
+  t.match(fromFastifyError(err('FST_ERR_CTP_EMPTY_JSON_BODY'), req, spec), { statusCode: 400, errors: [{ field: 'body' }] })
+  t.match(fromFastifyError(err('FST_ERR_CTP_INVALID_JSON_BODY'), req, spec), { statusCode: 400, errors: [{ field: 'body' }] })
+  t.match(fromFastifyError(err('FST_ERR_CTP_BODY_TOO_LARGE'), req, spec), { statusCode: 411, closeConnection: true })
+  t.match(fromFastifyError(err('FST_ERR_CTP_BODY_TOO_LARGE'), req, rfc), { statusCode: 413 })
+  t.match(fromFastifyError(err('FST_ERR_CTP_INVALID_CONTENT_LENGTH'), req, spec), { statusCode: 411 })
+  t.match(fromFastifyError(err('FST_ERR_CTP_INVALID_CONTENT_LENGTH'), req, rfc), { statusCode: 400, rendering: 'text' })
+  t.equal(fromFastifyError(err('SOMETHING_ELSE'), req, spec), null)
+  const validation = Object.assign(new Error('bad'), { validation: [], validationContext: 'querystring' }) as never
+  t.same(fromFastifyError(validation, req, spec)?.errors, [{ field: 'querystring', message: 'bad' }])
+})
+
+test('OpenAPI: recorded responses become documented responses; the route\'s own win', async (t) => {
+  const route = { config: {} } as never
+  recordResponse(route, 401, { description: 'auth', body: 'html', headers: ['WWW-Authenticate'] })
+  recordResponse(route, 411, { description: 'length', body: 'text' })
+  recordResponse(route, 422, { description: 'mine wins', body: 'envelope' })
+  recordResponse(route, 304, { description: 'not modified', body: 'none' })
+  recordResponse(route, 411, { description: 'first one wins', body: 'envelope' })
+  const out = conventionsOpenApiTransform({ schema: { response: { 422: { description: 'the route\'s own' } } }, url: '/x', route }).schema.response as Record<string, Record<string, unknown>>
+  t.same(Object.keys(conventionResponses(route)).sort(), ['304', '401', '411', '422'])
+  t.match(out['401'], { description: 'auth', content: { 'text/html': {} }, headers: { 'WWW-Authenticate': {} } })
+  t.match(out['411'], { description: 'length', content: { 'text/plain': {} } })
+  t.same(out['304'], { description: 'not modified' })
+  t.same(out['422'], { description: 'the route\'s own' })
+  t.same(conventionsOpenApiTransform({ url: '/y', route: {} }).schema, {}, 'nothing recorded: the schema is untouched')
 })

@@ -1,46 +1,14 @@
 // Runs against a real redis-server that this file starts on 127.0.0.1 (a free port) and stops.
 import { test } from 'tap'
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { Writable } from 'node:stream'
-import net from 'node:net'
-import os from 'node:os'
 import Fastify, { type FastifyInstance } from 'fastify'
 import Redis from 'ioredis'
 import { RedisInstanceStore, DEFAULT_REDIS_INSTANCE_TTL_MS, type RedisBufferClient } from '../../../lib/stores/instance-redis'
 import { httpConventions, serverOptions } from '../../../plugins/index'
 import { decode } from '../../../lib/vcdiff/index'
-
-async function freePort (): Promise<number> {
-  const srv = net.createServer()
-  srv.listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  const { port } = srv.address() as net.AddressInfo
-  srv.close()
-  await once(srv, 'close')
-  return port
-}
-
-async function startRedis (): Promise<{ port: number, proc: ChildProcess }> {
-  const port = await freePort()
-  const proc = spawn('redis-server', [
-    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', os.tmpdir()
-  ], { stdio: ['ignore', 'pipe', 'inherit'] })
-  await new Promise<void>((resolve, reject) => {
-    let out = ''
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000)
-    proc.once('error', reject)
-    proc.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.includes('Ready to accept connections')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-  })
-  proc.stdout?.resume()
-  return { port, proc }
-}
+import { startRedis } from '../../helpers/redis'
 
 async function stop (proc: ChildProcess): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return

@@ -1,47 +1,14 @@
 // Runs against a real redis-server that this file starts on 127.0.0.1 (a free port) and stops.
 import { test } from 'tap'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import net from 'node:net'
-import os from 'node:os'
 import fc from 'fast-check'
 import Redis from 'ioredis'
 import { RedisNonceStore, type RedisScriptClient } from '../../../lib/stores/redis-nonce'
 import { createDigest, type DigestUserLookup } from '../../../lib/auth/digest'
 import { answer } from '../auth/digest-client'
+import { startRedis } from '../../helpers/redis'
 
 const TTL = 300_000
-
-async function freePort (): Promise<number> {
-  const srv = net.createServer()
-  srv.listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  const { port } = srv.address() as net.AddressInfo
-  srv.close()
-  await once(srv, 'close')
-  return port
-}
-
-async function startRedis (): Promise<{ port: number, proc: ChildProcess }> {
-  const port = await freePort()
-  const proc = spawn('redis-server', [
-    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', os.tmpdir()
-  ], { stdio: ['ignore', 'pipe', 'inherit'] })
-  await new Promise<void>((resolve, reject) => {
-    let out = ''
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000)
-    proc.once('error', reject)
-    proc.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.includes('Ready to accept connections')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-  })
-  proc.stdout?.resume()
-  return { port, proc }
-}
 
 test('RedisNonceStore against a real redis-server', async (t) => {
   const { port, proc } = await startRedis()

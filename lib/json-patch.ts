@@ -36,44 +36,79 @@ function fail (field: string, message: string): PatchResult {
 /** RFC 6901 4 / RFC 6902 4: the reference tokens of a pointer, or null when it is not a pointer. */
 function tokens (pointer: string): string[] | null {
   if (pointer === '') return []
-  if (pointer[0] !== '/') return null
+  if (pointer.charCodeAt(0) !== 47) return null
   const parts = pointer.slice(1).split('/')
+  if (pointer.indexOf('~') === -1) return parts
   for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]
     // RFC 6901 3: "~" is only valid as "~0" or "~1".
-    if (/~[^01]|~$/.test(parts[i])) return null
-    parts[i] = parts[i].replace(/~1/g, '/').replace(/~0/g, '~')
+    for (let j = part.indexOf('~'); j !== -1; j = part.indexOf('~', j + 1)) {
+      const next = part.charCodeAt(j + 1)
+      if (next !== 48 && next !== 49) return null
+    }
+    parts[i] = part.replace(/~1/g, '/').replace(/~0/g, '~')
   }
   return parts
 }
 
+/** RFC 6901 4: an array index is "0" or digits without a leading zero. */
+function isArrayIndex (s: string): boolean {
+  const n = s.length
+  if (n === 0 || (n > 1 && s.charCodeAt(0) === 48)) return false
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 48 || c > 57) return false
+  }
+  return true
+}
+
+interface Target {
+  /** The container the last token addresses (undefined when the path does not reach one). */
+  parent: unknown
+  /** The last token. */
+  key: string
+  /** True when the location itself exists. */
+  exists: boolean
+}
+
 /**
- * Checks a pointer against the document as it stands: array indexes are "0" or digits
- * without a leading zero (RFC 6901 4; fast-json-patch accepts "01"), or "-" as the last
- * token when `allowDash`; prototype keys are refused.
+ * Walks a pointer through the document as it stands. Returns a problem (array index with
+ * a leading zero, "-" where it cannot be, a prototype key), or where it lands.
  */
-function checkPointer (doc: unknown, parts: string[], allowDash: boolean): string | null {
+function resolve (doc: unknown, parts: string[]): Target | string {
+  if (parts.length === 0) return { parent: undefined, key: '', exists: true }
   let node: unknown = doc
-  for (let i = 0; i < parts.length; i++) {
+  for (let i = 0; ; i++) {
     const part = parts[i]
     if (part === '__proto__' || (part === 'prototype' && i > 0 && parts[i - 1] === 'constructor')) return 'path names a forbidden prototype property'
+    const last = i === parts.length - 1
     if (Array.isArray(node)) {
-      const last = i === parts.length - 1
-      if (part === '-' && last && allowDash) return null
-      if (!/^(0|[1-9][0-9]*)$/.test(part)) return 'path is not a valid array index (RFC 6901 4: no leading zeros)'
+      if (part === '-' && last) return { parent: node, key: part, exists: false }
+      if (!isArrayIndex(part)) return 'path is not a valid array index (RFC 6901 4: no leading zeros)'
+      if (last) return { parent: node, key: part, exists: Number(part) < node.length }
       node = node[Number(part)]
     } else if (node !== null && typeof node === 'object') {
-      node = Object.prototype.hasOwnProperty.call(node, part) ? (node as Record<string, unknown>)[part] : undefined
+      const has = Object.prototype.hasOwnProperty.call(node, part)
+      if (last) return { parent: node, key: part, exists: has }
+      node = has ? (node as Record<string, unknown>)[part] : undefined
     } else {
-      return null
+      return { parent: undefined, key: part, exists: false }
     }
   }
-  return null
+}
+
+/** RFC 6902 4.1: "add" needs an existing parent; in an array, an index up to its length or "-". */
+function canAdd (t: Target): boolean {
+  if (t.parent === undefined) return t.key === ''
+  if (Array.isArray(t.parent)) return t.key === '-' || Number(t.key) <= t.parent.length
+  return t.parent !== null && typeof t.parent === 'object'
 }
 
 /**
  * Applies a JSON Patch document atomically: on any failure the input is untouched and
  * the problems come back; on success the new document is returned (the input is never
  * mutated). RFC 6902 5: operations apply in order; an error stops the whole patch.
+ * The document and patch are JSON values (as parsed from a request body).
  */
 export function applyJsonPatch (document: unknown, patch: unknown): PatchResult {
   // RFC 6902 3: a JSON Patch document is a JSON array of objects.
@@ -81,34 +116,43 @@ export function applyJsonPatch (document: unknown, patch: unknown): PatchResult 
   let doc = deepClone(document)
   for (let i = 0; i < patch.length; i++) {
     const op = patch[i] as Record<string, unknown>
-    const at = `${i}`
-    if (op === null || typeof op !== 'object' || Array.isArray(op)) return fail(at, `operation ${i} is not an object`)
+    if (op === null || typeof op !== 'object' || Array.isArray(op)) return fail(`${i}`, `operation ${i} is not an object`)
     const path = op.path
-    const field = fieldOf(path, `${at}.path`)
-    if (typeof op.op !== 'string' || !OPS.has(op.op)) return fail(field, `operation ${i}: "op" must be one of add, remove, replace, move, copy, test`)
-    if (typeof path !== 'string') return fail(`${at}.path`, `operation ${i}: "path" must be a JSON Pointer string`)
+    // The field a problem is reported under: computed only when there is a problem.
+    const field = (): string => fieldOf(path, `${i}.path`)
+    const name = op.op
+    if (typeof name !== 'string' || !OPS.has(name)) return fail(field(), `operation ${i}: "op" must be one of add, remove, replace, move, copy, test`)
+    if (typeof path !== 'string') return fail(`${i}.path`, `operation ${i}: "path" must be a JSON Pointer string`)
     const parts = tokens(path)
-    if (parts === null) return fail(field, `operation ${i}: "path" is not a JSON Pointer`)
-    if (NEEDS_VALUE.has(op.op) && !Object.prototype.hasOwnProperty.call(op, 'value')) return fail(field, `operation ${i} (${op.op}) needs a "value"`)
-    let fromParts: string[] | null = null
-    if (NEEDS_FROM.has(op.op)) {
-      if (typeof op.from !== 'string') return fail(field, `operation ${i} (${op.op}) needs a "from" JSON Pointer`)
-      fromParts = tokens(op.from)
-      if (fromParts === null) return fail(field, `operation ${i}: "from" is not a JSON Pointer`)
+    if (parts === null) return fail(field(), `operation ${i}: "path" is not a JSON Pointer`)
+    if (NEEDS_VALUE.has(name) && (!Object.prototype.hasOwnProperty.call(op, 'value') || op.value === undefined)) return fail(field(), `operation ${i} (${name}) needs a "value"`)
+    if (NEEDS_FROM.has(name)) {
+      const from = op.from
+      if (typeof from !== 'string') return fail(field(), `operation ${i} (${name}) needs a "from" JSON Pointer`)
+      const fromParts = tokens(from)
+      if (fromParts === null) return fail(field(), `operation ${i}: "from" is not a JSON Pointer`)
       // RFC 6902 4.4: a location cannot be moved into one of its children.
-      if (op.op === 'move' && path.startsWith(op.from + '/')) return fail(field, `operation ${i}: cannot move a value into one of its own children`)
-      const fromProblem = checkPointer(doc, fromParts, false)
-      if (fromProblem !== null) return fail(fieldOf(op.from, field), `operation ${i}: ${fromProblem.replace('path', '"from"')}`)
+      if (name === 'move' && path.startsWith(from + '/')) return fail(field(), `operation ${i}: cannot move a value into one of its own children`)
+      const source = resolve(doc, fromParts)
+      if (typeof source === 'string') return fail(fieldOf(from, field()), `operation ${i}: ${source.replace('path', '"from"')}`)
+      // RFC 6902 4.4 and 4.5: the "from" location MUST exist.
+      if (!source.exists || source.key === '-') return fail(field(), `operation ${i} (${name}): ${MESSAGES.OPERATION_FROM_UNRESOLVABLE}`)
     }
-    const problem = checkPointer(doc, parts, op.op === 'add' || op.op === 'move' || op.op === 'copy')
-    if (problem !== null) return fail(field, `operation ${i}: ${problem}`)
+    const target = resolve(doc, parts)
+    if (typeof target === 'string') return fail(field(), `operation ${i}: ${target}`)
+    if (name === 'add' || name === 'move' || name === 'copy') {
+      if (!canAdd(target)) return fail(field(), `operation ${i} (${name}): ${target.parent === undefined || !Array.isArray(target.parent) ? MESSAGES.OPERATION_PATH_CANNOT_ADD : MESSAGES.OPERATION_VALUE_OUT_OF_BOUNDS}`)
+    } else if (!target.exists) {
+      // RFC 6902 4.2, 4.3, 4.6: the target location MUST exist.
+      return fail(field(), `operation ${i} (${name}): ${MESSAGES.OPERATION_PATH_UNRESOLVABLE}`)
+    }
     try {
-      doc = applyOperation(doc, op as unknown as Operation, true, true, true, i).newDocument
+      // Every check of fast-json-patch's own validator was made above, against the same document.
+      doc = applyOperation(doc, op as unknown as Operation, false, true, true, i).newDocument
     } catch (err) {
-      // Every failure of one operation is the patch's fault (fast-json-patch throws a plain
-      // TypeError for prototype paths it bans): a 422 naming the path, never a 500.
-      const name = (err as { name?: string }).name ?? ''
-      return fail(field, `operation ${i} (${op.op}): ${MESSAGES[name] ?? 'cannot be applied to the resource'}`)
+      // A failed "test", or fast-json-patch's TypeError for a prototype path it bans: a 422, never a 500.
+      const code = (err as { name?: string }).name ?? ''
+      return fail(field(), `operation ${i} (${name}): ${MESSAGES[code] ?? 'cannot be applied to the resource'}`)
     }
   }
   return { ok: true, document: doc }

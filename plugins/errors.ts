@@ -67,7 +67,9 @@ export function sendConventionError (reply: FastifyReply, err: ConventionError):
   reply.code(r.statusCode)
   for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
   reply.header('content-type', r.contentType)
-  return reply.send(r.body)
+  // A Buffer is sent as it is: the envelope's Content-Type stays exactly `application/json`
+  // (spec section 7; RFC 8259 defines no charset parameter), Content-Length is set.
+  return reply.send(Buffer.from(r.body))
 }
 
 function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err?: Error) => void): void {

@@ -47,6 +47,8 @@ async function compare (title, a, b, { rounds = Number(process.env.BENCH_ROUNDS 
       method: side.request.method ?? 'GET',
       headers: side.request.headers,
       body: side.request.body,
+      // `setupRequest(request)`: rewrites each request before it is sent (e.g. a unique slug per POST)
+      ...(side.request.setupRequest === undefined ? {} : { requests: [{ setupRequest: side.request.setupRequest }] }),
       duration,
       expectStatus: side.expectStatus
     })

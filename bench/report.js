@@ -1,0 +1,590 @@
+'use strict'
+/**
+ * The benchmark report (issue 8): every benchmark of the earlier issues side by side in one
+ * run, plus the articles service against the same service written on Express 5
+ * (bench/express-service.js), written to bench/RESULTS.md and bench/results.svg.
+ *
+ *   npm run build && node bench/report.js              # everything (about 8 minutes)
+ *   node bench/report.js express conditional           # only these sections
+ *   BENCH_QUICK=1 node bench/report.js                 # smoke test: 1 round of 1 s per pair
+ *
+ * Env: BENCH_ROUNDS (default 5) and BENCH_SECONDS (default 3) for every side-by-side pair,
+ * BENCH_QUICK=1, BENCH_OUT (directory of RESULTS.md and results.svg, default bench/).
+ *
+ * Sections: foundation (issue 2), conditional (issue 3), patch (issue 4: bench/patch.js, or
+ * measured here while it does not exist), auth (issue 5), delta and vcdiff (issue 6),
+ * express (issue 8).
+ * Peak memory: VmHWM of every server process this process forks, sampled from /proc.
+ */
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { performance } = require('node:perf_hooks')
+const { compare } = require('./harness')
+const { ARTICLE_IDS, BASIC, BODY_2KB } = require('./express-service')
+
+const SECTIONS = ['foundation', 'conditional', 'patch', 'auth', 'delta', 'vcdiff', 'express']
+const EXPRESS_TARGET = '>= 1.6'
+
+// ---------------------------------------------------------------- options
+
+function options (opts = {}) {
+  const env = process.env
+  const quick = opts.quick ?? env.BENCH_QUICK === '1'
+  const num = (v, d) => (v === undefined || v === '' ? d : Number(v))
+  const rounds = opts.rounds ?? (quick ? 1 : num(env.BENCH_ROUNDS, 5))
+  const seconds = opts.seconds ?? (quick ? 1 : num(env.BENCH_SECONDS, 3))
+  if (!(Number.isInteger(rounds) && rounds > 0) || !(seconds > 0)) throw new Error('BENCH_ROUNDS must be a positive integer and BENCH_SECONDS positive')
+  const only = opts.only ?? SECTIONS
+  for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}; sections: ${SECTIONS.join(', ')}`)
+  const expressRoutes = opts.expressRoutes ?? Object.keys(EXPRESS_ROUTES)
+  for (const r of expressRoutes) if (EXPRESS_ROUTES[r] === undefined) throw new Error(`unknown Express route ${r}`)
+  return {
+    quick,
+    rounds,
+    seconds,
+    only,
+    expressRoutes,
+    outDir: opts.outDir ?? env.BENCH_OUT ?? __dirname,
+    log: opts.log ?? ((line) => process.stderr.write(line + '\n'))
+  }
+}
+
+// ---------------------------------------------------------------- peak memory of server processes
+
+/**
+ * Samples the peak RSS (VmHWM) of every child process of this one, from /proc. `take()`
+ * returns the processes first seen since the previous call, in start order.
+ */
+class MemoryWatcher {
+  constructor (intervalMs = 100) {
+    this.intervalMs = intervalMs
+    this.procs = new Map()
+    this.taken = new Set()
+    this.available = fs.existsSync(`/proc/${process.pid}/status`)
+  }
+
+  start () {
+    if (!this.available) return
+    this.timer = setInterval(() => this.sample(), this.intervalMs)
+    this.timer.unref()
+  }
+
+  stop () {
+    clearInterval(this.timer)
+  }
+
+  children () {
+    try {
+      return fs.readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+    } catch {
+      // no CONFIG_PROC_CHILDREN: scan /proc for our children
+      const out = []
+      for (const d of fs.readdirSync('/proc')) {
+        if (!/^\d+$/.test(d)) continue
+        try {
+          const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8')
+          if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid) out.push(Number(d))
+        } catch {}
+      }
+      return out
+    }
+  }
+
+  sample () {
+    for (const pid of this.children()) {
+      try {
+        const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+        const hwm = /VmHWM:\s+(\d+) kB/.exec(status)
+        if (hwm === null) continue
+        let p = this.procs.get(pid)
+        if (p === undefined) {
+          const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+          const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
+          const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
+          const script = argv.findIndex((a) => a.endsWith('.js'))
+          const label = argv.slice(script + 1).filter((a) => a !== '--serve' && !a.startsWith('{')).join(' ') || path.basename(argv[script] ?? '?')
+          p = { pid, start, label, peakKB: 0 }
+          this.procs.set(pid, p)
+        }
+        p.peakKB = Math.max(p.peakKB, Number(hwm[1]))
+      } catch {}
+    }
+  }
+
+  take () {
+    this.sample()
+    const fresh = [...this.procs.values()].filter((p) => !this.taken.has(p.pid)).sort((a, b) => a.start - b.start || a.pid - b.pid)
+    for (const p of fresh) this.taken.add(p.pid)
+    return fresh
+  }
+}
+
+// A server process lives in `compare` until its last round; sampling while it runs catches its peak.
+function attachMemory (rows, procs) {
+  // in-process rows (no latency) have no server process
+  const pairs = rows.filter((r) => typeof r.bReqPerSec === 'number' && typeof r.aP99ms === 'number')
+  if (procs.length !== 2 * pairs.length) return
+  pairs.forEach((r, i) => {
+    r.aPeakMB = round(procs[2 * i].peakKB / 1024, 1)
+    r.bPeakMB = round(procs[2 * i + 1].peakKB / 1024, 1)
+    r.aProcess = procs[2 * i].label
+    r.bProcess = procs[2 * i + 1].label
+  })
+}
+
+// ---------------------------------------------------------------- the sections
+
+/** Runs `fn` with console.log captured (and still shown on stderr); returns { value, output }. */
+async function captured (fn) {
+  const lines = []
+  const original = console.log
+  console.log = (...args) => {
+    const line = args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ')
+    lines.push(line)
+    process.stderr.write(line + '\n')
+  }
+  try {
+    return { value: await fn(), output: lines.join('\n') }
+  } finally {
+    console.log = original
+  }
+}
+
+// Same routes on both services: a 2 KB article, the list of the 10 seeded (21 KB), writes with Basic auth.
+let postCounter = 0
+const writeHeaders = { authorization: BASIC, 'content-type': 'application/json' }
+const EXPRESS_ROUTES = {
+  get: { title: 'GET /articles/:id (2 KB article)', request: { path: `/articles/${ARTICLE_IDS[0]}` } },
+  list: { title: 'GET /articles (10 articles, 21 KB)', request: { path: '/articles' } },
+  post: {
+    title: 'POST /articles (Basic auth, validation, insert)',
+    request: {
+      path: '/articles',
+      method: 'POST',
+      headers: writeHeaders,
+      body: JSON.stringify({ slug: 'post-0', title: 'A new article', body: BODY_2KB.slice(0, 1000), tags: ['bench', 'new'], published: true }),
+      // every POST creates an article: its slug must be unique
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ slug: `post-${process.pid}-${++postCounter}`, title: 'A new article', body: BODY_2KB.slice(0, 1000), tags: ['bench', 'new'], published: true }) })
+    }
+  },
+  put: {
+    title: 'PUT /articles/:id (Basic auth, validation, replace)',
+    request: { path: `/articles/${ARTICLE_IDS[1]}`, method: 'PUT', headers: writeHeaders, body: JSON.stringify({ slug: 'bench-article-2', title: 'Replaced', body: BODY_2KB, tags: ['bench', 'odd'], published: false }) }
+  }
+}
+
+async function runExpress (o) {
+  const rows = []
+  for (const key of o.expressRoutes) {
+    const { title, request } = EXPRESS_ROUTES[key]
+    o.log(`express: ${title}`)
+    rows.push(await compare(title,
+      { name: 'ours (reference service)', variant: 'express-service:fastify', request, target: EXPRESS_TARGET },
+      { name: 'Express 5', variant: 'express-service:express', request },
+      { rounds: o.rounds, duration: o.seconds }))
+  }
+  return rows
+}
+
+/**
+ * Issue 4, when bench/patch.js does not exist: measured here. (a) PATCH (merge patch, apply + validate +
+ * store + respond) vs PUT of the same change on the reference service, ratio printed;
+ * (b) the core, in process: applyJsonPatch + schema validation vs raw fast-json-patch applyPatch.
+ */
+async function runPatch (o) {
+  const rows = []
+  const change = { title: 'Patched title' }
+  const put = { path: `/articles/${ARTICLE_IDS[1]}`, method: 'PUT', headers: writeHeaders, body: JSON.stringify({ slug: 'bench-article-2', title: change.title, body: BODY_2KB, tags: ['bench', 'odd'], published: false }) }
+  const patch = { path: `/articles/${ARTICLE_IDS[1]}`, method: 'PATCH', headers: { ...writeHeaders, 'content-type': 'application/merge-patch+json' }, body: JSON.stringify(change) }
+  o.log('patch: PATCH vs PUT')
+  rows.push(await compare('PATCH (merge patch) vs PUT of the same change, reference service',
+    { name: 'PATCH', variant: 'express-service:fastify', request: patch, target: 'reported' },
+    { name: 'PUT', variant: 'express-service:fastify', request: put },
+    { rounds: o.rounds, duration: o.seconds }))
+  o.log('patch: apply + validate core vs fast-json-patch applyPatch')
+  rows.push(patchCore(o))
+  return rows
+}
+
+function patchCore (o) {
+  const { applyPatch } = require('fast-json-patch')
+  const { applyJsonPatch } = require('../dist/lib/json-patch.js')
+  const AjvCompiler = require('@fastify/ajv-compiler')
+  const { article } = require('../dist/example/schemas.js')
+  // compiled as plugins/patch.ts compiles a resource schema
+  const validate = AjvCompiler()({}, { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false } })({ schema: article, method: 'PATCH', url: '/articles/:id', httpPart: 'body' })
+  const doc = { id: ARTICLE_IDS[0], slug: 'hello-world', title: 'Hello', body: BODY_2KB, tags: ['intro', 'bench'], published: false, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' }
+  const ops = [{ op: 'test', path: '/slug', value: 'hello-world' }, { op: 'replace', path: '/title', value: 'Patched' }, { op: 'add', path: '/tags/-', value: 'patched' }]
+  const ours = () => {
+    const r = applyJsonPatch(doc, ops)
+    if (!r.ok || !validate(r.document)) throw new Error('patch core failed')
+  }
+  // The raw library, given the same guarantees the core gives: the input document is not mutated.
+  const raw = () => applyPatch(doc, ops, true, false).newDocument
+  const time = (fn, ms) => {
+    let n = 0
+    const t0 = performance.now()
+    while (performance.now() - t0 < ms) { for (let i = 0; i < 200; i++) fn(); n += 200 }
+    return n / ((performance.now() - t0) / 1000)
+  }
+  const applyOnly = () => { if (!applyJsonPatch(doc, ops).ok) throw new Error('patch core failed') }
+  const ms = o.quick ? 200 : 1000
+  time(ours, 100)
+  time(raw, 100)
+  const a = []
+  const b = []
+  const c = []
+  for (let i = 0; i < o.rounds; i++) { a.push(time(ours, ms)); b.push(time(raw, ms)); c.push(time(applyOnly, ms)) }
+  const apply = median(c)
+  const detail = `applyJsonPatch alone ${Math.round(apply)}/s (${round(apply / median(b), 2)}x raw applyPatch), so schema validation of the 2 KB result takes ${round(100 * (1 - median(a) / apply), 0)}% of the core's time`
+  return { benchmark: 'JSON Patch core: apply + validate vs raw applyPatch (in process, ops/s)', a: 'applyJsonPatch + validate', b: 'fast-json-patch applyPatch', aReqPerSec: Math.round(median(a)), bReqPerSec: Math.round(median(b)), aP99ms: '-', bP99ms: '-', ratio: round(median(a) / median(b), 3), target: '>= 0.8', inProcess: true, detail }
+}
+
+async function runSection (name, o) {
+  switch (name) {
+    case 'foundation':
+    case 'conditional':
+    case 'auth':
+      return captured(() => require(`./${name}.js`).run())
+    case 'delta':
+      return captured(() => require('./delta.js').run())
+    case 'vcdiff':
+      return captured(() => require('./vcdiff.js').run())
+    case 'patch':
+      // bench/patch.js when it exists; until then the report measures issue 4 itself
+      return captured(() => (fs.existsSync(path.join(__dirname, 'patch.js')) ? require('./patch.js').run() : runPatch(o)))
+    case 'express':
+      return captured(() => runExpress(o))
+  }
+}
+
+// ---------------------------------------------------------------- targets
+
+function parseTarget (t) {
+  const m = /^(>=|<=)\s*([\d.]+)/.exec(String(t ?? ''))
+  return m === null ? null : { op: m[1], value: Number(m[2]) }
+}
+
+function meets (value, target) {
+  return target.op === '>=' ? value >= target.value : value <= target.value
+}
+
+// Where a missed ratio most likely comes from, from what each side does per request.
+const HINTS = {
+  'GET /articles/:id (2 KB article)': 'per 200 ours reads the article twice from SQLite (the conditional validators, then the handler), negotiates Accept for the ETag, and keeps the 2 KB body as a delta base in the instance store (RFC 3229: every 200 to GET is a possible base); Express reads it once and hashes the body (sha1) for its ETag',
+  'GET /articles (10 articles, 21 KB)': 'both read 10 rows; ours serializes through the response schema (fast-json-stringify), Express through JSON.stringify and then hashes the 21 KB body for its ETag',
+  'POST /articles (Basic auth, validation, insert)': 'ours runs the auth plugin (Basic among Digest/Bearer), Content-Length and media-type checks and Ajv; Express runs express-basic-auth and a hand-written validator; both hash the new article (sha256) in the store and insert into SQLite, which costs both sides the same and shrinks the ratio',
+  'PUT /articles/:id (Basic auth, validation, replace)': 'ours evaluates preconditions (an extra SQLite read for the validators) before the replace, which reads again and writes; the shared SQLite write and sha256 dominate both sides'
+}
+
+function ratioTarget (issue, row) {
+  const t = parseTarget(row.target)
+  if (t === null || typeof row.ratio !== 'number') return null
+  const ok = meets(row.ratio, t)
+  let why = ''
+  if (!ok) {
+    const pct = Math.abs(100 * (row.ratio - t.value) / t.value).toFixed(0)
+    why = `${row.ratio}x is ${pct}% short of ${t.value}x: ${row.a} ${row.aReqPerSec}/s against ${row.b} ${row.bReqPerSec}/s` +
+      (typeof row.aP99ms === 'number' ? `, p99 ${row.aP99ms} vs ${row.bP99ms} ms` : '') +
+      (HINTS[row.benchmark] ? `; ${HINTS[row.benchmark]}` : '') +
+      (row.detail ? `; ${row.detail}` : '')
+  }
+  return { issue, target: `${row.benchmark}: ${row.target}x`, measured: `${row.ratio}x`, status: ok ? 'MET' : 'MISSED', why }
+}
+
+function vcdiffTargets (rows) {
+  const geo = (xs) => Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length)
+  const out = []
+  const mb = rows.filter((r) => / 1MB /.test(r.doc))
+  const slow = mb.filter((r) => r.mbPerS < 100)
+  out.push({
+    issue: 6,
+    target: 'VCDIFF encode >= 100 MB/s on every 1 MB document',
+    measured: `min ${Math.min(...mb.map((r) => r.mbPerS))} MB/s, geomean ${round(geo(mb.map((r) => r.mbPerS)), 1)} MB/s (${mb.length} docs)`,
+    status: slow.length === 0 ? 'MET' : 'MISSED',
+    why: slow.length === 0 ? '' : `below 100 MB/s: ${slow.map((r) => `${r.doc} ${r.mbPerS} MB/s`).join(', ')}`
+  })
+  const speed = geo(rows.map((r) => r.speedVsXd3Fast1))
+  const slowest = rows.reduce((m, r) => (r.speedVsXd3Fast1 < m.speedVsXd3Fast1 ? r : m))
+  out.push({
+    issue: 6,
+    target: 'VCDIFF encode speed >= 0.5x `xdelta3 -1` (geometric mean over the corpus)',
+    measured: `geomean ${round(speed, 2)}x (slowest ${slowest.doc} ${slowest.speedVsXd3Fast1}x)`,
+    status: speed >= 0.5 ? 'MET' : 'MISSED',
+    why: speed >= 0.5 ? '' : `geomean ${round(speed, 2)}x; slower than half xdelta3 on ${rows.filter((r) => r.speedVsXd3Fast1 < 0.5).map((r) => r.doc).join(', ')}`
+  })
+  for (const [key, limit, label] of [['sizeVsXd3Level3', 1.25, 'delta size <= 1.25x `xdelta3 -3 -S none -A -n` on every document'], ['gzipVsXd3Level3', 1.0, 'gzipped delta size <= 1.0x gzipped `xdelta3 -3` on every document']]) {
+    const worst = rows.reduce((m, r) => (r[key] > m[key] ? r : m))
+    const over = rows.filter((r) => r[key] > limit)
+    out.push({
+      issue: 6,
+      target: `VCDIFF ${label}`,
+      measured: `worst ${worst[key]}x (${worst.doc}), geomean ${round(geo(rows.map((r) => r[key])), 3)}x`,
+      status: over.length === 0 ? 'MET' : 'MISSED',
+      why: over.length === 0 ? '' : `over ${limit}x on ${over.length} of ${rows.length} documents: ${over.map((r) => `${r.doc} ${r[key]}x (${r.deltaBytes} B vs ${key === 'gzipVsXd3Level3' ? r.xd3Level3GzipBytes + ' B gzipped' : r.xd3Level3Bytes + ' B'})`).join(', ')}`
+    })
+  }
+  return out
+}
+
+function deltaTargets (v) {
+  const pct = (x) => `${(100 * x).toFixed(2)}%`
+  const MiB = 1024 * 1024
+  return [
+    {
+      issue: 6,
+      target: '226 <= 2% of the 200 (one-paragraph edit of a 100 KB article, bytes on the wire)',
+      measured: `${pct(v.wire.ratio)} (${v.wire.delta} B vs ${v.wire.full} B)`,
+      status: v.wire.ratio <= 0.02 ? 'MET' : 'MISSED',
+      why: v.wire.ratio <= 0.02 ? '' : `the 226 is ${v.wire.delta} B of ${v.wire.full} B`
+    },
+    {
+      issue: 6,
+      target: 'instance store within its bound under 10k distinct instances',
+      measured: `charged ${(v.memory.peak / MiB).toFixed(1)} MiB, held ${(v.memory.measured / MiB).toFixed(1)} MiB, bound ${(v.memory.maxBytes / MiB).toFixed(0)} MiB`,
+      status: v.memory.peak <= v.memory.maxBytes && v.memory.measured <= v.memory.maxBytes ? 'MET' : 'MISSED',
+      why: v.memory.peak <= v.memory.maxBytes && v.memory.measured <= v.memory.maxBytes ? '' : `the process holds ${(v.memory.measured / MiB).toFixed(1)} MiB for a ${(v.memory.maxBytes / MiB).toFixed(0)} MiB bound`
+    }
+  ]
+}
+
+const ISSUE = { foundation: 2, conditional: 3, patch: 4, auth: 5, delta: 6, vcdiff: 6, express: 8 }
+const TITLES = {
+  express: 'Ours vs Express 5, same articles service (issue 8)',
+  foundation: 'Foundation: Content-Type, Content-Length, validation (issue 2)',
+  conditional: 'Conditional requests (issue 3)',
+  patch: 'PATCH (issue 4)',
+  auth: 'Authentication (issue 5)',
+  delta: 'Delta encoding on the wire, instance store memory (issue 6)',
+  vcdiff: 'VCDIFF encoder vs xdelta3 (issue 6)'
+}
+
+function targetsOf (name, result) {
+  if (result.error !== undefined) {
+    return [{ issue: ISSUE[name], target: `${name} benchmarks`, measured: '-', status: 'NOT MEASURED', why: `the ${name} benchmark failed: ${result.error}` }]
+  }
+  const v = result.value
+  if (name === 'vcdiff') return vcdiffTargets(v)
+  if (name === 'delta') return deltaTargets(v)
+  return v.map((row) => ratioTarget(ISSUE[name], row)).filter((t) => t !== null)
+}
+
+// ---------------------------------------------------------------- RESULTS.md
+
+const cell = (x) => (x === undefined || x === null ? '' : String(x).replace(/\|/g, '\\|'))
+
+function rowsTable (rows) {
+  const lines = [
+    '| benchmark | A | B | A req/s | B req/s | A p99 ms | B p99 ms | A peak RSS MB | B peak RSS MB | A/B | target |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|'
+  ]
+  for (const r of rows) {
+    const t = parseTarget(r.target)
+    const status = t !== null && typeof r.ratio === 'number' ? (meets(r.ratio, t) ? ' MET' : ' **MISSED**') : ''
+    lines.push(`| ${cell(r.benchmark)} | ${cell(r.a)} | ${cell(r.b)} | ${cell(r.aReqPerSec)} | ${cell(r.bReqPerSec)} | ${cell(r.aP99ms)} | ${cell(r.bP99ms)} | ${cell(r.aPeakMB ?? '-')} | ${cell(r.bPeakMB ?? '-')} | ${cell(r.ratio)} | ${cell(r.target)}${status} |`)
+  }
+  return lines.join('\n')
+}
+
+function vcdiffTable (rows) {
+  const lines = [
+    `xdelta3 -1 process start on empty files: ${round(rows.spawnMs ?? 0, 2)} ms (subtracted from its times).`,
+    '',
+    '| document | target B | encode ms | MB/s | vs xd3 -1 | delta B | xd3 -3 B | size/xd3-3 | gz/xd3-3 |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|'
+  ]
+  for (const r of rows) lines.push(`| ${r.doc} | ${r.targetBytes} | ${r.encodeMs} | ${r.mbPerS} | ${r.speedVsXd3Fast1} | ${r.deltaBytes} | ${r.xd3Level3Bytes} | ${r.sizeVsXd3Level3} | ${r.gzipVsXd3Level3} |`)
+  return lines.join('\n')
+}
+
+function machine (load) {
+  const cpus = os.cpus()
+  const models = [...new Set(cpus.map((c) => c.model.trim()))].join(', ')
+  return [
+    '| | |',
+    '|---|---|',
+    `| CPU | ${cell(models)}, ${cpus.length} logical CPUs${cpus[0]?.speed ? `, ${cpus[0].speed} MHz` : ''} |`,
+    `| memory | ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB |`,
+    `| OS | ${os.type()} ${os.release()} ${os.arch()} |`,
+    `| Node.js | ${process.version} |`,
+    `| load average (1, 5, 15 min) at start | ${load.start.map((x) => x.toFixed(2)).join(', ')} |`,
+    `| load average (1, 5, 15 min) at end | ${load.end.map((x) => x.toFixed(2)).join(', ')} |`
+  ].join('\n')
+}
+
+function markdown ({ o, results, targets, load, started, elapsedS }) {
+  const out = []
+  out.push('# Benchmark results', '')
+  out.push(`Written by \`bench/report.js\` (\`npm run bench\`) on ${started.toISOString()}, in ${Math.round(elapsedS)} s. ` +
+    `Each pair runs side by side: each side in its own process, autocannon alternating A and B for ${o.rounds} round(s) of ${o.seconds} s after a 1 s warm-up; ` +
+    'req/s and p99 are medians over the rounds and the ratio is of the medians. The machine is shared and noisy: only ratios measured in one run mean something; absolute req/s do not travel.' +
+    (o.quick ? ' **Quick mode (BENCH_QUICK=1): a smoke test, not a measurement.**' : ''), '')
+  out.push('## Machine', '', machine(load), '')
+  out.push('## Targets', '', '| issue | target | measured | status |', '|---:|---|---|---|')
+  for (const t of targets) out.push(`| ${t.issue} | ${cell(t.target)} | ${cell(t.measured)} | ${t.status === 'MET' ? 'MET' : `**${t.status}**`} |`)
+  const short = targets.filter((t) => t.status !== 'MET')
+  out.push('')
+  if (short.length === 0) out.push('Every target measured in this run is met.')
+  else {
+    out.push('Shortfalls, from the numbers of this run:', '')
+    for (const t of short) out.push(`- issue ${t.issue}, ${t.target}: ${t.why}`)
+  }
+  out.push('', '![ratios against their targets](results.svg)', '')
+  for (const name of SECTIONS) {
+    const r = results[name]
+    if (r === undefined) continue
+    out.push(`## ${TITLES[name]}`, '')
+    if (r.error !== undefined) {
+      out.push(`Not measured: ${r.error}`, '')
+      continue
+    }
+    if (name === 'vcdiff') out.push(vcdiffTable(r.value))
+    else if (name === 'delta') out.push(r.output.trim())
+    else out.push(rowsTable(r.value))
+    if (name === 'express') {
+      out.push('', 'A: the reference service (example/app.ts, `buildService`, in-memory SQLite), B: bench/express-service.js (Express 5: express.json with the same 1 MiB limit, strong ETag with its own 304, express-basic-auth on writes, hand-written validation, the same SQLite store). ' +
+        'Both seeded with the same 10 articles of 2 KB; each POST creates an article with a fresh slug, each PUT replaces the same article. 20 connections, no pipelining. Peak RSS: VmHWM of each server process (POST grows the in-memory database on both sides).')
+    }
+    if (name === 'conditional') out.push('', 'Requests pipelined 10 deep (BENCH_PIPELINING) so that the server is the bottleneck.')
+    if (name === 'patch') out.push('', 'The PATCH vs PUT ratio is printed (no target); the in-process core ratio has the target.')
+    out.push('')
+  }
+  out.push('## Method', '',
+    '- Every server variant runs in its own process (bench/server.js, or `--serve` of bench/conditional.js); autocannon runs in the report process.',
+    '- Peak RSS is the kernel\'s high-water mark (VmHWM in /proc/<pid>/status) of each server process, sampled every 100 ms while it runs; "-" where not measured (in-process benchmarks, or no /proc).',
+    '- `BENCH_ROUNDS`, `BENCH_SECONDS` tune every pair; `BENCH_QUICK=1` runs 1 round of 1 s; `node bench/report.js express` runs one section.', '')
+  return out.join('\n')
+}
+
+// ---------------------------------------------------------------- results.svg
+
+const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+
+/** Bars: every ratio with a target (req/s ratios, the PATCH core, VCDIFF speed and size). */
+function chartBars (results) {
+  const bars = []
+  for (const name of SECTIONS) {
+    const r = results[name]
+    if (r === undefined || r.error !== undefined) continue
+    if (name === 'vcdiff') {
+      for (const t of vcdiffTargets(r.value).slice(1)) {
+        const value = Number(/([\d.]+)x/.exec(t.measured)[1])
+        const target = parseTarget(t.target.includes('>=') ? '>= 0.5' : t.target.includes('1.25') ? '<= 1.25' : '<= 1.0')
+        bars.push({ label: t.target.replace(/`/g, '').replace(/^VCDIFF /, 'VCDIFF ').slice(0, 70), value, target, ok: meets(value, target) })
+      }
+      continue
+    }
+    if (name === 'delta') continue
+    for (const row of r.value) {
+      const target = parseTarget(row.target)
+      if (target === null || typeof row.ratio !== 'number') continue
+      bars.push({ label: `${ISSUE[name]} ${name}: ${row.benchmark}`, value: row.ratio, target, ok: meets(row.ratio, target) })
+    }
+  }
+  return bars
+}
+
+function svg (bars, title) {
+  const labelW = 430
+  const barW = 420
+  const rowH = 26
+  const top = 48
+  const width = labelW + barW + 90
+  const height = top + Math.max(bars.length, 1) * rowH + 40
+  const max = Math.max(2, ...bars.map((b) => b.value), ...bars.map((b) => b.target.value)) * 1.05
+  const x = (v) => labelW + (Math.max(0, v) / max) * barW
+  const parts = []
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`)
+  parts.push(`<title>${esc(title)}</title>`)
+  parts.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`)
+  parts.push(`<text x="10" y="20" font-size="15" font-weight="bold">${esc(title)}</text>`)
+  parts.push('<text x="10" y="38" fill="#555555">bar: measured ratio (green met, red missed); black tick: target (&gt;= higher is better, &lt;= lower is better); grey line: 1.0x</text>')
+  // scale
+  for (let v = 0; v <= max; v += 0.5) {
+    const gx = x(v).toFixed(1)
+    parts.push(`<line class="grid" x1="${gx}" y1="${top - 4}" x2="${gx}" y2="${height - 30}" stroke="${v === 1 ? '#888888' : '#e4e4e4'}" stroke-width="1"/>`)
+    parts.push(`<text x="${gx}" y="${height - 16}" text-anchor="middle" fill="#555555">${v.toFixed(1)}x</text>`)
+  }
+  bars.forEach((b, i) => {
+    const y = top + i * rowH
+    const tx = x(b.target.value).toFixed(1)
+    parts.push(`<g class="bar" data-value="${b.value}" data-target="${esc(b.target.op + ' ' + b.target.value)}" data-status="${b.ok ? 'MET' : 'MISSED'}">`)
+    parts.push(`<text x="${labelW - 8}" y="${y + 16}" text-anchor="end">${esc(b.label.length > 68 ? b.label.slice(0, 67) + '…' : b.label)}</text>`)
+    parts.push(`<rect class="ratio" x="${labelW}" y="${y + 5}" width="${(x(b.value) - labelW).toFixed(1)}" height="${rowH - 10}" fill="${b.ok ? '#3a9a4a' : '#c8423b'}"/>`)
+    parts.push(`<line class="target" x1="${tx}" y1="${y + 1}" x2="${tx}" y2="${y + rowH - 1}" stroke="#000000" stroke-width="2.5"/>`)
+    parts.push(`<text x="${(x(b.value) + 6).toFixed(1)}" y="${y + 16}">${b.value}x (${esc(b.target.op)} ${b.target.value})</text>`)
+    parts.push('</g>')
+  })
+  parts.push('</svg>')
+  return parts.join('\n') + '\n'
+}
+
+// ---------------------------------------------------------------- main
+
+async function report (opts = {}) {
+  const o = options(opts)
+  const saved = { BENCH_ROUNDS: process.env.BENCH_ROUNDS, BENCH_SECONDS: process.env.BENCH_SECONDS, BENCH_DIGEST_ITERATIONS: process.env.BENCH_DIGEST_ITERATIONS }
+  // the modules read these: every pair of the run gets the same rounds and seconds
+  process.env.BENCH_ROUNDS = String(o.rounds)
+  process.env.BENCH_SECONDS = String(o.seconds)
+  if (o.quick && saved.BENCH_DIGEST_ITERATIONS === undefined) process.env.BENCH_DIGEST_ITERATIONS = '5000'
+  const started = new Date()
+  const t0 = performance.now()
+  const load = { start: os.loadavg() }
+  const watcher = new MemoryWatcher()
+  watcher.start()
+  const results = {}
+  try {
+    for (const name of SECTIONS) {
+      if (!o.only.includes(name)) continue
+      o.log(`\n## ${name}`)
+      watcher.take()
+      try {
+        results[name] = await runSection(name, o)
+        if (Array.isArray(results[name].value)) attachMemory(results[name].value, watcher.take())
+      } catch (err) {
+        o.log(`${name} failed: ${err.stack}`)
+        results[name] = { error: String(err.message).split('\n')[0] }
+      }
+    }
+  } finally {
+    watcher.stop()
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+  }
+  load.end = os.loadavg()
+  const elapsedS = (performance.now() - t0) / 1000
+  const targets = []
+  for (const name of SECTIONS) if (results[name] !== undefined) targets.push(...targetsOf(name, results[name]))
+  const bars = chartBars(results)
+  fs.mkdirSync(o.outDir, { recursive: true })
+  const md = markdown({ o, results, targets, load, started, elapsedS })
+  const chart = svg(bars, `Benchmark ratios against targets, ${started.toISOString().slice(0, 10)}${o.quick ? ' (quick mode)' : ''}`)
+  const files = { markdown: path.join(o.outDir, 'RESULTS.md'), svg: path.join(o.outDir, 'results.svg') }
+  fs.writeFileSync(files.markdown, md)
+  fs.writeFileSync(files.svg, chart)
+  return { results, targets, bars, files, elapsedS }
+}
+
+function median (xs) {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+
+function round (x, d) {
+  const f = 10 ** d
+  return Math.round(x * f) / f
+}
+
+module.exports = { report, options, svg, markdown, SECTIONS, EXPRESS_ROUTES, MemoryWatcher }
+
+if (require.main === module) {
+  const only = process.argv.slice(2)
+  report(only.length > 0 ? { only } : {}).then(({ targets, files, elapsedS }) => {
+    console.log(`\n${targets.map((t) => `${t.status.padEnd(12)} issue ${t.issue}: ${t.target}: ${t.measured}`).join('\n')}`)
+    console.log(`\nwrote ${files.markdown} and ${files.svg} in ${Math.round(elapsedS)} s`)
+  }, (err) => { console.error(err); process.exit(1) })
+}

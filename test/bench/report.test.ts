@@ -1,0 +1,68 @@
+import { test } from 'tap'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { XMLValidator, XMLParser } from 'fast-xml-parser'
+
+// bench/ is plain CommonJS JavaScript (no declarations): the shapes this test relies on.
+interface Row { benchmark: string, ratio: number, aP99ms: number, bP99ms: number, aPeakMB?: number, bPeakMB?: number }
+interface Report {
+  report: (opts: { only: string[], expressRoutes: string[], quick: boolean, outDir: string, log: (line: string) => void }) => Promise<{
+    results: Record<string, { value?: Row[], error?: string }>
+    targets: Array<{ issue: number, status: string }>
+    bars: unknown[]
+    files: { markdown: string, svg: string }
+  }>
+}
+
+const { report } = require('../../bench/report.js') as Report
+
+test('the report in quick mode, on the Express vs ours GET pair, writes RESULTS.md and an SVG chart', async (t) => {
+  const outDir = mkdtempSync(join(tmpdir(), 'bench-report-'))
+  t.teardown(() => rmSync(outDir, { recursive: true, force: true }))
+
+  const { results, targets, bars, files } = await report({ only: ['express'], expressRoutes: ['get'], quick: true, outDir, log: () => {} })
+
+  t.equal(files.markdown, join(outDir, 'RESULTS.md'))
+  t.equal(files.svg, join(outDir, 'results.svg'))
+  t.equal(results.express.error, undefined, 'the pair ran')
+  const rows = results.express.value ?? []
+  t.equal(rows.length, 1)
+  t.equal(rows[0].benchmark, 'GET /articles/:id (2 KB article)')
+  t.equal(typeof rows[0].ratio, 'number')
+  t.ok(rows[0].ratio > 0, 'a ratio was measured (its value is not asserted)')
+  t.equal(typeof rows[0].aPeakMB, 'number', 'peak memory of our server process')
+  t.equal(typeof rows[0].bPeakMB, 'number', 'peak memory of the Express server process')
+  t.same(targets.map((x) => x.issue), [8], 'one target: ours >= 1.6x Express')
+  t.match(targets[0].status, /^(MET|MISSED)$/)
+
+  const md = readFileSync(files.markdown, 'utf8')
+  t.match(md, /^# Benchmark results\n/)
+  t.match(md, /Quick mode \(BENCH_QUICK=1\)/)
+  for (const heading of ['## Machine', '## Targets', '## Ours vs Express 5, same articles service (issue 8)', '## Method']) {
+    t.ok(md.includes(`\n${heading}\n`), `section ${heading}`)
+  }
+  t.match(md, /\| CPU \| .+ logical CPUs/)
+  t.match(md, /\| load average \(1, 5, 15 min\) at start \| [\d.]+, [\d.]+, [\d.]+ \|/)
+  t.match(md, /\| issue \| target \| measured \| status \|\n\|---:\|---\|---\|---\|\n\| 8 \| GET \/articles\/:id \(2 KB article\): >= 1\.6x \| [\d.]+x \| (MET|\*\*MISSED\*\*) \|/)
+  t.match(md, /\| benchmark \| A \| B \| A req\/s \| B req\/s \| A p99 ms \| B p99 ms \| A peak RSS MB \| B peak RSS MB \| A\/B \| target \|/)
+  t.match(md, /\| GET \/articles\/:id \(2 KB article\) \| ours \(reference service\) \| Express 5 \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| >= 1\.6 /)
+  if (targets[0].status === 'MISSED') t.match(md, /Shortfalls, from the numbers of this run:\n\n- issue 8, .+ short of 1\.6x/)
+  else t.match(md, /Every target measured in this run is met\./)
+  t.match(md, /!\[ratios against their targets\]\(results\.svg\)/)
+
+  const svg = readFileSync(files.svg, 'utf8')
+  t.equal(XMLValidator.validate(svg), true, 'the SVG is well-formed XML')
+  const doc = new XMLParser({ ignoreAttributes: false, isArray: (name) => name === 'g' || name === 'line' || name === 'rect' || name === 'text' }).parse(svg) as {
+    svg: { '@_xmlns': string, g: Array<{ '@_class': string, '@_data-value': string, '@_data-status': string, rect: Array<{ '@_class': string, '@_width': string }>, line: Array<{ '@_class': string }> }> }
+  }
+  t.equal(doc.svg['@_xmlns'], 'http://www.w3.org/2000/svg')
+  const barGroups = doc.svg.g.filter((g) => g['@_class'] === 'bar')
+  t.equal(barGroups.length, bars.length)
+  t.equal(barGroups.length, 1, 'a bar per ratio')
+  t.equal(Number(barGroups[0]['@_data-value']), rows[0].ratio)
+  t.equal(barGroups[0]['@_data-status'], targets[0].status)
+  t.equal(barGroups[0].rect.filter((r) => r['@_class'] === 'ratio').length, 1, 'the bar')
+  t.ok(Number(barGroups[0].rect[0]['@_width']) > 0)
+  t.equal(barGroups[0].line.filter((l) => l['@_class'] === 'target').length, 1, 'its target line')
+})

@@ -11,9 +11,8 @@
  * Env: BENCH_ROUNDS (default 5) and BENCH_SECONDS (default 3) for every side-by-side pair,
  * BENCH_QUICK=1, BENCH_OUT (directory of RESULTS.md and results.svg, default bench/).
  *
- * Sections: foundation (issue 2), conditional (issue 3), patch (issue 4: bench/patch.js, or
- * measured here while it does not exist), auth (issue 5), delta and vcdiff (issue 6),
- * express (issue 8).
+ * Sections: foundation (issue 2), conditional (issue 3), patch (issue 4), auth (issue 5),
+ * delta and vcdiff (issue 6), express (issue 8).
  * Peak memory: VmHWM of every server process this process forks, sampled from /proc.
  */
 const fs = require('node:fs')
@@ -187,60 +186,6 @@ async function runExpress (o) {
   return rows
 }
 
-/**
- * Issue 4, when bench/patch.js does not exist: measured here. (a) PATCH (merge patch, apply + validate +
- * store + respond) vs PUT of the same change on the reference service, ratio printed;
- * (b) the core, in process: applyJsonPatch + schema validation vs raw fast-json-patch applyPatch.
- */
-async function runPatch (o) {
-  const rows = []
-  const change = { title: 'Patched title' }
-  const put = { path: `/articles/${ARTICLE_IDS[1]}`, method: 'PUT', headers: writeHeaders, body: JSON.stringify({ slug: 'bench-article-2', title: change.title, body: BODY_2KB, tags: ['bench', 'odd'], published: false }) }
-  const patch = { path: `/articles/${ARTICLE_IDS[1]}`, method: 'PATCH', headers: { ...writeHeaders, 'content-type': 'application/merge-patch+json' }, body: JSON.stringify(change) }
-  o.log('patch: PATCH vs PUT')
-  rows.push(await compare('PATCH (merge patch) vs PUT of the same change, reference service',
-    { name: 'PATCH', variant: 'express-service:fastify', request: patch, target: 'reported' },
-    { name: 'PUT', variant: 'express-service:fastify', request: put },
-    { rounds: o.rounds, duration: o.seconds }))
-  o.log('patch: apply + validate core vs fast-json-patch applyPatch')
-  rows.push(patchCore(o))
-  return rows
-}
-
-function patchCore (o) {
-  const { applyPatch } = require('fast-json-patch')
-  const { applyJsonPatch } = require('../dist/lib/json-patch.js')
-  const AjvCompiler = require('@fastify/ajv-compiler')
-  const { article } = require('../dist/example/schemas.js')
-  // compiled as plugins/patch.ts compiles a resource schema
-  const validate = AjvCompiler()({}, { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false } })({ schema: article, method: 'PATCH', url: '/articles/:id', httpPart: 'body' })
-  const doc = { id: ARTICLE_IDS[0], slug: 'hello-world', title: 'Hello', body: BODY_2KB, tags: ['intro', 'bench'], published: false, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' }
-  const ops = [{ op: 'test', path: '/slug', value: 'hello-world' }, { op: 'replace', path: '/title', value: 'Patched' }, { op: 'add', path: '/tags/-', value: 'patched' }]
-  const ours = () => {
-    const r = applyJsonPatch(doc, ops)
-    if (!r.ok || !validate(r.document)) throw new Error('patch core failed')
-  }
-  // The raw library, given the same guarantees the core gives: the input document is not mutated.
-  const raw = () => applyPatch(doc, ops, true, false).newDocument
-  const time = (fn, ms) => {
-    let n = 0
-    const t0 = performance.now()
-    while (performance.now() - t0 < ms) { for (let i = 0; i < 200; i++) fn(); n += 200 }
-    return n / ((performance.now() - t0) / 1000)
-  }
-  const applyOnly = () => { if (!applyJsonPatch(doc, ops).ok) throw new Error('patch core failed') }
-  const ms = o.quick ? 200 : 1000
-  time(ours, 100)
-  time(raw, 100)
-  const a = []
-  const b = []
-  const c = []
-  for (let i = 0; i < o.rounds; i++) { a.push(time(ours, ms)); b.push(time(raw, ms)); c.push(time(applyOnly, ms)) }
-  const apply = median(c)
-  const detail = `applyJsonPatch alone ${Math.round(apply)}/s (${round(apply / median(b), 2)}x raw applyPatch), so schema validation of the 2 KB result takes ${round(100 * (1 - median(a) / apply), 0)}% of the core's time`
-  return { benchmark: 'JSON Patch core: apply + validate vs raw applyPatch (in process, ops/s)', a: 'applyJsonPatch + validate', b: 'fast-json-patch applyPatch', aReqPerSec: Math.round(median(a)), bReqPerSec: Math.round(median(b)), aP99ms: '-', bP99ms: '-', ratio: round(median(a) / median(b), 3), target: '>= 0.8', inProcess: true, detail }
-}
-
 async function runSection (name, o) {
   switch (name) {
     case 'foundation':
@@ -252,8 +197,7 @@ async function runSection (name, o) {
     case 'vcdiff':
       return captured(() => require('./vcdiff.js').run())
     case 'patch':
-      // bench/patch.js when it exists; until then the report measures issue 4 itself
-      return captured(() => (fs.existsSync(path.join(__dirname, 'patch.js')) ? require('./patch.js').run() : runPatch(o)))
+      return captured(() => require('./patch.js').run())
     case 'express':
       return captured(() => runExpress(o))
   }
@@ -567,11 +511,6 @@ async function report (opts = {}) {
   fs.writeFileSync(files.markdown, md)
   fs.writeFileSync(files.svg, chart)
   return { results, targets, bars, files, elapsedS }
-}
-
-function median (xs) {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)]
 }
 
 function round (x, d) {

@@ -3,6 +3,8 @@
  * VCDIFF encoder benchmark: our encoder against xdelta3 on one generated corpus.
  *
  *   npx tsc -p tsconfig.build.json && node bench/vcdiff.js
+ *   VCDIFF_DIST=/tmp/vcdiff-build node bench/vcdiff.js   # compiled elsewhere (tsc --outDir)
+ *   BENCH_ONLY='8MB' node bench/vcdiff.js   # only the documents whose label contains this
  *   BENCH_FULL=1 node bench/vcdiff.js     # adds the 32 MB documents
  *   VCDIFF_OPTIONS='{"maxProbes":8}' node bench/vcdiff.js   # encoder options (JSON)
  *
@@ -19,7 +21,8 @@ const os = require('node:os')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const { spawnSync } = require('node:child_process')
-const { encode: encode0, decode } = require('../dist/lib/vcdiff/index.js')
+const DIST = process.env.VCDIFF_DIST !== undefined ? path.resolve(process.env.VCDIFF_DIST) : path.join(__dirname, '..', 'dist')
+const { encode: encode0, decode } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
 const encode = (s, t) => encode0(s, t, process.env.VCDIFF_OPTIONS ? JSON.parse(process.env.VCDIFF_OPTIONS) : {})
 
 const KB = 1024
@@ -212,7 +215,9 @@ async function run (opts = {}) {
     fs.writeFileSync(path.join(dir, 's'), '')
     fs.writeFileSync(path.join(dir, 't'), '')
     const spawnMs = timeXdelta(dir, '-1', 10)
+    const only = opts.only ?? process.env.BENCH_ONLY
     for (const c of corpus(full)) {
+      if (only !== undefined && !`${c.kind} ${fmtSize(c.size)} ${c.level}`.includes(only)) continue
       const ours = timeOurs(c.source, c.target)
       if (Buffer.compare(Buffer.from(decode(c.source, ours.delta)), c.target) !== 0) {
         throw new Error(`round trip failed for ${c.kind} ${c.size} ${c.level}`)

@@ -23,7 +23,7 @@ export interface EncodeOptions {
   windowSize?: number
   /** Bytes covered by the rolling hash, 4..64 (default 8). */
   hashLength?: number
-  /** Distance between indexed source positions, 1..64 (default 2, more for sources over 4 MiB). */
+  /** Distance between indexed source positions, 1..64 (default 2, 8 for sources over 4 MiB). */
   sourceStep?: number
   /** Source candidates examined per lookup in each index (default 8). */
   maxProbes?: number
@@ -46,8 +46,8 @@ const MIX = 0x9e3779b1 | 0
 const SAME_SIZE = S_SAME * 256
 /** Bytes hashed by the long source index. */
 const LONG_LOOK = 32
-/** Head tables of at most 2^18 entries (1 MiB) stay mostly in cache. */
-const MAX_TABLE_BITS = 18
+/** Head tables of at most 2^20 entries (4 MiB): builds stay mostly in cache, chains stay short. */
+const MAX_TABLE_BITS = 20
 /** Chain links walked per candidate examined (collisions of the head table are skipped by hash). */
 const LINKS_PER_PROBE = 2
 
@@ -173,6 +173,8 @@ class SourceIndex {
     let h = 0
     for (let j = 0; j < look; j++) h = (Math.imul(h, HASH_MUL) + src[j]) | 0
     // Entries go in from the front; chains list the latest position first.
+    // Sparse entries (step >= look) are hashed afresh: fewer loads than rolling over every byte.
+    const fresh = step >= look
     for (let k = 0; k < entries; k++) {
       const b = Math.imul(h, MIX) >>> shift
       chain[2 * k] = head[b]
@@ -180,8 +182,13 @@ class SourceIndex {
       head[b] = k
       if (k + 1 === entries) break
       const p = k * step
-      for (let j = 0; j < step; j++) {
-        h = (Math.imul(h - Math.imul(src[p + j], outMul), HASH_MUL) + src[p + j + look]) | 0
+      if (fresh) {
+        h = 0
+        for (let j = p + step; j < p + step + look; j++) h = (Math.imul(h, HASH_MUL) + src[j]) | 0
+      } else {
+        for (let j = 0; j < step; j++) {
+          h = (Math.imul(h - Math.imul(src[p + j], outMul), HASH_MUL) + src[p + j + look]) | 0
+        }
       }
     }
   }
@@ -250,6 +257,8 @@ interface Tuning {
 const LONG_ENOUGH = 64
 /** How far before the end of the previous match a long match may reach back. */
 const REACH_BACK = 64
+/** Bytes a long match found inside a short one must add to replace it. */
+const LOOKAHEAD_GAIN = 8
 
 /**
  * Scan target[ws, we) and record COPY candidates into `m`. Bytes not covered
@@ -325,6 +334,35 @@ function findMatches (
             bestSrc = 0
             bestCost = cost
           }
+        }
+      }
+    }
+
+    // 4. A short match must not hide a long one on another diagonal: the long
+    // index is sampled, so probe it at every position the short match covers.
+    if (best[0] >= MIN_MATCH && best[0] < LONG_ENOUGH && long !== null) {
+      const end = Math.min(best[1] + best[0], longLast + 1)
+      const b0 = best[0]
+      const b1 = best[1]
+      const b2 = best[2]
+      for (let j = i; j + 1 < end;) {
+        long.roll(tgt, j, we)
+        j++
+        if (long.lookup(tgt, j, we, floor, -1)) {
+          if (best[0] >= b0 + LOOKAHEAD_GAIN) {
+            // The short match keeps the bytes before the long one.
+            if (best[1] - b1 >= LOOKAHEAD_GAIN && b1 >= pend) {
+              m.push(b1, best[1] - b1, b2, bestSrc)
+              pend = best[1]
+            }
+            bestSrc = 1
+            const d = best[2] - lastSrcEnd
+            bestCost = varintSize(d >= 0 ? d : best[2])
+            break
+          }
+          best[0] = b0
+          best[1] = b1
+          best[2] = b2
         }
       }
     }
@@ -529,36 +567,82 @@ function checkInt (name: string, v: number | undefined, min: number, max: number
   return v
 }
 
+/** Options fixed when a source is prepared may not change per target; these may. */
+export type TargetOptions = Pick<EncodeOptions, 'windowSize' | 'targetMatches'>
+
+/**
+ * A source with its hash indexes built once, to encode many targets against
+ * it (the delta-encoding plugin encodes every new instance against the same
+ * base). The source bytes must not change while the object is in use.
+ */
+export interface PreparedSource {
+  readonly source: Uint8Array
+  /** Encode `target` as a VCDIFF delta against the prepared source (RFC 3284). */
+  encode: (target: Uint8Array, options?: TargetOptions) => Uint8Array
+}
+
+/** Sources above this size get sparser indexes: building them is most of the work. */
+const LARGE_SOURCE = 4 * 1024 * 1024
+
+class Prepared implements PreparedSource {
+  readonly long: SourceIndex | null
+  readonly short: SourceIndex | null
+
+  constructor (readonly source: Uint8Array, readonly options: EncodeOptions) {
+    const large = source.length > LARGE_SOURCE
+    const look = checkInt('hashLength', options.hashLength, 4, 64, 8)
+    // Every 2nd position (xdelta3 samples its source checksum finely); every 8th for large sources, as xdelta3 -3 does.
+    const step = checkInt('sourceStep', options.sourceStep, 1, 64, large ? 8 : 2)
+    const maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 4)
+    checkOptions(options)
+    // Long look on aligned blocks (open-vcdiff's block hash, whole blocks only for large sources)
+    // finds the long matches reliably; the short look, sampled every `step` bytes, finds the
+    // short ones (xdelta3's source checksum).
+    this.long = source.length >= LONG_LOOK ? new SourceIndex(source, LONG_LOOK, large ? LONG_LOOK : LONG_LOOK / 2, maxProbes) : null
+    this.short = source.length >= look ? new SourceIndex(source, look, step, maxProbes) : null
+  }
+
+  encode (target: Uint8Array, options: TargetOptions = {}): Uint8Array {
+    const { source, long, short } = this
+    const windowSize = options.windowSize ?? this.options.windowSize ?? DEFAULT_WINDOW_SIZE
+    const targetMatches = options.targetMatches ?? this.options.targetMatches ?? true
+    checkOptions(options)
+    if (source.length > 0x7fffffff - windowSize) throw new RangeError('source is too large')
+
+    const out = new Sink((Math.min(target.length, 1 << 20) >> 2) + 64)
+    for (const b of HEADER) out.byte(b)
+    // The rolling hashes follow one target at a time.
+    if (long !== null) long.hAt = -1
+    if (short !== null) short.hAt = -1
+    const tBits = Math.min(Math.max(log2ceil(Math.min(target.length, windowSize)), 10), 18)
+    const tTable = new Int32Array(1 << tBits).fill(-1)
+    const tune: Tuning = { targetMatches }
+    const m = new Matches()
+    const w = new WindowWriter()
+
+    let ws = 0
+    do {
+      const we = Math.min(ws + windowSize, target.length)
+      m.count = 0
+      findMatches(source, target, ws, we, long, short, tTable, 32 - tBits, m, tune)
+      // An empty target still gets one (empty) window, which every decoder reads.
+      writeWindow(out, w, target, ws, we, m)
+      ws = we
+    } while (ws < target.length)
+    return out.buf.slice(0, out.pos)
+  }
+}
+
+function checkOptions (options: TargetOptions): void {
+  checkInt('windowSize', options.windowSize, 1, 64 * 1024 * 1024, DEFAULT_WINDOW_SIZE)
+}
+
+/** Build the source indexes once; `encode` of the result reuses them for each target. */
+export function prepareSource (source: Uint8Array, options: EncodeOptions = {}): PreparedSource {
+  return new Prepared(source, options)
+}
+
 /** Encode `target` as a VCDIFF delta against `source` (RFC 3284). */
 export function encode (source: Uint8Array, target: Uint8Array, options: EncodeOptions = {}): Uint8Array {
-  const windowSize = checkInt('windowSize', options.windowSize, 1, 64 * 1024 * 1024, DEFAULT_WINDOW_SIZE)
-  const look = checkInt('hashLength', options.hashLength, 4, 64, 8)
-  const step = checkInt('sourceStep', options.sourceStep, 1, 64, Math.max(2, Math.ceil(source.length / (2 * 1024 * 1024))))
-  const maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 4)
-  const targetMatches = options.targetMatches ?? true
-  if (source.length > 0x7fffffff - windowSize) throw new RangeError('source is too large')
-
-  const out = new Sink((Math.min(target.length, 1 << 20) >> 2) + 64)
-  for (const b of HEADER) out.byte(b)
-
-  // Long look on aligned blocks (open-vcdiff's block hash) finds the long matches reliably;
-  // the short look, sampled every `step` bytes, finds the short ones (xdelta3's source checksum).
-  const long = source.length >= LONG_LOOK ? new SourceIndex(source, LONG_LOOK, LONG_LOOK / 2, maxProbes) : null
-  const short = source.length >= look ? new SourceIndex(source, look, step, maxProbes) : null
-  const tBits = Math.min(Math.max(log2ceil(Math.min(target.length, windowSize)), 10), 18)
-  const tTable = new Int32Array(1 << tBits).fill(-1)
-  const tune: Tuning = { targetMatches }
-  const m = new Matches()
-  const w = new WindowWriter()
-
-  let ws = 0
-  do {
-    const we = Math.min(ws + windowSize, target.length)
-    m.count = 0
-    findMatches(source, target, ws, we, long, short, tTable, 32 - tBits, m, tune)
-    // An empty target still gets one (empty) window, which every decoder reads.
-    writeWindow(out, w, target, ws, we, m)
-    ws = we
-  } while (ws < target.length)
-  return out.buf.slice(0, out.pos)
+  return new Prepared(source, options).encode(target)
 }

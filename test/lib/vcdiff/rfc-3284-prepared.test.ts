@@ -1,0 +1,102 @@
+import { test } from 'tap'
+import fc from 'fast-check'
+import { decode as ablyDecode } from '@ably/vcdiff-decoder'
+import { encode, decode, prepareSource } from '../../../lib/vcdiff'
+import { equalBytes, xdelta3Decode, text, edit, inspect, rng } from './fixtures/helpers'
+
+const MiB = 1024 * 1024
+
+test('prepareSource: each target encodes exactly as encode(source, target) does, in any order', async (t) => {
+  const source = text(60_000, 21)
+  const targets = [edit(source, 5, 22), edit(source, 300, 23), Buffer.alloc(0), source, text(3000, 24), edit(source, 40, 25)]
+  const prepared = prepareSource(source)
+  t.equal(prepared.source, source, 'the prepared source is the caller\'s buffer')
+  // Twice over, so every target follows a different one: the rolling hashes restart for each target.
+  for (const target of [...targets, ...targets.reverse()]) {
+    const delta = prepared.encode(target)
+    t.ok(equalBytes(delta, encode(source, target)), `same delta for a ${target.length}-byte target`)
+    t.ok(equalBytes(decode(source, delta), target), 'decodes')
+  }
+  t.doesNotThrow(() => fc.assert(fc.property(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 0, max: 80 }), (seed, n) => {
+    const target = edit(source, n, seed)
+    return equalBytes(prepared.encode(target), encode(source, target))
+  }), { numRuns: 20 }))
+})
+
+test('prepareSource: options at preparation, windowSize and targetMatches per target', async (t) => {
+  const source = text(20_000, 26)
+  const target = Buffer.concat([edit(source, 20, 27), Buffer.alloc(3000, 0x41)])
+  const prepared = prepareSource(source, { hashLength: 6, sourceStep: 3, maxProbes: 2, windowSize: 5000 })
+  const delta = prepared.encode(target)
+  t.equal(inspect(delta).windows, Math.ceil(target.length / 5000), 'windowSize from preparation')
+  t.ok(equalBytes(delta, encode(source, target, { hashLength: 6, sourceStep: 3, maxProbes: 2, windowSize: 5000 })), 'as encode with the same options')
+  const wide = prepared.encode(target, { windowSize: 1 << 20 })
+  t.equal(inspect(wide).windows, 1, 'windowSize overridden per target')
+  const noSelf = prepared.encode(target, { targetMatches: false })
+  t.ok(noSelf.length > wide.length, 'without target matches the run of A costs more')
+  for (const d of [delta, wide, noSelf]) t.ok(equalBytes(decode(source, d), target))
+  t.ok(equalBytes(ablyDecode(noSelf, source), target), '@ably/vcdiff-decoder')
+  t.ok(equalBytes(xdelta3Decode(source, wide), target), 'xdelta3')
+  t.throws(() => prepareSource(source, { windowSize: 0 }), RangeError)
+  t.throws(() => prepareSource(source, { sourceStep: 65 }), RangeError)
+  t.throws(() => prepared.encode(target, { windowSize: 1.5 }), RangeError)
+  t.throws(() => prepareSource(source, { hashLength: 65 }), RangeError)
+})
+
+/** Source over 4 MiB (the sparse index: whole 32-byte blocks and every 8th position): moved blocks, edits, new text. */
+function largeCase (): { source: Buffer, target: Buffer } {
+  const source = text(5 * MiB, 31)
+  const r = rng(32)
+  const parts: Buffer[] = []
+  let at = 0
+  while (at < source.length) {
+    const len = 20_000 + Math.floor(r() * 200_000)
+    const from = r() < 0.15 ? Math.floor(r() * (source.length - len)) : at // some blocks from elsewhere
+    const block = source.subarray(from, Math.min(from + len, source.length))
+    parts.push(r() < 0.3 ? edit(block, 3, at) : block, text(Math.floor(r() * 200), at))
+    at += len
+  }
+  return { source, target: Buffer.concat(parts) }
+}
+
+test('RFC 3284 interop: a source over 4 MiB (sparse index) gives a small delta every decoder reads', async (t) => {
+  const { source, target } = largeCase()
+  t.ok(source.length > 4 * MiB)
+  const prepared = prepareSource(source)
+  const delta = prepared.encode(target)
+  t.ok(delta.length < target.length / 100, `delta ${delta.length} bytes for ${target.length}`)
+  t.ok(equalBytes(decode(source, delta), target), 'our decoder')
+  t.ok(equalBytes(xdelta3Decode(source, delta), target), 'xdelta3')
+  t.ok(equalBytes(ablyDecode(delta, source), target), '@ably/vcdiff-decoder')
+  // A second target against the same index.
+  const second = edit(source.subarray(0, MiB), 50, 33)
+  const delta2 = prepared.encode(second)
+  t.ok(equalBytes(xdelta3Decode(source, delta2), second), 'xdelta3, second target')
+  t.ok(delta2.length < 5000, `second delta ${delta2.length} bytes`)
+})
+
+test('a short match does not hide a long match on another diagonal', async (t) => {
+  // The source holds a passage P (at an odd offset, so the short index, every 16th
+  // position here, misses its start) and, on indexed positions, decoys: 30-byte pieces
+  // of P followed by other bytes. At the start of P in the target the greedy choice is
+  // a decoy; probing the long index inside it finds P itself, which wins.
+  const P = text(3000, 43)
+  const decoys = [0, 1, 2, 3].map((k) => Buffer.concat([P.subarray(30 * k, 30 * k + 30), Buffer.from('#'.repeat(18))]))
+  const source = Buffer.concat([text(4001, 41), P, text(2999, 42), ...decoys, text(1000, 44)])
+  const target = Buffer.concat([text(50, 45), P])
+  for (const options of [{ targetMatches: false, sourceStep: 16 }, {}]) {
+    const delta = encode(source, target, options)
+    t.ok(equalBytes(decode(source, delta), target))
+    t.ok(delta.length <= 55, `delta ${delta.length} bytes (${JSON.stringify(options)}): P is one COPY`)
+  }
+  // A long match that adds fewer than 8 bytes to the short one does not replace it:
+  // Q[0, 36) at an indexed position (4000), Q[0, 42) where only the long index sees it (4108 + 4).
+  const r = rng(49)
+  const Q = Buffer.from(Array.from({ length: 44 }, () => Math.floor(r() * 256)))
+  const near = Buffer.concat([text(4000, 46), Q.subarray(0, 36), Buffer.from('!'), text(71, 47), Q.subarray(0, 42), Buffer.from('!'), text(1000, 47)])
+  t.equal(near.indexOf(Q.subarray(0, 42)), 4108)
+  const target2 = Buffer.concat([text(50, 48), Q])
+  const delta2 = encode(near, target2, { sourceStep: 16, targetMatches: false })
+  t.ok(equalBytes(decode(near, delta2), target2))
+  t.ok(equalBytes(xdelta3Decode(near, delta2), target2), 'xdelta3')
+})

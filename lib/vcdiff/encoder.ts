@@ -23,7 +23,7 @@ export interface EncodeOptions {
   windowSize?: number
   /** Bytes covered by the rolling hash, 4..64 (default 8). */
   hashLength?: number
-  /** Distance between indexed source positions, 1..64 (default 2, 8 for sources over 4 MiB). */
+  /** Distance between indexed source positions, 1..64 (default 2, 8 for sources over 512 KiB). */
   sourceStep?: number
   /** Source candidates examined per lookup in each index (default 8). */
   maxProbes?: number
@@ -48,6 +48,9 @@ const SAME_SIZE = S_SAME * 256
 const LONG_LOOK = 32
 /** Head tables of at most 2^20 entries (4 MiB): builds stay mostly in cache, chains stay short. */
 const MAX_TABLE_BITS = 20
+/** Filter of at most 2^24 bits (2 MiB), and its bucket mixer (another odd constant). */
+const FILTER_BITS = 24
+const FILTER_MIX = 0x85ebca6b | 0
 /** Chain links walked per candidate examined (collisions of the head table are skipped by hash). */
 const LINKS_PER_PROBE = 2
 
@@ -138,6 +141,57 @@ class Matches {
 /** Best candidate so far at one target position: [length, target start, address]. */
 const best = new Int32Array(3)
 
+/** HASH_MUL^n (mod 2^32). */
+function power (n: number): number {
+  let m = 1
+  for (let j = 0; j < n; j++) m = Math.imul(m, HASH_MUL)
+  return m
+}
+
+/**
+ * Rolling hashes of src[k * step, k * step + look) for every entry k. Sparse
+ * entries (step >= look) are hashed afresh: fewer loads than rolling over every byte.
+ */
+function entryHashes (src: Uint8Array, look: number, step: number): Int32Array {
+  const hashes = new Int32Array(Math.floor((src.length - look) / step) + 1)
+  if (step >= look) {
+    for (let k = 0, p = 0; k < hashes.length; k++, p += step) {
+      let h = 0
+      for (let j = p; j < p + look; j++) h = (Math.imul(h, HASH_MUL) + src[j]) | 0
+      hashes[k] = h
+    }
+    return hashes
+  }
+  const outMul = power(look - 1)
+  let h = 0
+  for (let j = 0; j < look; j++) h = (Math.imul(h, HASH_MUL) + src[j]) | 0
+  for (let k = 0, p = 0; k < hashes.length; k++, p += step) {
+    hashes[k] = h
+    if (k + 1 < hashes.length) {
+      for (let j = p; j < p + step; j++) h = (Math.imul(h - Math.imul(src[j], outMul), HASH_MUL) + src[j + look]) | 0
+    }
+  }
+  return hashes
+}
+
+/**
+ * Hashes of `n` blocks of `look` bytes laid end to end, every `longStep` bytes,
+ * from the hashes of the short entries (every `step` bytes, `look` a multiple
+ * of it): the polynomial hash of a concatenation is H(a) * HASH_MUL^|b| + H(b),
+ * so the long index costs no pass over the source.
+ */
+function joinHashes (short: Int32Array, step: number, look: number, n: number, longStep: number, srcLen: number): Int32Array {
+  const hashes = new Int32Array(Math.floor((srcLen - n * look) / longStep) + 1)
+  const mul = power(look)
+  const stride = look / step
+  for (let k = 0; k < hashes.length; k++) {
+    let h = 0
+    for (let j = 0, e = k * longStep / step; j < n; j++, e += stride) h = (Math.imul(h, mul) + short[e]) | 0
+    hashes[k] = h
+  }
+  return hashes
+}
+
 /**
  * Hash index of the source: the rolling hash of the `look` bytes starting at
  * every `step`-th source position. open-vcdiff hashes aligned blocks
@@ -154,42 +208,40 @@ class SourceIndex {
   readonly chain: Int32Array
   /** HASH_MUL^(look-1), to roll the oldest byte out. */
   readonly outMul: number
+  /**
+   * One bit per hash bucket of a table 8 times the entries (a one-hash Bloom
+   * filter, at most 2 MiB): most absent hashes are rejected without touching
+   * the head table or the chains, which do not fit in cache for large sources.
+   */
+  readonly filter: Int32Array
+  readonly filterShift: number
   /** Rolling hash of target[hAt, hAt + look). */
   h = 0
   hAt = -1
 
-  constructor (readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number) {
-    const entries = Math.floor((src.length - look) / step) + 1
+  /** `hashes[k]`: the rolling hash of src[k * step, k * step + look), from `entryHashes` or `joinHashes`. */
+  constructor (readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number, hashes: Int32Array) {
+    const entries = hashes.length
     // A head table small enough to stay in cache: building the index is
     // otherwise one cache miss per entry. Chains absorb the collisions.
     const bits = Math.min(log2ceil(entries), MAX_TABLE_BITS)
     this.head = new Int32Array(1 << bits).fill(-1)
     this.chain = new Int32Array(entries * 2)
     this.shift = 32 - bits
-    let outMul = 1
-    for (let j = 1; j < look; j++) outMul = Math.imul(outMul, HASH_MUL)
-    this.outMul = outMul
-    const { head, chain, shift } = this
-    let h = 0
-    for (let j = 0; j < look; j++) h = (Math.imul(h, HASH_MUL) + src[j]) | 0
+    this.outMul = power(look - 1)
+    const filterBits = Math.min(Math.max(log2ceil(entries) + 3, 5), FILTER_BITS)
+    this.filter = new Int32Array(1 << (filterBits - 5))
+    this.filterShift = 32 - filterBits
+    const { head, chain, shift, filter, filterShift } = this
     // Entries go in from the front; chains list the latest position first.
-    // Sparse entries (step >= look) are hashed afresh: fewer loads than rolling over every byte.
-    const fresh = step >= look
     for (let k = 0; k < entries; k++) {
+      const h = hashes[k]
       const b = Math.imul(h, MIX) >>> shift
       chain[2 * k] = head[b]
       chain[2 * k + 1] = h
       head[b] = k
-      if (k + 1 === entries) break
-      const p = k * step
-      if (fresh) {
-        h = 0
-        for (let j = p + step; j < p + step + look; j++) h = (Math.imul(h, HASH_MUL) + src[j]) | 0
-      } else {
-        for (let j = 0; j < step; j++) {
-          h = (Math.imul(h - Math.imul(src[p + j], outMul), HASH_MUL) + src[p + j + look]) | 0
-        }
-      }
+      const fb = Math.imul(h, FILTER_MIX) >>> filterShift
+      filter[fb >>> 5] |= 1 << (fb & 31)
     }
   }
 
@@ -208,6 +260,8 @@ class SourceIndex {
       this.hAt = i
     }
     const h = this.h
+    const fb = Math.imul(h, FILTER_MIX) >>> this.filterShift
+    if ((this.filter[fb >>> 5] & (1 << (fb & 31))) === 0) return false
     const chain = this.chain
     const srcLen = src.length
     let k = this.head[Math.imul(h, MIX) >>> this.shift]
@@ -582,7 +636,7 @@ export interface PreparedSource {
 }
 
 /** Sources above this size get sparser indexes: building them is most of the work. */
-const LARGE_SOURCE = 4 * 1024 * 1024
+const LARGE_SOURCE = 512 * 1024
 
 class Prepared implements PreparedSource {
   readonly long: SourceIndex | null
@@ -598,8 +652,18 @@ class Prepared implements PreparedSource {
     // Long look on aligned blocks (open-vcdiff's block hash, whole blocks only for large sources)
     // finds the long matches reliably; the short look, sampled every `step` bytes, finds the
     // short ones (xdelta3's source checksum).
-    this.long = source.length >= LONG_LOOK ? new SourceIndex(source, LONG_LOOK, large ? LONG_LOOK : LONG_LOOK / 2, maxProbes) : null
-    this.short = source.length >= look ? new SourceIndex(source, look, step, maxProbes) : null
+    const shortHashes = source.length >= look ? entryHashes(source, look, step) : null
+    this.short = shortHashes !== null ? new SourceIndex(source, look, step, maxProbes, shortHashes) : null
+    let long: SourceIndex | null = null
+    if (source.length >= LONG_LOOK) {
+      const longStep = large ? LONG_LOOK : LONG_LOOK / 2
+      // Blocks of the short index, joined when they tile the long look.
+      const hashes = shortHashes !== null && LONG_LOOK % look === 0 && look % step === 0 && longStep % step === 0
+        ? joinHashes(shortHashes, step, look, LONG_LOOK / look, longStep, source.length)
+        : entryHashes(source, LONG_LOOK, longStep)
+      long = new SourceIndex(source, LONG_LOOK, longStep, maxProbes, hashes)
+    }
+    this.long = long
   }
 
   encode (target: Uint8Array, options: TargetOptions = {}): Uint8Array {

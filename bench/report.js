@@ -320,13 +320,13 @@ const cell = (x) => (x === undefined || x === null ? '' : String(x).replace(/\|/
 
 function rowsTable (rows) {
   const lines = [
-    '| benchmark | A | B | A req/s | B req/s | A p99 ms | B p99 ms | A peak RSS MB | B peak RSS MB | A/B | target |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|'
+    '| benchmark | A | B | A req/s | B req/s | A p99 ms | B p99 ms | A CPU µs/req | B CPU µs/req | A peak RSS MB | B peak RSS MB | A/B req/s | B/A CPU | target |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|'
   ]
   for (const r of rows) {
     const t = parseTarget(r.target)
     const status = t !== null && typeof r.ratio === 'number' ? (meets(r.ratio, t) ? ' MET' : ' **MISSED**') : ''
-    lines.push(`| ${cell(r.benchmark)} | ${cell(r.a)} | ${cell(r.b)} | ${cell(r.aReqPerSec)} | ${cell(r.bReqPerSec)} | ${cell(r.aP99ms)} | ${cell(r.bP99ms)} | ${cell(r.aPeakMB ?? '-')} | ${cell(r.bPeakMB ?? '-')} | ${cell(r.ratio)} | ${cell(r.target)}${status} |`)
+    lines.push(`| ${cell(r.benchmark)} | ${cell(r.a)} | ${cell(r.b)} | ${cell(r.aReqPerSec)} | ${cell(r.bReqPerSec)} | ${cell(r.aP99ms)} | ${cell(r.bP99ms)} | ${cell(r.aCpuUs ?? '-')} | ${cell(r.bCpuUs ?? '-')} | ${cell(r.aPeakMB ?? '-')} | ${cell(r.bPeakMB ?? '-')} | ${cell(r.ratio)} | ${cell(r.cpuRatio ?? '-')} | ${cell(r.target)}${status} |`)
   }
   return lines.join('\n')
 }
@@ -362,7 +362,9 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
   out.push('# Benchmark results', '')
   out.push(`Written by \`bench/report.js\` (\`npm run bench\`) on ${started.toISOString()}, in ${Math.round(elapsedS)} s. ` +
     `Each pair runs side by side: each side in its own process, autocannon alternating A and B for ${o.rounds} round(s) of ${o.seconds} s after a 1 s warm-up; ` +
-    'req/s and p99 are medians over the rounds and the ratio is of the medians. The machine is shared and noisy: only ratios measured in one run mean something; absolute req/s do not travel.' +
+    'requests are pipelined (BENCH_PIPELINING, default 10) so the server is the bottleneck; req/s, p99 and the server\'s CPU time per request (user + system, read from the server process around each round) are medians over the rounds, and the ratios are of the medians. ' +
+    'Targets are judged on the req/s ratio; "B/A CPU" is the same comparison in CPU cost per request (above 1: A costs less), which the load generator sharing the 2 cores cannot skew. ' +
+    'The machine is shared and noisy: only ratios measured in one run mean something; absolute req/s do not travel.' +
     (o.quick ? ' **Quick mode (BENCH_QUICK=1): a smoke test, not a measurement.**' : ''), '')
   out.push('## Machine', '', machine(load), '')
   out.push('## Targets', '', '| issue | target | measured | status |', '|---:|---|---|---|')

@@ -250,7 +250,7 @@ class SourceIndex {
    * extended forwards (up to `we`) and backwards (down to `floor`). Returns
    * whether `best` changed. `skip` is a source position already tried.
    */
-  lookup (tgt: Uint8Array, i: number, we: number, floor: number, skip: number): boolean {
+  lookup (tgt: Uint8Array, i: number, we: number, floor: number, skip: number, maxProbes = this.maxProbes): boolean {
     const src = this.src
     const look = this.look
     if (this.hAt !== i) {
@@ -265,7 +265,7 @@ class SourceIndex {
     const chain = this.chain
     const srcLen = src.length
     let k = this.head[Math.imul(h, MIX) >>> this.shift]
-    let probes = this.maxProbes
+    let probes = maxProbes
     let links = probes * LINKS_PER_PROBE
     let changed = false
     while (k >= 0 && links-- > 0) {
@@ -311,6 +311,8 @@ interface Tuning {
 const LONG_ENOUGH = 64
 /** How far before the end of the previous match a long match may reach back. */
 const REACH_BACK = 64
+/** Candidates examined per position probed inside a short match. */
+const LOOKAHEAD_PROBES = 2
 /** Bytes a long match found inside a short one must add to replace it. */
 const LOOKAHEAD_GAIN = 8
 
@@ -402,7 +404,7 @@ function findMatches (
       for (let j = i; j + 1 < end;) {
         long.roll(tgt, j, we)
         j++
-        if (long.lookup(tgt, j, we, floor, -1)) {
+        if (long.lookup(tgt, j, we, floor, -1, Math.min(LOOKAHEAD_PROBES, long.maxProbes))) {
           if (best[0] >= b0 + LOOKAHEAD_GAIN) {
             // The short match keeps the bytes before the long one.
             if (best[1] - b1 >= LOOKAHEAD_GAIN && b1 >= pend) {

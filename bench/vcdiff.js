@@ -10,6 +10,8 @@
  *
  * Columns:
  *   MB/s        our encode throughput (target bytes / encode time)
+ *   prep MB/s   the same with the source prepared once (prepareSource), as for many targets
+ *               against one base
  *   vs xd3 -1   our speed / speed of `xdelta3 -1` (its time net of process start,
  *               measured as the same command on empty files)
  *   size/xd3-3  our delta size / `xdelta3 -3 -S none -A -n` delta size
@@ -22,8 +24,9 @@ const path = require('node:path')
 const zlib = require('node:zlib')
 const { spawnSync } = require('node:child_process')
 const DIST = process.env.VCDIFF_DIST !== undefined ? path.resolve(process.env.VCDIFF_DIST) : path.join(__dirname, '..', 'dist')
-const { encode: encode0, decode } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
-const encode = (s, t) => encode0(s, t, process.env.VCDIFF_OPTIONS ? JSON.parse(process.env.VCDIFF_OPTIONS) : {})
+const { encode: encode0, decode, prepareSource } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
+const OPTIONS = process.env.VCDIFF_OPTIONS ? JSON.parse(process.env.VCDIFF_OPTIONS) : {}
+const encode = (s, t) => encode0(s, t, OPTIONS)
 
 const KB = 1024
 const MB = 1024 * KB
@@ -173,16 +176,16 @@ function corpus (full) {
   return cases
 }
 
-function timeOurs (source, target) {
+function timeOurs (source, target, enc = encode) {
   // Warm up, then repeat until at least 300 ms (or 50 runs) have been measured.
-  encode(source, target)
+  enc(source, target)
   let runs = 0
   let best = Infinity
   const start = process.hrtime.bigint()
   let delta
   do {
     const t0 = process.hrtime.bigint()
-    delta = encode(source, target)
+    delta = enc(source, target)
     const ns = Number(process.hrtime.bigint() - t0)
     if (ns < best) best = ns
     runs++
@@ -219,6 +222,13 @@ async function run (opts = {}) {
     for (const c of corpus(full)) {
       if (only !== undefined && !`${c.kind} ${fmtSize(c.size)} ${c.level}`.includes(only)) continue
       const ours = timeOurs(c.source, c.target)
+      // The plugin's case: many targets against one base, its index built once (prepareSource).
+      // (A dist/ built before prepareSource existed has no such column.)
+      let oursPrepared = null
+      if (prepareSource !== undefined) {
+        const prepared = prepareSource(c.source, OPTIONS)
+        oursPrepared = timeOurs(c.source, c.target, (s, t) => prepared.encode(t))
+      }
       if (Buffer.compare(Buffer.from(decode(c.source, ours.delta)), c.target) !== 0) {
         throw new Error(`round trip failed for ${c.kind} ${c.size} ${c.level}`)
       }
@@ -235,6 +245,7 @@ async function run (opts = {}) {
         targetBytes: c.target.length,
         encodeMs: round(ours.ms, 3),
         mbPerS: round(mbps, 1),
+        preparedMbPerS: oursPrepared === null ? '-' : round(c.target.length / MB / (oursPrepared.ms / 1000), 1),
         xd3Fast1Ms: round(x1Ms, 2),
         xd3Fast1NetMs: round(x1NetMs, 2),
         speedVsXd3Fast1: round(x1NetMs / ours.ms, 2),
@@ -264,7 +275,7 @@ function fmtSize (n) {
 
 function print (rows) {
   const cols = [
-    ['doc', 22], ['mbPerS', 8, 'MB/s'], ['speedVsXd3Fast1', 10, 'vs xd3 -1'], ['deltaBytes', 10, 'delta B'],
+    ['doc', 22], ['mbPerS', 8, 'MB/s'], ['preparedMbPerS', 9, 'prep MB/s'], ['speedVsXd3Fast1', 10, 'vs xd3 -1'], ['deltaBytes', 10, 'delta B'],
     ['xd3Level3Bytes', 10, 'xd3-3 B'], ['sizeVsXd3Level3', 11, 'size/xd3-3'], ['gzipVsXd3Level3', 9, 'gz/xd3-3']
   ]
   const line = (cells) => cells.map((c, i) => i === 0 ? String(c).padEnd(cols[i][1]) : String(c).padStart(cols[i][1])).join(' ')

@@ -11,6 +11,8 @@ test('prepareSource: each target encodes exactly as encode(source, target) does,
   const targets = [edit(source, 5, 22), edit(source, 300, 23), Buffer.alloc(0), source, text(3000, 24), edit(source, 40, 25)]
   const prepared = prepareSource(source)
   t.equal(prepared.source, source, 'the prepared source is the caller\'s buffer')
+  t.ok(prepared.indexBytes > source.length && prepared.indexBytes < 12 * source.length, `index of ${prepared.indexBytes} bytes`)
+  t.equal(prepareSource(Buffer.from('abc')).indexBytes, 0, 'a source shorter than the hash has no index')
   // Twice over, so every target follows a different one: the rolling hashes restart for each target.
   for (const target of [...targets, ...targets.reverse()]) {
     const delta = prepared.encode(target)
@@ -63,6 +65,7 @@ test('RFC 3284 interop: a multi-MiB source (sparse index) gives a small delta ev
   const { source, target } = largeCase()
   t.ok(source.length > 2 * MiB)
   const prepared = prepareSource(source)
+  t.ok(prepared.indexBytes < 3 * source.length, `index of ${prepared.indexBytes} bytes: under 3x the source`)
   const delta = prepared.encode(target)
   t.ok(delta.length < target.length / 100, `delta ${delta.length} bytes for ${target.length}`)
   t.ok(equalBytes(decode(source, delta), target), 'our decoder')

@@ -7,11 +7,18 @@
  * default code table (paired instructions included) and the default address
  * caches (s_near = 4, s_same = 3). No checksum bits, no VCD_TARGET windows.
  *
- * Matching: rolling hashes of source positions go into a chained table (the
- * open-vcdiff block hash, sampled more finely as xdelta3 does); the target is scanned with the
- * same rolling hash, candidates are verified and extended forwards and
- * backwards, and a 4-byte hash of earlier target positions finds
- * self-references (the xdelta3 small-match checksum).
+ * Matching: rolling hashes of source positions go into two chained tables, a
+ * long look (32 bytes, open-vcdiff's block hash) and a short one (8 bytes,
+ * xdelta3's source checksum), each behind a one-bit-per-bucket filter. Small
+ * sources are indexed finely (every 2nd / 16th position); sources over 512 KiB
+ * sparsely (every 8th position / whole 32-byte blocks, whose hashes are joined
+ * from the short ones), as building the index is then most of the work:
+ * matches are extended backwards, so a sparse index loses only short matches.
+ * `prepareSource` builds the indexes once for many targets. The target is
+ * scanned with the same rolling hashes; candidates are verified and extended
+ * forwards and backwards; the long index is probed inside every short match so
+ * that it cannot hide a long one; a 4-byte hash of earlier target positions
+ * finds self-references (the xdelta3 small-match checksum).
  */
 import {
   ADD, COPY, NOOP, S_NEAR, S_SAME,

@@ -413,9 +413,10 @@ function findMatches (
         j++
         if (long.lookup(tgt, j, we, floor, -1, Math.min(LOOKAHEAD_PROBES, long.maxProbes))) {
           if (best[0] >= b0 + LOOKAHEAD_GAIN) {
-            // The short match keeps the bytes before the long one.
-            if (best[1] - b1 >= LOOKAHEAD_GAIN && b1 >= pend) {
-              m.push(b1, best[1] - b1, b2, bestSrc)
+            // The short match keeps the bytes before the long one (from `pend` on), if they pay for a COPY.
+            const ps = Math.max(b1, pend)
+            if (best[1] - ps >= MIN_MATCH && best[1] - ps >= bestCost + 3) {
+              m.push(ps, best[1] - ps, b2 + ps - b1, bestSrc)
               pend = best[1]
             }
             bestSrc = 1

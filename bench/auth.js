@@ -19,14 +19,7 @@ const { compare, printRows } = require('./harness')
 const suite = require('../dist/plugins/index.js')
 const { createDigest, digestResponse } = require('../dist/lib/auth/digest.js')
 
-const doc = {
-  id: 'a1b2c3',
-  slug: 'hello-world',
-  title: 'Hello',
-  tags: ['intro', 'bench'],
-  published: true,
-  body: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(33)
-}
+const { doc } = require('./fixtures')
 
 const TOKEN = 'bench-token-0123456789abcdef'
 const BASIC = 'Basic ' + Buffer.from('bench:bench-password').toString('base64')

@@ -16,15 +16,8 @@ const fastifyEtag = require('@fastify/etag')
 const { compare, printRows } = require('./harness')
 const suite = require('../dist/plugins/index.js')
 
-// The 2 KB JSON document of bench/server.js, and its validators as a store would keep them.
-const doc = {
-  id: 'a1b2c3',
-  slug: 'hello-world',
-  title: 'Hello',
-  tags: ['intro', 'bench'],
-  published: true,
-  body: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(33)
-}
+// The 2 KB JSON document (bench/fixtures.js), and its validators as a store would keep them.
+const { doc } = require('./fixtures')
 const ETAG = 'a1b2c3-7'
 const LAST_MODIFIED = Date.UTC(2024, 0, 15, 12, 45, 26)
 const validators = () => ({ etag: ETAG, lastModified: LAST_MODIFIED })

@@ -6,15 +6,7 @@ const suite = require('../dist/plugins/index.js')
 const variant = process.argv[2]
 const extra = JSON.parse(process.argv[3] ?? '{}')
 
-// A 2 KB JSON document.
-const doc = {
-  id: 'a1b2c3',
-  slug: 'hello-world',
-  title: 'Hello',
-  tags: ['intro', 'bench'],
-  published: true,
-  body: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(33)
-}
+const { doc } = require('./fixtures')
 
 const bodySchema = {
   type: 'object',

@@ -397,9 +397,8 @@ test('property: verify never throws on arbitrary parameters', async (t) => {
     const r = await digest.verify({ ...p, ...params }, 'GET', target, byPassword)
     return typeof r.ok === 'boolean'
   }), { numRuns: 1500 })
-  await fc.assert(fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 300 }), async (header) => {
+  await t.resolves(fc.assert(fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 300 }), async (header) => {
     const r = await digest.verifyAuthorization('Digest ' + header, 'GET', '/', byPassword)
     return r.ok === false
-  }), { numRuns: 1500 })
-  t.pass('no input threw')
+  }), { numRuns: 1500 }), 'no input threw')
 })

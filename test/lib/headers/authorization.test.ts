@@ -177,11 +177,10 @@ test('property: parseAuthorization never throws, on any string', async (t) => {
     const r = parseAuthorization(s)
     return typeof r.ok === 'boolean'
   }), { numRuns: 3000 })
-  fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...' \t,="\\aA=/+-'.split('')), maxLength: 60 }), (s) => {
+  t.doesNotThrow(() => fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...' \t,="\\aA=/+-'.split('')), maxLength: 60 }), (s) => {
     const r = parseAuthorization('Digest ' + s)
     return typeof r.ok === 'boolean'
-  }), { numRuns: 3000 })
-  t.pass('no input threw')
+  }), { numRuns: 3000 }), 'no input threw')
 })
 
 test('property: formatChallenge then parseAuthorization gives back the parameters', async (t) => {
@@ -199,9 +198,8 @@ test('property: formatChallenge then parseAuthorization gives back the parameter
     fc.string({ unit: fc.constantFrom(...'abcXYZ019-._~+/'.split('')), minLength: 1, maxLength: 30 }),
     fc.integer({ min: 0, max: 2 })
   ).map(([a, n]) => a + '='.repeat(n))
-  fc.assert(fc.property(token, t68, (scheme, value) => {
+  t.doesNotThrow(() => fc.assert(fc.property(token, t68, (scheme, value) => {
     const r = parseAuthorization(formatChallenge(scheme, undefined, { token68: value }))
     return r.ok && r.token68 === value
-  }), { numRuns: 1000 })
-  t.pass('round trips hold')
+  }), { numRuns: 1000 }), 'round trips hold')
 })

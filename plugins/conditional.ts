@@ -25,9 +25,10 @@ import {
 import { INVALID, normalizeEntityTag } from '../lib/headers/etag'
 import { formatHttpDate, parseHttpDate } from '../lib/headers/http-date'
 import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../lib/errors'
-import { isProfile, profileDefaults, type Profile } from '../lib/profile'
+import { profileDefaults, type Profile } from '../lib/profile'
 import { httpConventionsErrors } from './errors'
 import { recordResponse } from './openapi'
+import { asArray, assertProfile } from './shared'
 
 /** The validators a route's provider gives for the current state of its resource. */
 export interface ProvidedValidators {
@@ -242,11 +243,6 @@ function isThenable (v: unknown): v is PromiseLike<unknown> {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
 }
 
-function asArray (hooks: unknown): unknown[] {
-  if (hooks === undefined || hooks === null) return []
-  return Array.isArray(hooks) ? hooks : [hooks]
-}
-
 let lastDateMs = NaN
 let lastDate = ''
 /** IMF-fixdate (RFC 9110 5.6.7), remembering the last value: most responses repeat it. */
@@ -263,7 +259,7 @@ function validateOptions (opts: ConditionalOptions): void {
   for (const key of Object.keys(opts)) {
     if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
   }
-  if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption(WHERE, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+  assertProfile(WHERE, opts.profile)
   if (opts.notModifiedStatus !== undefined && opts.notModifiedStatus !== 412 && opts.notModifiedStatus !== 304) throw invalidOption(WHERE, 'notModifiedStatus must be 412 or 304')
   if (opts.requirePrecondition !== undefined && typeof opts.requirePrecondition !== 'boolean') throw invalidOption(WHERE, 'requirePrecondition must be a boolean')
   const methods = opts.requirePreconditionMethods

@@ -8,10 +8,11 @@ import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import { badFraming, contentTooLarge, invalidOption, lengthRequired, type ConventionError } from '../lib/errors'
-import { isProfile, profileDefaults, type Profile } from '../lib/profile'
+import { profileDefaults, type Profile } from '../lib/profile'
 import { reasonPhrase, render } from '../lib/render'
 import { httpConventionsErrors, serializeEnvelope } from './errors'
 import { recordResponse } from './openapi'
+import { asArray, assertProfile } from './shared'
 
 export interface ContentLengthOptions {
   profile?: Profile
@@ -54,7 +55,7 @@ function isPositiveInt (n: unknown): n is number {
 
 function validate (opts: ContentLengthOptions): void {
   const where = 'http-conventions/content-length'
-  if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption(where, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+  assertProfile(where, opts.profile)
   if (opts.bodyLimit !== undefined && !isPositiveInt(opts.bodyLimit)) throw invalidOption(where, 'bodyLimit must be a non-negative integer')
   if (opts.methods !== undefined && (!Array.isArray(opts.methods) || opts.methods.some((m) => typeof m !== 'string'))) throw invalidOption(where, 'methods must be an array of method names')
   if (opts.requireContentLength !== undefined && typeof opts.requireContentLength !== 'boolean') throw invalidOption(where, 'requireContentLength must be a boolean')
@@ -236,11 +237,6 @@ function lingerOnClose (socket: Socket | null): void {
     this.once('end', () => { clearTimeout(timer); this.destroy() })
     this.resume()
   }
-}
-
-function asArray (hooks: unknown): unknown[] {
-  if (hooks === undefined || hooks === null) return []
-  return Array.isArray(hooks) ? hooks : [hooks]
 }
 
 export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '5.x', name: 'http-conventions-content-length' })

@@ -11,9 +11,10 @@ import { parseJsonBody } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { jsonToXml, xmlBodyToJson, XmlSyntaxError, type JsonSchemaLike } from '../lib/xml'
-import { isProfile, type Profile } from '../lib/profile'
+import { type Profile } from '../lib/profile'
 import { httpConventionsErrors } from './errors'
 import { recordResponse } from './openapi'
+import { asArray, profileError } from './shared'
 
 export interface XmlConfig {
   /** Root element name (`article`, or `articles` for a list). */
@@ -58,9 +59,8 @@ function validateRouteConfig (route: RouteOptions): ContentTypeRouteConfig | fal
 }
 
 function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, done: (err?: Error) => void): void {
-  if (opts.profile !== undefined && !isProfile(opts.profile)) {
-    return done(invalidOption('http-conventions/content-type', `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`))
-  }
+  const badProfile = profileError('http-conventions/content-type', opts.profile)
+  if (badProfile !== null) return done(badProfile)
   if (opts.xml !== undefined && typeof opts.xml !== 'boolean') {
     return done(invalidOption('http-conventions/content-type', 'xml must be a boolean'))
   }
@@ -140,11 +140,6 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
     next(null, payload)
   })
   done()
-}
-
-function asArray (hooks: unknown): unknown[] {
-  if (hooks === undefined) return []
-  return Array.isArray(hooks) ? hooks : [hooks]
 }
 
 export const httpConventionsContentType = fp(contentTypePlugin, { fastify: '5.x', name: 'http-conventions-content-type' })

@@ -23,10 +23,11 @@ import { encode, type EncodeOptions } from '../lib/vcdiff/index'
 import { parseWeightedTokens } from '../lib/headers/qlist'
 import { formatEntityTag, parseEntityTag, parseEntityTagList, type EntityTag } from '../lib/headers/etag'
 import { invalidOption } from '../lib/errors'
-import { isProfile, type Profile } from '../lib/profile'
+import { type Profile } from '../lib/profile'
 import type { InstanceStore } from '../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../lib/stores/instance-memory'
 import { recordResponse } from './openapi'
+import { asArray, assertProfile } from './shared'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
 export type InstanceManipulation = 'vcdiff' | 'gzip'
@@ -75,11 +76,6 @@ interface Settings {
   vcdiff: boolean
   gzip: boolean
   ttl: number | undefined
-}
-
-function asArray (hooks: unknown): unknown[] {
-  if (hooks === undefined || hooks === null) return []
-  return Array.isArray(hooks) ? hooks : [hooks]
 }
 
 function checkManipulations (where: string, name: string, value: unknown): InstanceManipulation[] {
@@ -137,7 +133,7 @@ async function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodin
   for (const key of Object.keys(opts)) {
     if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
   }
-  if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption(WHERE, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+  assertProfile(WHERE, opts.profile)
   if (opts.store !== undefined && !isStore(opts.store)) throw invalidOption(WHERE, 'store must be an instance store: { get(key), set(key, value, ttl?) }')
   const manipulations = opts.manipulations === undefined ? ['vcdiff', 'gzip'] : checkManipulations(WHERE, 'manipulations', opts.manipulations)
   const ttl = checkTtl(WHERE, 'ttl', opts.ttl)

@@ -13,8 +13,9 @@ import {
 } from '../lib/errors'
 import { render } from '../lib/render'
 import { ajvErrorsToEntries } from '../lib/validation-errors'
-import { isProfile, profileDefaults, type Profile } from '../lib/profile'
+import { profileDefaults, type Profile } from '../lib/profile'
 import envelopeSchema from '../schemas/errors.json'
+import { profileError } from './shared'
 
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
 
@@ -73,9 +74,8 @@ export function sendConventionError (reply: FastifyReply, err: ConventionError):
 }
 
 function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err?: Error) => void): void {
-  if (opts.profile !== undefined && !isProfile(opts.profile)) {
-    return done(invalidOption('http-conventions', `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`))
-  }
+  const badProfile = profileError('http-conventions', opts.profile)
+  if (badProfile !== null) return done(badProfile)
   if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') {
     return done(invalidOption('http-conventions', 'errorHandler must be a function'))
   }

@@ -5,7 +5,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../lib/errors'
-import { isProfile, type Profile } from '../lib/profile'
+import { type Profile } from '../lib/profile'
 import { httpConventionsErrors, type ErrorHandler } from './errors'
 import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './content-length'
 import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './content-type'
@@ -16,6 +16,7 @@ import { httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEnco
 import { httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './auth/index'
 import { httpConventionsRedirect, type RedirectOptions, type RedirectRouteConfig } from './redirect'
 import { httpConventionsResourcePolicy, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './resource-policy'
+import { assertProfile } from './shared'
 
 export interface HttpConventionsOptions {
   /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
@@ -71,7 +72,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     for (const key of Object.keys(opts)) {
       if (!KNOWN.has(key)) throw invalidOption('http-conventions', `unknown option ${JSON.stringify(key)}`)
     }
-    if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption('http-conventions', `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+    assertProfile('http-conventions', opts.profile)
     const profile = opts.profile ?? 'spec'
     const contentLength = section('contentLength', opts.contentLength)
     const contentType = section('contentType', opts.contentType)

@@ -13,9 +13,10 @@ import { parseJsonBody } from '../lib/json-body'
 import { applyJsonPatch, applyMergePatch, readOnlyViolations } from '../lib/json-patch'
 import { isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
-import { isProfile, type Profile } from '../lib/profile'
+import { type Profile } from '../lib/profile'
 import { httpConventionsErrors } from './errors'
 import { recordResponse } from './openapi'
+import { asArray, assertProfile } from './shared'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
@@ -95,16 +96,11 @@ function routeConfig (route: RouteOptions): PatchRouteConfig | null {
   return c
 }
 
-function asArray (hooks: unknown): unknown[] {
-  if (hooks === undefined || hooks === null) return []
-  return Array.isArray(hooks) ? hooks : [hooks]
-}
-
 async function patchPlugin (fastify: FastifyInstance, opts: PatchOptions): Promise<void> {
   for (const key of Object.keys(opts)) {
     if (key !== 'profile' && key !== 'maxRetries') throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
   }
-  if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption(WHERE, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+  assertProfile(WHERE, opts.profile)
   const maxRetries = opts.maxRetries ?? 5
   if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw invalidOption(WHERE, 'maxRetries must be a non-negative integer')
 

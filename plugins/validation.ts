@@ -8,9 +8,10 @@ import fp from 'fastify-plugin'
 import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { invalidOption } from '../lib/errors'
-import { isProfile, type Profile } from '../lib/profile'
+import { type Profile } from '../lib/profile'
 import { httpConventionsErrors } from './errors'
 import { recordResponse } from './openapi'
+import { profileError } from './shared'
 
 export interface ValidationOptions {
   profile?: Profile
@@ -72,7 +73,8 @@ export function probeValidator (compile: Compile): string | null {
 
 function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, done: (err?: Error) => void): void {
   const where = 'http-conventions/validation'
-  if (opts.profile !== undefined && !isProfile(opts.profile)) return done(invalidOption(where, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`))
+  const badProfile = profileError(where, opts.profile)
+  if (badProfile !== null) return done(badProfile)
   const mode = opts.checkServerOptions ?? 'throw'
   if (mode !== 'throw' && mode !== 'warn' && mode !== 'ignore') return done(invalidOption(where, "checkServerOptions must be 'throw', 'warn' or 'ignore'"))
   fastify.register(httpConventionsErrors, { profile: opts.profile })

@@ -13,13 +13,14 @@ import { basicChallenge } from '../../lib/auth/basic'
 import { bearerChallenge } from '../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../lib/errors'
-import { isProfile, profileDefaults, type Profile } from '../../lib/profile'
+import { profileDefaults, type Profile } from '../../lib/profile'
 import { httpConventionsErrors } from '../errors'
 import { recordResponse } from '../openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
+import { asArray, assertProfile } from '../shared'
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
 export type { BasicAuthOptions, BasicVerifyResult } from './basic'
@@ -78,11 +79,6 @@ const MESSAGES = {
   unavailable: 'The credentials could not be verified at the moment. Try again later.'
 } as const
 
-function asArray (hooks: unknown): unknown[] {
-  if (hooks === undefined || hooks === null) return []
-  return Array.isArray(hooks) ? hooks : [hooks]
-}
-
 /** RFC 9110 11.6.2: Authorization is a singleton field; Node keeps the first of several and drops the rest. */
 function repeatedAuthorization (raw: string[]): boolean {
   let n = 0
@@ -98,7 +94,7 @@ function validate (opts: AuthOptions): void {
   for (const key of Object.keys(opts)) {
     if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
   }
-  if (opts.profile !== undefined && !isProfile(opts.profile)) throw invalidOption(WHERE, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(opts.profile)}`)
+  assertProfile(WHERE, opts.profile)
   if (opts.challengeLines !== undefined && opts.challengeLines !== 'separate' && opts.challengeLines !== 'single') throw invalidOption(WHERE, "challengeLines must be 'separate' or 'single'")
   if (opts.insufficientScopeStatus !== undefined && opts.insufficientScopeStatus !== 401 && opts.insufficientScopeStatus !== 403) throw invalidOption(WHERE, 'insufficientScopeStatus must be 401 or 403')
   if (opts.storeFailureStatus !== undefined && opts.storeFailureStatus !== 401 && opts.storeFailureStatus !== 503) throw invalidOption(WHERE, 'storeFailureStatus must be 401 or 503')

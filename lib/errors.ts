@@ -38,11 +38,14 @@ export const errorCodes = {
   MALFORMED_BODY: createError(`${PREFIX}MALFORMED_BODY`, '%s', 400),
   UNSUPPORTED_MEDIA_TYPE: createError(`${PREFIX}UNSUPPORTED_MEDIA_TYPE`, '%s', 415),
   UNPROCESSABLE_ENTITY: createError(`${PREFIX}UNPROCESSABLE_ENTITY`, '%s', 422),
+  PATCH_TOO_COSTLY: createError(`${PREFIX}PATCH_TOO_COSTLY`, '%s', 422),
   PRECONDITION_FAILED: createError(`${PREFIX}PRECONDITION_FAILED`, '%s', 412),
   PRECONDITION_REQUIRED: createError(`${PREFIX}PRECONDITION_REQUIRED`, '%s', 428),
   UNAUTHORIZED: createError(`${PREFIX}UNAUTHORIZED`, '%s', 401),
   FORBIDDEN: createError(`${PREFIX}FORBIDDEN`, '%s', 403),
   SERVICE_UNAVAILABLE: createError(`${PREFIX}SERVICE_UNAVAILABLE`, '%s', 503),
+  /** A route asks for a convention it was never compiled with: refused, never served without it. */
+  MISCONFIGURED: createError(`${PREFIX}MISCONFIGURED`, '%s', 500),
   /** Thrown at registration (boot) for options that make no sense; never per request. */
   INVALID_OPTION: createError(`${PREFIX}INVALID_OPTION`, '%s: %s', 500, TypeError)
 } as const
@@ -119,6 +122,20 @@ export function unprocessable (entries: ErrorEntry | ErrorEntry[]): ConventionEr
   })
 }
 
+/**
+ * A patch document that is well-formed but would cost more than the server agrees to
+ * spend applying it: too many operations, a working document that grows past the
+ * bound, or values nested too deeply. RFC 5789 2.2 ("Unprocessable request": the patch
+ * document is understood and its syntax valid, but the server is incapable of
+ * processing it) and RFC 9110 15.5.21 name 422 for this. 413 (RFC 9110 15.5.14) would
+ * say the request content itself is too large, which it is not: a few kilobytes of
+ * `copy` operations can ask for gigabytes. Its own code (PATCH_TOO_COSTLY) tells it
+ * apart from a patch that does not apply; `field` is the operation's path, or `body`.
+ */
+export function patchTooCostly (message: string, field = 'body'): ConventionError {
+  return make(errorCodes.PATCH_TOO_COSTLY, [message], { rendering: 'envelope', errors: [{ field, message }] })
+}
+
 // RFC 9110 15.5.13: a precondition failed. `field` is the header name; the current ETag travels along when known.
 export function preconditionFailed (field: string, message: string, etag?: string): ConventionError {
   return make(errorCodes.PRECONDITION_FAILED, [message], {
@@ -157,6 +174,14 @@ export function serviceUnavailable (message: string, retryAfterSeconds = 5): Con
   return make(errorCodes.SERVICE_UNAVAILABLE, [message], {
     rendering: 'html',
     headers: { 'retry-after': String(retryAfterSeconds), 'cache-control': 'no-store' }
+  })
+}
+
+// RFC 9110 15.6.1: the server is misconfigured for this route; fail closed and say so in the log.
+export function misconfigured (message: string): ConventionError {
+  return make(errorCodes.MISCONFIGURED, [message], {
+    rendering: 'envelope',
+    errors: [{ field: 'route', message: 'this route is misconfigured on the server and cannot be served' }]
   })
 }
 

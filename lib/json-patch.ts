@@ -2,12 +2,117 @@
  * JSON Patch (RFC 6902) through fast-json-patch, made atomic and strict, and JSON Merge
  * Patch (RFC 7396). Framework-free: returns the patched document or the problems, each
  * named by the path it concerns, ready for the 422 `errors[]` envelope.
+ *
+ * The cost of a patch is bounded before it is paid: a few kilobytes of `copy`
+ * operations can otherwise double the document at every step. Every value the patch
+ * adds, replaces, copies or tests is measured first by a walker that stops as soon as
+ * the remaining budget or the depth bound is passed, so a refused patch costs no more
+ * than the bound itself.
  */
 import { applyOperation, deepClone, type Operation } from 'fast-json-patch'
-import type { ErrorEntry } from './errors'
+import { patchTooCostly, unprocessable, type ConventionError, type ErrorEntry } from './errors'
 import { pointerToPath } from './validation-errors'
 
-export type PatchResult = { ok: true, document: unknown } | { ok: false, errors: ErrorEntry[] }
+/** The bound a patch went over. */
+export type PatchLimit = 'operations' | 'size' | 'depth'
+
+export type PatchResult =
+  | { ok: true, document: unknown }
+  /** `limit` is set when the patch was refused for its cost, not because it does not apply. */
+  | { ok: false, errors: ErrorEntry[], limit?: PatchLimit }
+
+export interface PatchLimits {
+  /** Most operations in one JSON Patch document (default 1000). */
+  maxOperations?: number
+  /**
+   * Bound of the working document, as an estimate of its serialized size in UTF-16 code
+   * units (about bytes), default 8 MiB. It starts at the size of the resource and grows
+   * by the size of every value an operation adds, replaces or copies; nothing is credited
+   * back for what is removed, so it also bounds the work of the whole patch. For a merge
+   * patch it bounds the patch document. Callers pass a multiple of their body limit.
+   */
+  maxDocumentBytes?: number
+  /**
+   * Deepest nesting of arrays and objects (default 64) of any value in the patch and of
+   * any value the patch places in the document, counted from the document's root.
+   */
+  maxDepth?: number
+}
+
+export const DEFAULT_PATCH_LIMITS: Readonly<Required<PatchLimits>> = Object.freeze({
+  maxOperations: 1000,
+  maxDocumentBytes: 8 * 1024 * 1024,
+  maxDepth: 64
+})
+
+function limitsOf (limits: PatchLimits | undefined): Required<PatchLimits> {
+  const out = { ...DEFAULT_PATCH_LIMITS }
+  for (const key of Object.keys(DEFAULT_PATCH_LIMITS) as Array<keyof PatchLimits>) {
+    const v = limits?.[key]
+    if (v === undefined) continue
+    if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${key} must be a positive integer`)
+    out[key] = v
+  }
+  return out
+}
+
+/** The catalogue error for a failed patch: PATCH_TOO_COSTLY (422) for a bound, else UNPROCESSABLE_ENTITY (422). */
+export function patchError (result: { ok: false, errors: ErrorEntry[], limit?: PatchLimit }): ConventionError {
+  if (result.limit !== undefined) return patchTooCostly(result.errors[0].message, result.errors[0].field)
+  return unprocessable(result.errors)
+}
+
+const SIZE_EXCEEDED = -1
+const DEPTH_EXCEEDED = -2
+
+/**
+ * Estimated serialized size (RFC 8259 2: structural characters, quotes, members) of a
+ * JSON value, walked without recursion. Stops and returns SIZE_EXCEEDED as soon as the
+ * estimate passes `budget`, DEPTH_EXCEEDED as soon as a container lies deeper than
+ * `maxDepth` (the value itself, when a container, is depth 1). A container's own cost
+ * (its brackets, commas and member names) is counted before its members are visited,
+ * so the work done is at most about `budget` steps.
+ */
+function measure (value: unknown, budget: number, maxDepth: number): number {
+  let size = 0
+  const nodes: unknown[] = [value]
+  const depths: number[] = [1]
+  while (nodes.length > 0) {
+    const node = nodes.pop()
+    const depth = depths.pop() as number
+    if (typeof node === 'string') {
+      size += node.length + 2
+    } else if (typeof node === 'number') {
+      size += Number.isInteger(node) && node >= 0 && node < 10 ? 1 : String(node).length
+    } else if (node === null || node === undefined || typeof node === 'boolean') {
+      size += 5
+    } else if (typeof node === 'object') {
+      if (depth > maxDepth) return DEPTH_EXCEEDED
+      if (Array.isArray(node)) {
+        size += node.length + 2
+        if (size > budget) return SIZE_EXCEEDED
+        for (let i = node.length - 1; i >= 0; i--) {
+          nodes.push(node[i])
+          depths.push(depth + 1)
+        }
+      } else {
+        const keys = Object.keys(node)
+        size += keys.length + 2
+        if (size > budget) return SIZE_EXCEEDED
+        for (let i = keys.length - 1; i >= 0; i--) {
+          size += keys[i].length + 3
+          nodes.push((node as Record<string, unknown>)[keys[i]])
+          depths.push(depth + 1)
+        }
+      }
+    } else {
+      // Not a JSON value (a function, a symbol, a bigint): counted, and refused later by JSON itself.
+      size += 1
+    }
+    if (size > budget) return SIZE_EXCEEDED
+  }
+  return size
+}
 
 const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test'])
 const NEEDS_VALUE = new Set(['add', 'replace', 'test'])
@@ -104,16 +209,49 @@ function canAdd (t: Target): boolean {
   return t.parent !== null && typeof t.parent === 'object'
 }
 
+function tooCostly (field: string, message: string, limit: PatchLimit): PatchResult {
+  return { ok: false, errors: [{ field, message }], limit }
+}
+
+/** The serialized form of the resource, its estimated size, and a private copy of it. */
+function cloneMeasured (document: unknown): { doc: unknown, size: number } | null {
+  if (document === undefined) return { doc: deepClone(document), size: 4 }
+  if (document === null || typeof document !== 'object') return { doc: document, size: measure(document, Infinity, 1) }
+  try {
+    const text = JSON.stringify(document)
+    return { doc: JSON.parse(text), size: text.length }
+  } catch {
+    // A resource nested too deeply for the serializer's stack (or not JSON at all).
+    return null
+  }
+}
+
 /**
  * Applies a JSON Patch document atomically: on any failure the input is untouched and
  * the problems come back; on success the new document is returned (the input is never
  * mutated). RFC 6902 5: operations apply in order; an error stops the whole patch.
  * The document and patch are JSON values (as parsed from a request body).
+ *
+ * `limits` bound the cost (see PatchLimits); a patch over a bound is refused before the
+ * operation that would pass it runs, with `limit` set on the result (patchError maps it
+ * to PATCH_TOO_COSTLY). Never throws for any document or patch.
  */
-export function applyJsonPatch (document: unknown, patch: unknown): PatchResult {
+export function applyJsonPatch (document: unknown, patch: unknown, limits?: PatchLimits): PatchResult {
+  const { maxOperations, maxDocumentBytes, maxDepth } = limitsOf(limits)
   // RFC 6902 3: a JSON Patch document is a JSON array of objects.
   if (!Array.isArray(patch)) return fail('body', 'a JSON Patch document is an array of operations (RFC 6902 3)')
-  let doc = deepClone(document)
+  if (patch.length > maxOperations) return tooCostly('body', `a JSON Patch document may hold at most ${maxOperations} operations; this one has ${patch.length}`, 'operations')
+  const start = cloneMeasured(document)
+  if (start === null) return tooCostly('body', 'the resource cannot be patched: it is nested too deeply', 'depth')
+  let doc = start.doc
+  // Estimated size of the working document, never credited for removals (see PatchLimits).
+  let used = start.size
+  // Work spent measuring values moved deeper into the document, bounded the same way.
+  let walked = 0
+  const overBudget = (field: string, i: number): PatchResult =>
+    tooCostly(field, `operation ${i}: the patched document would exceed ${maxDocumentBytes} bytes`, 'size')
+  const tooDeep = (field: string, i: number): PatchResult =>
+    tooCostly(field, `operation ${i}: the patched document would be nested deeper than ${maxDepth} levels`, 'depth')
   for (let i = 0; i < patch.length; i++) {
     const op = patch[i] as Record<string, unknown>
     if (op === null || typeof op !== 'object' || Array.isArray(op)) return fail(`${i}`, `operation ${i} is not an object`)
@@ -126,17 +264,20 @@ export function applyJsonPatch (document: unknown, patch: unknown): PatchResult 
     const parts = tokens(path)
     if (parts === null) return fail(field(), `operation ${i}: "path" is not a JSON Pointer`)
     if (NEEDS_VALUE.has(name) && (!Object.prototype.hasOwnProperty.call(op, 'value') || op.value === undefined)) return fail(field(), `operation ${i} (${name}) needs a "value"`)
+    let source: Target | undefined
+    let fromParts: string[] | undefined
     if (NEEDS_FROM.has(name)) {
       const from = op.from
       if (typeof from !== 'string') return fail(field(), `operation ${i} (${name}) needs a "from" JSON Pointer`)
-      const fromParts = tokens(from)
-      if (fromParts === null) return fail(field(), `operation ${i}: "from" is not a JSON Pointer`)
+      fromParts = tokens(from) ?? undefined
+      if (fromParts === undefined) return fail(field(), `operation ${i}: "from" is not a JSON Pointer`)
       // RFC 6902 4.4: a location cannot be moved into one of its children.
       if (name === 'move' && path.startsWith(from + '/')) return fail(field(), `operation ${i}: cannot move a value into one of its own children`)
-      const source = resolve(doc, fromParts)
-      if (typeof source === 'string') return fail(fieldOf(from, field()), `operation ${i}: ${source.replace('path', '"from"')}`)
+      const found = resolve(doc, fromParts)
+      if (typeof found === 'string') return fail(fieldOf(from, field()), `operation ${i}: ${found.replace('path', '"from"')}`)
       // RFC 6902 4.4 and 4.5: the "from" location MUST exist.
-      if (!source.exists || source.key === '-') return fail(field(), `operation ${i} (${name}): ${MESSAGES.OPERATION_FROM_UNRESOLVABLE}`)
+      if (!found.exists || found.key === '-') return fail(field(), `operation ${i} (${name}): ${MESSAGES.OPERATION_FROM_UNRESOLVABLE}`)
+      source = found
     }
     const target = resolve(doc, parts)
     if (typeof target === 'string') return fail(field(), `operation ${i}: ${target}`)
@@ -146,6 +287,33 @@ export function applyJsonPatch (document: unknown, patch: unknown): PatchResult 
       // RFC 6902 4.2, 4.3, 4.6: the target location MUST exist.
       return fail(field(), `operation ${i} (${name}): ${MESSAGES.OPERATION_PATH_UNRESOLVABLE}`)
     }
+    // The cost of the operation, checked before it runs. A value placed at `path` lies
+    // inside parts.length containers, so it may itself be maxDepth - parts.length deep.
+    const room = maxDepth - parts.length
+    const before = used
+    if (name === 'add' || name === 'replace' || name === 'test') {
+      // RFC 6902 4.1, 4.3, 4.6: the value comes from the patch document. A "test" value
+      // is compared recursively, so it is measured too (its depth bounded the same way).
+      const size = measure(op.value, name === 'test' ? maxDocumentBytes : maxDocumentBytes - used, room)
+      if (size === DEPTH_EXCEEDED) return tooDeep(field(), i)
+      if (size === SIZE_EXCEEDED) return overBudget(field(), i)
+      if (name !== 'test') used += size + parts.length + (parts.length > 0 ? parts[parts.length - 1].length : 0)
+    } else if (name === 'copy' && parts.length > 0) {
+      // RFC 6902 4.5: the value at "from" is duplicated: the document grows by its size.
+      const size = measure(valueAt(source as Target, doc), maxDocumentBytes - used, room)
+      if (size === DEPTH_EXCEEDED) return tooDeep(field(), i)
+      if (size === SIZE_EXCEEDED) return overBudget(field(), i)
+      used += size + parts[parts.length - 1].length + 4
+    } else if (name === 'move' && parts.length > (fromParts as string[]).length) {
+      // RFC 6902 4.4: a move does not grow the document, but a move deeper may nest it too
+      // deeply; measuring the value is work, bounded by the same budget.
+      const size = measure(valueAt(source as Target, doc), maxDocumentBytes - walked, room)
+      if (size === DEPTH_EXCEEDED) return tooDeep(field(), i)
+      if (size === SIZE_EXCEEDED) return overBudget(field(), i)
+      walked += size
+    }
+    // A resource already over the bound (stored by other means) may still shrink or be tested.
+    if (used > before && used > maxDocumentBytes) return overBudget(field(), i)
     try {
       // Every check of fast-json-patch's own validator was made above, against the same document.
       doc = applyOperation(doc, op as unknown as Operation, false, true, true, i).newDocument
@@ -158,19 +326,54 @@ export function applyJsonPatch (document: unknown, patch: unknown): PatchResult 
   return { ok: true, document: doc }
 }
 
+/** The value a resolved, existing location holds. */
+function valueAt (t: Target, doc: unknown): unknown {
+  if (t.parent === undefined) return doc
+  return Array.isArray(t.parent) ? t.parent[Number(t.key)] : (t.parent as Record<string, unknown>)[t.key]
+}
+
 function isObject (v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
-/** RFC 7396 2: MergePatch(Target, Patch). `null` removes a member; non-objects replace. Never mutates its inputs. */
-export function applyMergePatch (target: unknown, patch: unknown): unknown {
+/**
+ * RFC 7396 2: MergePatch(Target, Patch), bounded: the patch may be at most `maxDepth`
+ * deep and about `maxDocumentBytes` in size (checked without recursion before anything
+ * is merged; the result is then at most as deep as the target or the patch). Returns the
+ * merged document, or the failure with `limit` set. Never mutates its inputs.
+ */
+export function mergePatch (target: unknown, patch: unknown, limits?: PatchLimits): PatchResult {
+  const { maxDocumentBytes, maxDepth } = limitsOf(limits)
+  try {
+    const size = measure(patch, maxDocumentBytes, maxDepth)
+    if (size === DEPTH_EXCEEDED) return tooCostly('body', `a merge patch may be nested at most ${maxDepth} levels deep`, 'depth')
+    if (size === SIZE_EXCEEDED) return tooCostly('body', `a merge patch may be at most ${maxDocumentBytes} bytes`, 'size')
+    return { ok: true, document: merge(target, patch) }
+  } catch {
+    // Values that are not plain JSON (an accessor that throws): a 422, never a throw.
+    return fail('body', 'the merge patch cannot be applied to the resource')
+  }
+}
+
+/**
+ * RFC 7396 2: MergePatch(Target, Patch). `null` removes a member; non-objects replace.
+ * Never mutates its inputs. Bounded as mergePatch; a patch over a bound throws the
+ * catalogue's PATCH_TOO_COSTLY (422), which the suite's error handler renders.
+ */
+export function applyMergePatch (target: unknown, patch: unknown, limits?: PatchLimits): unknown {
+  const result = mergePatch(target, patch, limits)
+  if (!result.ok) throw patchError(result)
+  return result.document
+}
+
+function merge (target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return deepClone(patch)
   const out: Record<string, unknown> = isObject(target) ? { ...target } : {}
   for (const key of Object.keys(patch)) {
     if (key === '__proto__') continue
     const value = patch[key]
     if (value === null) delete out[key]
-    else out[key] = applyMergePatch(out[key], value)
+    else out[key] = merge(out[key], value)
   }
   return out
 }

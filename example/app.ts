@@ -8,14 +8,17 @@ import swagger from '@fastify/swagger'
 import Redis from 'ioredis'
 import {
   httpConventions, serverOptions, unprocessable, negotiateMediaType, conventionsOpenApiTransform, ERRORS_SCHEMA_ID, type Profile,
-  RedisNonceStore, type AuthOptions, type BearerTokenInfo, RedisInstanceStore, type DeltaEncodingOptions
+  RedisNonceStore, type AuthOptions, type BearerTokenInfo, RedisInstanceStore, type DeltaEncodingOptions, serviceUnavailable
 } from '../plugins/index'
-import { ArticleStore, type Article, type ArticleInput, type Stored } from './store'
+import { openStore, type Article, type ArticleInput, type Stored } from './store'
 import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
 import { homePage, logoSvg } from './pages'
 
 export interface ServiceConfig {
+  /** SQLite file (or `:memory:`), the default backend. */
   database: string
+  /** `postgres://...`: the articles live in PostgreSQL instead of SQLite. */
+  databaseUrl?: string
   bodyLimit: number
   profile: Profile
   logger?: boolean | object
@@ -67,6 +70,7 @@ export function configFromEnv (env: NodeJS.ProcessEnv = process.env): ServiceCon
     host: env.HOST ?? '127.0.0.1',
     port,
     database: env.DATABASE ?? 'data/articles.db',
+    databaseUrl: env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? undefined : env.DATABASE_URL,
     bodyLimit,
     profile,
     auth: authFromEnv(env),
@@ -152,8 +156,16 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     http: { headersTimeout: config.timeouts?.headersMs ?? 10000, connectionsCheckingInterval: 1000 },
     connectionTimeout: 60000
   })
-  const store = new ArticleStore(config.database)
-  app.addHook('onClose', function closeDatabase (_instance, done) { store.close(); done() })
+  // RFC 9110 15.6.4: while the database is out of reach, requests that need it are answered 503.
+  const store = await openStore({
+    database: config.database,
+    databaseUrl: config.databaseUrl,
+    unavailable: (cause) => {
+      app.log.warn({ err: cause }, 'articles database unavailable')
+      return serviceUnavailable('The articles database is unavailable; try again shortly.')
+    }
+  })
+  app.addHook('onClose', async function closeDatabase () { await store.close() })
 
   app.addSchema(articleSchema)
   await app.register(swagger, {
@@ -186,14 +198,14 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     config: { contentType: { xml: XML_LIST } }
   }, async (request) => {
     const { tag, limit } = request.query as { tag?: string, limit?: number }
-    return store.list({ tag, limit })
+    return await store.list({ tag, limit })
   })
 
   app.post('/articles', {
     schema: { body: articleBody, response: { 201: { $ref: `${articleSchema.$id}#` }, 422: { $ref: `${ERRORS_SCHEMA_ID}#` } } },
     config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, auth: WRITE }
   }, async (request, reply) => {
-    const created = store.create(request.body as ArticleInput)
+    const created = await store.create(request.body as ArticleInput)
     if (created === 'duplicate-slug') throw duplicateSlug()
     reply.header('location', `/articles/${created.article.id}`)
     return sendArticle(request, reply, created, 201)
@@ -201,8 +213,8 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
 
   const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id
   // The current validators of an article (RFC 9110 8.8): read before the handler, for preconditions.
-  const validators = (request: FastifyRequest): { etag: string, lastModified: number } | null => {
-    const stored = store.get(idOf(request))
+  const validators = async (request: FastifyRequest): Promise<{ etag: string, lastModified: number } | null> => {
+    const stored = await store.get(idOf(request))
     return stored === undefined ? null : { etag: etagFor(request, stored.etag), lastModified: stored.updatedAtMs }
   }
   // The ETag the compare-and-set must find in the store (the JSON one), from the one the request named.
@@ -215,7 +227,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     schema: { params: idParams, response: { 200: { $ref: `${articleSchema.$id}#` } } },
     config: { contentType: { xml: XML }, conditional: { validators }, deltaEncoding: true }
   }, async (request, reply) => {
-    const stored = store.get(idOf(request))
+    const stored = await store.get(idOf(request))
     if (stored === undefined) return reply.callNotFound()
     return sendArticle(request, reply, stored)
   })
@@ -225,10 +237,10 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, conditional: { validators, creates: false }, auth: WRITE }
   }, async (request, reply) => {
     // Compare-and-set on the ETag the preconditions were evaluated against: check and write are one statement.
-    const result = store.replace(idOf(request), request.body as ArticleInput, expected(request))
+    const result = await store.replace(idOf(request), request.body as ArticleInput, expected(request))
     if (result === 'not-found') return reply.callNotFound()
     if (result === 'duplicate-slug') throw duplicateSlug()
-    if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed(undefined, validators(request)?.etag)
+    if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed(undefined, (await validators(request))?.etag)
     return sendArticle(request, reply, result)
   })
 
@@ -238,13 +250,13 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
       auth: WRITE,
       patch: {
         schema: articleSchema,
-        load: (request) => {
-          const stored = store.get(idOf(request))
+        load: async (request) => {
+          const stored = await store.get(idOf(request))
           return stored === undefined ? null : { document: stored.article, etag: etagFor(request, stored.etag), lastModified: stored.updatedAtMs }
         },
-        save: (request, document, expectedEtag) => {
+        save: async (request, document, expectedEtag) => {
           const { slug, title, body, tags, published } = document as Article
-          const result = store.replace(idOf(request), { slug, title, body, tags, published }, expectedEtag === undefined ? null : storedEtag(expectedEtag))
+          const result = await store.replace(idOf(request), { slug, title, body, tags, published }, expectedEtag === undefined ? null : storedEtag(expectedEtag))
           if (result === 'duplicate-slug') throw duplicateSlug()
           if (typeof result === 'string') return false
           return { document: result.article, etag: etagFor(request, result.etag), lastModified: result.updatedAtMs }
@@ -257,7 +269,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   })
 
   app.delete('/articles/:id', { schema: { params: idParams }, config: { conditional: { validators }, auth: WRITE } }, async (request, reply) => {
-    const result = store.delete(idOf(request), expected(request))
+    const result = await store.delete(idOf(request), expected(request))
     if (result === 'not-found') return reply.callNotFound()
     if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed()
     return reply.code(204).send()

@@ -1,30 +1,40 @@
 /**
- * The articles store: SQLite through better-sqlite3. Every write is a compare-and-set
- * on the article's ETag when the caller passes one, so a conditional write and the
- * check it depends on are one atomic statement (`UPDATE ... WHERE id = ? AND etag = ?`).
+ * The articles store. One asynchronous interface (`Store`), two backends:
+ *
+ * - SQLite through better-sqlite3 (the default: `DATABASE`, a file or `:memory:`), here;
+ * - PostgreSQL through `pg` (`DATABASE_URL`), in store-pg.ts.
+ *
+ * Every conditional write is a compare-and-set on the article's ETag in one statement
+ * (`UPDATE ... WHERE id = ? AND etag = ?`), so a conditional write and the check it
+ * depends on cannot be separated by another writer. Every write moves the article's
+ * modification time to a later second than the version it replaces (`nextModified`).
  */
-import { createHash, randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import { created, etagOf, replaced, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type Store, type Stored, type WriteResult } from './store-core'
+import { PostgresStore } from './store-pg'
 
-export interface ArticleInput {
-  slug: string
-  title: string
-  body: string
-  tags?: string[]
-  published?: boolean
+export * from './store-core'
+
+export interface StoreOptions {
+  /** SQLite file (or `:memory:`): used when `databaseUrl` is not given. */
+  database: string
+  /** `postgres://...`: PostgreSQL through `pg`. */
+  databaseUrl?: string
+  /** Makes the error thrown when the database cannot be reached (PostgreSQL); the cause is passed. */
+  unavailable?: (cause: Error) => Error
 }
 
-export interface Article extends Required<ArticleInput> {
-  id: string
-  createdAt: string
-  updatedAt: string
+/** Opens the store the options name: PostgreSQL when `databaseUrl` is set, SQLite otherwise. */
+export async function openStore (opts: StoreOptions): Promise<Store> {
+  if (opts.databaseUrl !== undefined && opts.databaseUrl !== '') {
+    const store = new PostgresStore(opts.databaseUrl, { unavailable: opts.unavailable })
+    await store.start()
+    return store
+  }
+  return new SqliteStore(opts.database)
 }
-
-export interface Stored { article: Article, etag: string, updatedAtMs: number }
-
-export type WriteResult = Stored | 'not-found' | 'precondition-failed' | 'duplicate-slug'
 
 interface Row { id: string, slug: string, title: string, body: string, tags: string, published: number, created_at: string, updated_at: string, etag: string }
 
@@ -42,11 +52,10 @@ function toStored (row: Row): Stored {
   return { article, etag: row.etag, updatedAtMs: Date.parse(row.updated_at) }
 }
 
-/** A strong ETag (RFC 9110 8.8.3): a hash of the representation's content. */
-export function etagOf (article: Article): string {
-  return '"' + createHash('sha256').update(JSON.stringify(article)).digest('base64url').slice(0, 22) + '"'
-}
-
+/**
+ * The synchronous SQLite store (better-sqlite3). The service uses it through `SqliteStore`;
+ * bench/express-service.js uses it directly.
+ */
 export class ArticleStore {
   private readonly db: Database.Database
   private readonly stmts: Record<string, Database.Statement>
@@ -74,7 +83,8 @@ export class ArticleStore {
       list: this.db.prepare('SELECT * FROM articles ORDER BY created_at, id LIMIT ?'),
       listTag: this.db.prepare('SELECT a.* FROM articles a, json_each(a.tags) t WHERE t.value = ? ORDER BY a.created_at, a.id LIMIT ?'),
       insert: this.db.prepare('INSERT INTO articles (id, slug, title, body, tags, published, created_at, updated_at, etag) VALUES (@id, @slug, @title, @body, @tags, @published, @created_at, @updated_at, @etag)'),
-      update: this.db.prepare('UPDATE articles SET slug = @slug, title = @title, body = @body, tags = @tags, published = @published, updated_at = @updated_at, etag = @etag WHERE id = @id AND (@expected IS NULL OR etag = @expected)'),
+      // The compare-and-set: the write happens only on the version it was computed from.
+      update: this.db.prepare('UPDATE articles SET slug = @slug, title = @title, body = @body, tags = @tags, published = @published, updated_at = @updated_at, etag = @etag WHERE id = @id AND etag = @expected'),
       delete: this.db.prepare('DELETE FROM articles WHERE id = ? AND (? IS NULL OR etag = ?)'),
       exists: this.db.prepare('SELECT 1 FROM articles WHERE id = ?')
     }
@@ -92,8 +102,7 @@ export class ArticleStore {
   }
 
   create (input: ArticleInput, now = new Date()): Stored | 'duplicate-slug' {
-    const at = now.toISOString()
-    const article: Article = { id: randomUUID(), slug: input.slug, title: input.title, body: input.body, tags: input.tags ?? [], published: input.published ?? false, createdAt: at, updatedAt: at }
+    const article = created(input, now)
     const etag = etagOf(article)
     try {
       this.stmts.insert.run(this.row(article, etag))
@@ -106,24 +115,30 @@ export class ArticleStore {
 
   /**
    * Full replacement. With `expectedEtag`, the write happens only if the stored ETag is
-   * still that one (compare-and-set); otherwise 'precondition-failed'.
+   * still that one (compare-and-set); otherwise 'precondition-failed'. Without it, the
+   * write is still a compare-and-set on the version it read (several processes may share
+   * the file), retried when another writer got in between.
    */
   replace (id: string, input: ArticleInput, expectedEtag: string | null = null, now = new Date()): WriteResult {
-    const current = this.get(id)
-    if (current === undefined) return 'not-found'
-    const article: Article = { ...current.article, slug: input.slug, title: input.title, body: input.body, tags: input.tags ?? [], published: input.published ?? false, updatedAt: now.toISOString() }
-    const etag = etagOf(article)
-    try {
-      const info = this.stmts.update.run({ ...this.row(article, etag), expected: expectedEtag })
-      if (info.changes === 0) return this.stmts.exists.get(id) === undefined ? 'not-found' : 'precondition-failed'
-    } catch (err) {
-      if (isUniqueViolation(err)) return 'duplicate-slug'
-      throw err
+    for (let attempt = 0; attempt < REPLACE_ATTEMPTS; attempt++) {
+      const current = this.get(id)
+      if (current === undefined) return 'not-found'
+      if (expectedEtag !== null && current.etag !== expectedEtag) return 'precondition-failed'
+      const article = replaced(current.article, input, now)
+      const etag = etagOf(article)
+      try {
+        const info = this.stmts.update.run({ ...this.row(article, etag), expected: current.etag })
+        if (info.changes === 1) return { article, etag, updatedAtMs: Date.parse(article.updatedAt) }
+      } catch (err) {
+        if (isUniqueViolation(err)) return 'duplicate-slug'
+        throw err
+      }
+      if (expectedEtag !== null) return this.stmts.exists.get(id) === undefined ? 'not-found' : 'precondition-failed'
     }
-    return { article, etag, updatedAtMs: now.getTime() }
+    throw new Error(`replace of ${id}: ${REPLACE_ATTEMPTS} attempts lost to concurrent writers`)
   }
 
-  delete (id: string, expectedEtag: string | null = null): true | 'not-found' | 'precondition-failed' {
+  delete (id: string, expectedEtag: string | null = null): DeleteResult {
     const info = this.stmts.delete.run(id, expectedEtag, expectedEtag)
     if (info.changes === 1) return true
     return this.stmts.exists.get(id) === undefined ? 'not-found' : 'precondition-failed'
@@ -136,6 +151,23 @@ export class ArticleStore {
   private row (a: Article, etag: string): Record<string, unknown> {
     return { id: a.id, slug: a.slug, title: a.title, body: a.body, tags: JSON.stringify(a.tags), published: a.published ? 1 : 0, created_at: a.createdAt, updated_at: a.updatedAt, etag }
   }
+}
+
+/** The SQLite backend behind the asynchronous interface. */
+export class SqliteStore implements Store {
+  readonly backend = 'sqlite'
+  private readonly db: ArticleStore
+
+  constructor (file: string) {
+    this.db = new ArticleStore(file)
+  }
+
+  async list (opts?: { tag?: string, limit?: number }): Promise<Article[]> { return this.db.list(opts) }
+  async get (id: string): Promise<Stored | undefined> { return this.db.get(id) }
+  async create (input: ArticleInput, now?: Date): Promise<Stored | 'duplicate-slug'> { return this.db.create(input, now) }
+  async replace (id: string, input: ArticleInput, expectedEtag: string | null = null, now?: Date): Promise<WriteResult> { return this.db.replace(id, input, expectedEtag, now) }
+  async delete (id: string, expectedEtag: string | null = null): Promise<DeleteResult> { return this.db.delete(id, expectedEtag) }
+  async close (): Promise<void> { this.db.close() }
 }
 
 function isUniqueViolation (err: unknown): boolean {

@@ -1,19 +1,181 @@
 /**
  * JSON request bodies, parsed as Fastify does by default (secure-json-parse): keys that
  * would poison a prototype (`__proto__`, `constructor.prototype`) are refused.
+ *
+ * Hostile input is bounded before JSON.parse sees it: the text is scanned once, without
+ * recursion, and a body nested deeper than `maxDepth` is refused (400, field `body`), so
+ * neither the parser nor anything that later walks the value (validation, merge patch,
+ * serialization) can run out of stack. Bytes are decoded strictly: invalid UTF-8 is a
+ * 400, never a silent U+FFFD, and a string holding a lone surrogate is a 422 naming it.
  */
 import secureJson from 'secure-json-parse'
-import { malformedBody, type ConventionError } from './errors'
+import { malformedBody, unprocessable, type ConventionError } from './errors'
 
-/** Parses a JSON body, or returns the 400 (field `body`) that says why it cannot be. */
-export function parseJsonBody (text: string): { ok: true, value: unknown } | { ok: false, error: ConventionError } {
+export interface JsonBodyOptions {
+  /**
+   * Deepest nesting of arrays and objects accepted (default 64): `[]` and `{}` are depth 1,
+   * `{"a":[1]}` depth 2. A deeper body is a 400 with field `body`.
+   */
+  maxDepth?: number
+}
+
+export type JsonBodyResult = { ok: true, value: unknown } | { ok: false, error: ConventionError }
+
+/** Default bound of nesting for every JSON body. */
+export const DEFAULT_JSON_MAX_DEPTH = 64
+
+const OPEN_BRACE = 0x7b
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACE = 0x7d
+const CLOSE_BRACKET = 0x5d
+const QUOTE = 0x22
+
+/** What one pass over a JSON text found. */
+export type JsonScan =
+  | { ok: true, depth: number, surrogates: boolean }
+  | { ok: false, message: string }
+
+/**
+ * One iterative pass over a JSON text (RFC 8259 2: structural characters outside
+ * strings): the deepest nesting, stopping as soon as it passes `maxDepth`, and whether
+ * any string may hold a surrogate (an escaped `\uD800`-`\uDFFF` or a raw one), which
+ * only then calls for the slower check of every string. Syntax is left to JSON.parse.
+ */
+export function scanJsonText (text: string, maxDepth: number): JsonScan {
+  let depth = 0
+  let deepest = 0
+  // A raw lone surrogate can only come from a caller's string (decoded bytes never hold one).
+  let surrogates = !isWellFormedString(text)
+  const n = text.length
+  // Position of the next backslash at or after the cursor (n when none): found once per
+  // backslash, so that skipping strings stays linear however many strings there are.
+  let backslash = -1
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      // A string (RFC 8259 7): jump to its closing quote, stepping over escapes.
+      i++
+      for (;;) {
+        const quote = text.indexOf('"', i)
+        if (quote === -1) return { ok: true, depth: deepest, surrogates }
+        if (backslash < i) {
+          backslash = text.indexOf('\\', i)
+          if (backslash === -1) backslash = n
+        }
+        if (backslash > quote) {
+          i = quote
+          break
+        }
+        // RFC 8259 7: \uXXXX with XXXX in D800-DFFF is a surrogate ("d" then 8-9 or a-f).
+        const e = backslash + 1
+        if (text.charCodeAt(e) === 0x75 && (text.charCodeAt(e + 1) | 0x20) === 0x64) {
+          const h = text.charCodeAt(e + 2) | 0x20
+          if (h === 0x38 || h === 0x39 || (h >= 0x61 && h <= 0x66)) surrogates = true
+        }
+        i = e + 1
+      }
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > maxDepth) return { ok: false, message: `body is nested deeper than ${maxDepth} levels` }
+      if (depth > deepest) deepest = depth
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth--
+    }
+  }
+  return { ok: true, depth: deepest, surrogates }
+}
+
+/** True when `s` holds no lone surrogate (String.prototype.isWellFormed, Node >= 20). */
+export function isWellFormedString (s: string): boolean {
+  return (s as unknown as { isWellFormed: () => boolean }).isWellFormed()
+}
+
+/** A printable form of a member name for `field` (lone surrogates become U+FFFD). */
+function printable (s: string): string {
+  return s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
+}
+
+/**
+ * The dotted path of the first string (value or member name) holding a lone surrogate,
+ * or null. Iterative: the value is already known to be at most `maxDepth` deep, but
+ * this does not rely on it.
+ */
+export function findLoneSurrogate (value: unknown): string | null {
+  const stack: Array<[unknown, string]> = [[value, '']]
+  while (stack.length > 0) {
+    const [node, path] = stack.pop() as [unknown, string]
+    if (typeof node === 'string') {
+      if (!isWellFormedString(node)) return path === '' ? 'body' : path
+    } else if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) stack.push([node[i], path === '' ? String(i) : `${path}.${i}`])
+    } else if (node !== null && typeof node === 'object') {
+      const keys = Object.keys(node)
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]
+        const at = path === '' ? printable(key) : `${path}.${printable(key)}`
+        if (!isWellFormedString(key)) return at
+        stack.push([(node as Record<string, unknown>)[key], at])
+      }
+    }
+  }
+  return null
+}
+
+function limitOf (options: JsonBodyOptions | undefined): number {
+  const max = options?.maxDepth ?? DEFAULT_JSON_MAX_DEPTH
+  if (!Number.isSafeInteger(max) || max < 1) throw new RangeError('maxDepth must be a positive integer')
+  return max
+}
+
+/**
+ * Parses a JSON body, or returns the error that says why it cannot be: 400 (field
+ * `body`) when it is empty, not well-formed, nested deeper than `maxDepth` or poisoned;
+ * 422 naming the field when a string holds a lone surrogate (RFC 8259 8.2: such a
+ * string is grammatical but its meaning is unpredictable, so it is not processed).
+ */
+export function parseJsonBody (text: string, options?: JsonBodyOptions): JsonBodyResult {
+  const maxDepth = limitOf(options)
   if (text.length === 0) return { ok: false, error: malformedBody('body is empty but Content-Type says JSON') }
+  const scan = scanJsonText(text, maxDepth)
+  if (!scan.ok) return { ok: false, error: malformedBody(scan.message) }
+  let value: unknown
   try {
-    return { ok: true, value: secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }) }
+    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
   } catch (err) {
     const message = /forbidden (prototype|constructor)/.test((err as Error).message)
       ? 'body contains a forbidden __proto__ or constructor.prototype key'
       : 'body is not well-formed JSON'
     return { ok: false, error: malformedBody(message) }
   }
+  if (scan.surrogates) {
+    const field = findLoneSurrogate(value)
+    if (field !== null) return { ok: false, error: unprocessable({ field, message: 'contains a lone surrogate, which is not a Unicode character (RFC 8259 8.2)' }) }
+  }
+  return { ok: true, value }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * Decodes UTF-8 bytes strictly (RFC 8259 8.1: JSON exchanged between systems is UTF-8;
+ * RFC 3629 3: ill-formed sequences are not decoded). A leading byte order mark is
+ * ignored (RFC 8259 8.1 allows it). Null when the bytes are not UTF-8.
+ */
+export function decodeUtf8Strict (bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes)
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Parses a JSON body from its bytes (Fastify `parseAs: 'buffer'`): invalid UTF-8 is a
+ * 400 with field `body` instead of text with U+FFFD in it; then as parseJsonBody.
+ */
+export function parseJsonBuffer (bytes: Uint8Array, options?: JsonBodyOptions): JsonBodyResult {
+  const maxDepth = limitOf(options)
+  if (bytes.length === 0) return { ok: false, error: malformedBody('body is empty but Content-Type says JSON') }
+  const text = decodeUtf8Strict(bytes)
+  if (text === null) return { ok: false, error: malformedBody('body is not valid UTF-8 (RFC 8259 8.1)') }
+  return parseJsonBody(text, { maxDepth })
 }

@@ -1,0 +1,77 @@
+import { test } from 'tap'
+import { performance } from 'node:perf_hooks'
+import fc from 'fast-check'
+import { parseJsonBody, parseJsonBuffer, scanJsonText, findLoneSurrogate, isWellFormedString, decodeUtf8Strict, DEFAULT_JSON_MAX_DEPTH } from '../../lib/json-body'
+
+function refusal (r: ReturnType<typeof parseJsonBody>): { statusCode: number, errors: unknown } | null {
+  return r.ok ? null : { statusCode: r.error.statusCode, errors: r.error.errors }
+}
+
+test('well-formed JSON bodies parse as before; poisoned and malformed ones are a 400 with field body', async (t) => {
+  t.same(parseJsonBody('{"a":[1,{"b":"c"}],"s":"\\"[{"}'), { ok: true, value: { a: [1, { b: 'c' }], s: '"[{' } })
+  t.same(refusal(parseJsonBody('')), { statusCode: 400, errors: [{ field: 'body', message: 'body is empty but Content-Type says JSON' }] })
+  t.same(refusal(parseJsonBody('{"a":')), { statusCode: 400, errors: [{ field: 'body', message: 'body is not well-formed JSON' }] })
+  t.same(refusal(parseJsonBody('{"__proto__":{"x":1}}')), { statusCode: 400, errors: [{ field: 'body', message: 'body contains a forbidden __proto__ or constructor.prototype key' }] })
+})
+
+test('depth limit: a body nested deeper than maxDepth (default 64) is a 400, checked before JSON.parse', async (t) => {
+  t.equal(DEFAULT_JSON_MAX_DEPTH, 64)
+  const objects = (n: number): string => '{"a":'.repeat(n - 1) + '{}' + '}'.repeat(n - 1)
+  const arrays = (n: number): string => '['.repeat(n) + ']'.repeat(n)
+  t.ok(parseJsonBody(objects(64)).ok)
+  t.ok(parseJsonBody(arrays(64)).ok)
+  t.same(refusal(parseJsonBody(objects(65))), { statusCode: 400, errors: [{ field: 'body', message: 'body is nested deeper than 64 levels' }] })
+  t.same(refusal(parseJsonBody(arrays(65))), { statusCode: 400, errors: [{ field: 'body', message: 'body is nested deeper than 64 levels' }] })
+  t.ok(parseJsonBody(arrays(10), { maxDepth: 10 }).ok)
+  t.equal(parseJsonBody(arrays(11), { maxDepth: 10 }).ok, false)
+  t.ok(parseJsonBody(`{"s":"${'['.repeat(1000)}","t":"\\\\"}`).ok, 'brackets inside strings (and escaped backslashes) do not count')
+  // The merge patch that used to overflow the stack: {"title":{"a":{"a":...}}} 100 000 deep, and 100 000 nested arrays.
+  const start = performance.now()
+  t.same(refusal(parseJsonBody('{"title":' + objects(100_000) + '}')), { statusCode: 400, errors: [{ field: 'body', message: 'body is nested deeper than 64 levels' }] })
+  t.same(refusal(parseJsonBody(arrays(100_000))), { statusCode: 400, errors: [{ field: 'body', message: 'body is nested deeper than 64 levels' }] })
+  t.ok(performance.now() - start < 1000, 'refused after scanning at most the first levels')
+  t.throws(() => parseJsonBody('{}', { maxDepth: 0 }), RangeError)
+  t.same(scanJsonText('[{"a":[]}]', 64), { ok: true, depth: 3, surrogates: false })
+})
+
+test('UTF-8: a body of bytes that are not UTF-8 is a 400, never text with U+FFFD in it', async (t) => {
+  t.same(refusal(parseJsonBuffer(Buffer.from([0x22, 0xff, 0xfe, 0x22]))), { statusCode: 400, errors: [{ field: 'body', message: 'body is not valid UTF-8 (RFC 8259 8.1)' }] })
+  t.same(refusal(parseJsonBuffer(Buffer.from('{"t":"\xff\xfe"}', 'latin1'))), { statusCode: 400, errors: [{ field: 'body', message: 'body is not valid UTF-8 (RFC 8259 8.1)' }] })
+  // Overlong encodings and encoded surrogates (CESU-8) are not UTF-8 either (RFC 3629 3).
+  t.equal(parseJsonBuffer(Buffer.from([0x22, 0xc0, 0xaf, 0x22])).ok, false)
+  t.equal(parseJsonBuffer(Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22])).ok, false)
+  t.same(parseJsonBuffer(Buffer.from('{"t":"J\u00e4s\u00f8n \ud83d\ude00"}', 'utf8')), { ok: true, value: { t: 'J\u00e4s\u00f8n \ud83d\ude00' } })
+  t.same(parseJsonBuffer(Buffer.from('\ufeff[1]', 'utf8')), { ok: true, value: [1] }, 'RFC 8259 8.1: a byte order mark may be ignored')
+  t.same(refusal(parseJsonBuffer(Buffer.alloc(0))), { statusCode: 400, errors: [{ field: 'body', message: 'body is empty but Content-Type says JSON' }] })
+  t.equal(parseJsonBuffer(Buffer.from('['.repeat(65) + ']'.repeat(65))).ok, false, 'the depth limit holds for bytes too')
+  t.equal(decodeUtf8Strict(Buffer.from([0x80])), null)
+})
+
+test('RFC 8259 8.2: a string holding a lone surrogate is a 422 naming the field', async (t) => {
+  t.same(refusal(parseJsonBody('{"title":"a\\ud800b"}')), { statusCode: 422, errors: [{ field: 'title', message: 'contains a lone surrogate, which is not a Unicode character (RFC 8259 8.2)' }] })
+  t.same(refusal(parseJsonBody('{"a":{"tags":["ok","\\uDC00"]}}')), { statusCode: 422, errors: [{ field: 'a.tags.1', message: 'contains a lone surrogate, which is not a Unicode character (RFC 8259 8.2)' }] })
+  t.same(refusal(parseJsonBody('"\\udbff"')), { statusCode: 422, errors: [{ field: 'body', message: 'contains a lone surrogate, which is not a Unicode character (RFC 8259 8.2)' }] })
+  t.match(refusal(parseJsonBody('{"k\\ud800":1}')), { statusCode: 422, errors: [{ field: 'k\ufffd' }] }, 'member names too')
+  t.match(refusal(parseJsonBody('{"a":"\ud800"}')), { statusCode: 422, errors: [{ field: 'a' }] }, 'a raw lone surrogate in the text')
+  t.same(parseJsonBody('{"t":"\\ud83d\\ude00 \\u00e9 \\uD7FF \\uE000"}'), { ok: true, value: { t: '\ud83d\ude00 \u00e9 \ud7ff \ue000' } }, 'pairs and the characters around the range are fine')
+  t.same(parseJsonBody('{"t":"\\\\ud800"}'), { ok: true, value: { t: '\\ud800' } }, 'an escaped backslash before "ud800" is no escape')
+  t.equal(findLoneSurrogate({ a: [1, null, { b: 'ok' }] }), null)
+  t.equal(isWellFormedString('a\ud800'), false)
+  t.equal(isWellFormedString('\ud83d\ude00'), true)
+})
+
+function depthOf (v: unknown): number {
+  if (v === null || typeof v !== 'object') return 0
+  const children = Array.isArray(v) ? v : Object.values(v)
+  return 1 + children.reduce((m: number, c) => Math.max(m, depthOf(c)), 0)
+}
+
+test('property: the scan measures the same depth as the value, whatever the strings hold', async (t) => {
+  t.doesNotThrow(() => fc.assert(fc.property(fc.jsonValue({ maxDepth: 8 }), (value) => {
+    const text = JSON.stringify(value)
+    const scan = scanJsonText(text, 64)
+    if (!scan.ok || scan.depth !== depthOf(value)) return false
+    const parsed = parseJsonBody(text)
+    return parsed.ok ? JSON.stringify(parsed.value) === text : parsed.error.statusCode === 400
+  }), { numRuns: 500 }))
+})

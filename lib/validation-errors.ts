@@ -60,16 +60,40 @@ function entryFor (error: AjvErrorLike, context: ValidationContext): ErrorEntry 
   return { field, message }
 }
 
-/** One entry per distinct problem, in Ajv's order. */
-export function ajvErrorsToEntries (errors: readonly AjvErrorLike[], context: ValidationContext): ErrorEntry[] {
+export interface EntriesOptions {
+  /**
+   * Most entries listed (default 100). Past it, one last entry (field: the context, e.g.
+   * `body`) says how many more problems were not listed, so that a body with half a
+   * million invalid items does not get a 422 ten times its size.
+   */
+  maxEntries?: number
+}
+
+export const DEFAULT_MAX_ENTRIES = 100
+
+/**
+ * One entry per distinct problem, in Ajv's order, at most `maxEntries` of them plus
+ * the entry counting the rest. The work is proportional to the entries listed: the rest
+ * are counted, not mapped (duplicates among them, which would have been merged, are
+ * counted too).
+ */
+export function ajvErrorsToEntries (errors: readonly AjvErrorLike[], context: ValidationContext, options?: EntriesOptions): ErrorEntry[] {
+  const max = options?.maxEntries ?? DEFAULT_MAX_ENTRIES
+  if (!Number.isSafeInteger(max) || max < 1) throw new RangeError('maxEntries must be a positive integer')
   const seen = new Set<string>()
   const out: ErrorEntry[] = []
-  for (const error of errors) {
+  for (let i = 0; i < errors.length; i++) {
+    const error = errors[i]
     // propertyNames reports the property name's own failure first; the summary entry says it better.
     if (error.keyword !== 'propertyNames' && error.params?.propertyName !== undefined) continue
     const entry = entryFor(error, context)
     const key = entry.field + '\u0000' + entry.message
     if (seen.has(key)) continue
+    if (out.length === max) {
+      const more = errors.length - i
+      out.push({ field: context, message: `${more} more ${more === 1 ? 'problem was' : 'problems were'} not listed` })
+      break
+    }
     seen.add(key)
     out.push(entry)
   }

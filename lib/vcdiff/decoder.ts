@@ -2,13 +2,19 @@
  * RFC 3284 VCDIFF decoder for the default code table.
  *
  * Every length and address read from the delta is checked before use, so a
- * malformed delta ends in an Error (never an out-of-bounds read or a hang),
- * and the total output is capped by `maxTargetSize`.
+ * malformed delta ends in an Error (never an out-of-bounds read or a hang).
+ * Memory is bounded by `maxTargetSize` before it is spent: a first pass reads every
+ * window header and the sizes its instructions claim, sums the declared target sizes
+ * against the limit, and only then is the target allocated, once, at its exact size.
  */
 import { DEFAULT_CODE_TABLE, NOOP, ADD, RUN, S_NEAR, S_SAME } from './code-table'
 
 export interface DecodeOptions {
-  /** Largest total target the decoder will produce, in bytes (default 256 MiB). */
+  /**
+   * Largest total target the decoder will produce, in bytes (default 256 MiB): the sum of
+   * the declared window sizes is checked against it before anything is allocated, and
+   * the decoder allocates no more than the target itself.
+   */
   maxTargetSize?: number
 }
 
@@ -35,25 +41,6 @@ export class VcdiffError extends Error {
   constructor (message: string) {
     super(`Invalid VCDIFF delta: ${message}`)
     this.name = 'VcdiffError'
-  }
-}
-
-/** Growable output buffer; windows are written straight into it. */
-class Output {
-  buf: Uint8Array
-  length = 0
-  constructor (hint: number) {
-    this.buf = new Uint8Array(Math.max(hint, 64))
-  }
-
-  reserve (extra: number): void {
-    const need = this.length + extra
-    if (need <= this.buf.length) return
-    let cap = this.buf.length * 2
-    while (cap < need) cap *= 2
-    const next = new Uint8Array(cap)
-    next.set(this.buf.subarray(0, this.length))
-    this.buf = next
   }
 }
 
@@ -112,68 +99,26 @@ export function decode (source: Uint8Array, delta: Uint8Array, options: DecodeOp
     head.pos += len
   }
 
-  const out = new Output(Math.min(maxTarget, Math.max(source.length, delta.length * 2)))
+  // First pass, before any allocation: every window header, its section lengths and the
+  // sizes its instructions claim are checked, and the target sizes summed against the limit.
+  const windows = readWindows(delta, head.pos, source.length, maxTarget)
+  let total = 0
+  for (const w of windows) total += w.targetLen
+  // Exactly the declared target (at most maxTarget), allocated once: no growth, no final copy.
+  const buf = new Uint8Array(total)
   const near = new Int32Array(S_NEAR)
   const same = new Int32Array(S_SAME * 256)
   const t = DEFAULT_CODE_TABLE
 
-  let pos = head.pos
-  while (pos < delta.length) {
-    const win = new Reader(delta, pos, delta.length, 'window header')
-    // RFC 3284 section 4.2: Win_Indicator.
-    const winIndicator = win.byte()
-    if ((winIndicator & ~(VCD_SOURCE | VCD_TARGET | VCD_ADLER32)) !== 0) {
-      throw new VcdiffError('reserved bits set in Win_Indicator')
-    }
-    if ((winIndicator & VCD_SOURCE) !== 0 && (winIndicator & VCD_TARGET) !== 0) {
-      throw new VcdiffError('VCD_SOURCE and VCD_TARGET are both set')
-    }
-    let segment: Uint8Array | null = null
-    let segPos = 0
-    let segLen = 0
-    if ((winIndicator & (VCD_SOURCE | VCD_TARGET)) !== 0) {
-      segLen = win.int()
-      segPos = win.int()
-      if ((winIndicator & VCD_SOURCE) !== 0) {
-        // VCD_SOURCE: the segment comes from the source file.
-        if (segPos + segLen > source.length) throw new VcdiffError('source segment is out of range')
-        segment = source
-      } else {
-        // VCD_TARGET: the segment comes from the target decoded so far.
-        if (segPos + segLen > out.length) throw new VcdiffError('target segment is out of range')
-        segment = null
-      }
-    }
-    // RFC 3284 section 4.3: the delta encoding of the window.
-    const deltaLen = win.int()
-    if (deltaLen > delta.length - win.pos) throw new VcdiffError('window is truncated')
-    const windowEnd = win.pos + deltaLen
-    win.end = windowEnd
-    const targetLen = win.int()
-    if (targetLen > maxTarget - out.length) throw new VcdiffError(`target exceeds the limit of ${maxTarget} bytes`)
-    const deltaIndicator = win.byte()
-    if (deltaIndicator !== 0) throw new VcdiffError('compressed sections (Delta_Indicator) are not supported')
-    const dataLen = win.int()
-    const instLen = win.int()
-    const addrLen = win.int()
-    // xdelta3: Adler-32 of the target window, placed before the data section; not verified.
-    if ((winIndicator & VCD_ADLER32) !== 0) {
-      if (windowEnd - win.pos < 4) throw new VcdiffError('window checksum is truncated')
-      win.pos += 4
-    }
-    if (win.pos + dataLen + instLen + addrLen !== windowEnd) {
-      throw new VcdiffError('section lengths do not match the delta encoding length')
-    }
-    const data = new Reader(delta, win.pos, win.pos + dataLen, 'data section')
-    const inst = new Reader(delta, data.end, data.end + instLen, 'instruction section')
-    const addr = new Reader(delta, inst.end, windowEnd, 'address section')
-
-    out.reserve(targetLen)
-    const buf = out.buf
-    // When the segment is in the output (VCD_TARGET) it is read from `buf`.
-    const seg = segment ?? buf
-    const tStart = out.length
-    const tEnd = tStart + targetLen
+  let outLength = 0
+  for (const w of windows) {
+    const { segLen, segPos, targetLen } = w
+    // VCD_SOURCE: the segment comes from the source file; VCD_TARGET: from the target decoded so far (`buf`).
+    const seg = w.fromSource ? source : buf
+    const data = new Reader(delta, w.dataStart, w.instStart, 'data section')
+    const inst = new Reader(delta, w.instStart, w.addrStart, 'instruction section')
+    const addr = new Reader(delta, w.addrStart, w.end, 'address section')
+    const tStart = outLength
     let tPos = tStart
     // RFC 3284 section 5.1: caches are reset at the start of each window.
     near.fill(0)
@@ -186,9 +131,9 @@ export function decode (source: Uint8Array, delta: Uint8Array, options: DecodeOp
         const type = half === 0 ? t.type1[op] : t.type2[op]
         if (type === NOOP) continue
         let size = half === 0 ? t.size1[op] : t.size2[op]
-        // RFC 3284 section 5.4: size 0 in the table means the size follows in the instruction section.
+        // RFC 3284 section 5.4: size 0 in the table means the size follows in the instruction
+        // section. readWindows checked that these sizes fill the window exactly.
         if (size === 0) size = inst.int()
-        if (size > tEnd - tPos) throw new VcdiffError('instruction overflows the target window')
         if (type === ADD) {
           // RFC 3284 section 5.3: ADD copies `size` bytes from the data section.
           if (size > data.end - data.pos) throw new VcdiffError('data section is truncated')
@@ -243,10 +188,107 @@ export function decode (source: Uint8Array, delta: Uint8Array, options: DecodeOp
         }
       }
     }
-    if (tPos !== tEnd) throw new VcdiffError('instructions do not fill the target window')
     if (data.pos !== data.end || addr.pos !== addr.end) throw new VcdiffError('unused bytes in the data or address section')
-    out.length = tEnd
+    outLength = tStart + targetLen
+  }
+  return buf
+}
+
+/** One window of the delta, its header read and checked (RFC 3284 section 4.2, 4.3). */
+interface Window {
+  fromSource: boolean
+  segLen: number
+  segPos: number
+  targetLen: number
+  dataStart: number
+  instStart: number
+  addrStart: number
+  end: number
+}
+
+/**
+ * Reads and checks every window header from `pos` to the end of the delta, without
+ * decoding: the segment ranges, the section lengths, and that the instruction sizes add
+ * up to the declared target length (RFC 3284 section 5.4: sizes are in the code table or
+ * in the instruction section, so this needs neither data nor addresses). The declared
+ * target lengths are summed as they are read, and the sum checked against `maxTarget`,
+ * so that a small delta declaring a huge target is refused before anything is allocated.
+ */
+function readWindows (delta: Uint8Array, start: number, sourceLength: number, maxTarget: number): Window[] {
+  const t = DEFAULT_CODE_TABLE
+  const windows: Window[] = []
+  let total = 0
+  let pos = start
+  while (pos < delta.length) {
+    const win = new Reader(delta, pos, delta.length, 'window header')
+    // RFC 3284 section 4.2: Win_Indicator.
+    const winIndicator = win.byte()
+    if ((winIndicator & ~(VCD_SOURCE | VCD_TARGET | VCD_ADLER32)) !== 0) {
+      throw new VcdiffError('reserved bits set in Win_Indicator')
+    }
+    if ((winIndicator & VCD_SOURCE) !== 0 && (winIndicator & VCD_TARGET) !== 0) {
+      throw new VcdiffError('VCD_SOURCE and VCD_TARGET are both set')
+    }
+    let segPos = 0
+    let segLen = 0
+    if ((winIndicator & (VCD_SOURCE | VCD_TARGET)) !== 0) {
+      segLen = win.int()
+      segPos = win.int()
+      if ((winIndicator & VCD_SOURCE) !== 0) {
+        if (segPos + segLen > sourceLength) throw new VcdiffError('source segment is out of range')
+      } else if (segPos + segLen > total) {
+        // VCD_TARGET: the segment must lie in the target decoded by the earlier windows.
+        throw new VcdiffError('target segment is out of range')
+      }
+    }
+    // RFC 3284 section 4.3: the delta encoding of the window.
+    const deltaLen = win.int()
+    if (deltaLen > delta.length - win.pos) throw new VcdiffError('window is truncated')
+    const windowEnd = win.pos + deltaLen
+    win.end = windowEnd
+    const targetLen = win.int()
+    if (targetLen > maxTarget - total) throw new VcdiffError(`target exceeds the limit of ${maxTarget} bytes`)
+    const deltaIndicator = win.byte()
+    if (deltaIndicator !== 0) throw new VcdiffError('compressed sections (Delta_Indicator) are not supported')
+    const dataLen = win.int()
+    const instLen = win.int()
+    const addrLen = win.int()
+    // xdelta3: Adler-32 of the target window, placed before the data section; not verified.
+    if ((winIndicator & VCD_ADLER32) !== 0) {
+      if (windowEnd - win.pos < 4) throw new VcdiffError('window checksum is truncated')
+      win.pos += 4
+    }
+    if (win.pos + dataLen + instLen + addrLen !== windowEnd) {
+      throw new VcdiffError('section lengths do not match the delta encoding length')
+    }
+    const w: Window = {
+      fromSource: (winIndicator & VCD_SOURCE) !== 0,
+      segLen,
+      segPos,
+      targetLen,
+      dataStart: win.pos,
+      instStart: win.pos + dataLen,
+      addrStart: win.pos + dataLen + instLen,
+      end: windowEnd
+    }
+    // RFC 3284 section 5.4: the sizes the instructions claim must fill the window exactly.
+    const inst = new Reader(delta, w.instStart, w.addrStart, 'instruction section')
+    let filled = 0
+    while (inst.pos < inst.end) {
+      const op = inst.data[inst.pos++]
+      for (let half = 0; half < 2; half++) {
+        const type = half === 0 ? t.type1[op] : t.type2[op]
+        if (type === NOOP) continue
+        let size = half === 0 ? t.size1[op] : t.size2[op]
+        if (size === 0) size = inst.int()
+        if (size > targetLen - filled) throw new VcdiffError('instruction overflows the target window')
+        filled += size
+      }
+    }
+    if (filled !== targetLen) throw new VcdiffError('instructions do not fill the target window')
+    windows.push(w)
+    total += targetLen
     pos = windowEnd
   }
-  return out.buf.slice(0, out.length)
+  return windows
 }

@@ -7,6 +7,7 @@
  * Works with Node's global fetch or undici's (any WHATWG-style `fetch`).
  */
 import { gunzipSync } from 'node:zlib'
+import { kMaxLength } from 'node:buffer'
 import { decode } from './vcdiff/index'
 import { parseEntityTag } from './headers/etag'
 import { parseWeightedTokens } from './headers/qlist'
@@ -28,6 +29,12 @@ export interface DeltaClientOptions {
   maxEntries?: number
   /** Bound of the bytes of all kept instances (default 64 MiB). */
   maxBytes?: number
+  /**
+   * Bound of one instance rebuilt from a 226 (default `maxBytes`): gunzip stops at it
+   * (zlib maxOutputLength) and a vcdiff delta declaring a larger target is refused before
+   * it is decoded, so a small hostile response cannot inflate into gigabytes.
+   */
+  maxInstanceBytes?: number
 }
 
 export interface DeltaResult {
@@ -62,6 +69,7 @@ export class DeltaClient {
   readonly #aim: string
   readonly #maxEntries: number
   readonly #maxBytes: number
+  readonly #maxInstanceBytes: number
   readonly #kept = new Map<string, Kept>()
   #bytes = 0
 
@@ -74,6 +82,11 @@ export class DeltaClient {
     this.#maxBytes = options.maxBytes ?? 64 * 1024 * 1024
     if (!Number.isSafeInteger(this.#maxEntries) || this.#maxEntries < 1) throw new RangeError('maxEntries must be a positive integer')
     if (!Number.isSafeInteger(this.#maxBytes) || this.#maxBytes < 1) throw new RangeError('maxBytes must be a positive integer')
+    this.#maxInstanceBytes = options.maxInstanceBytes ?? this.#maxBytes
+    // zlib's maxOutputLength is at most buffer.kMaxLength; so is any Buffer this client could hold.
+    if (!Number.isSafeInteger(this.#maxInstanceBytes) || this.#maxInstanceBytes < 1 || this.#maxInstanceBytes > kMaxLength) {
+      throw new RangeError('maxInstanceBytes must be a positive integer, at most buffer.kMaxLength')
+    }
   }
 
   /** Bytes of the instances kept. */
@@ -142,11 +155,14 @@ export class DeltaClient {
       const m = im[i]
       try {
         if (m === 'gzip') {
-          data = gunzipSync(data)
+          // RFC 1952 gives no bound to the inflated size: zlib stops at the instance bound.
+          data = gunzipSync(data, { maxOutputLength: this.#maxInstanceBytes })
         } else if (m === 'vcdiff') {
           // RFC 3229 10.5.1: Delta-Base names the base; it must be the instance this client holds.
           if (kept === undefined || (deltaBase !== null && deltaBase !== kept.etag)) throw new DeltaClientError(`a delta against ${String(deltaBase)}, which this client does not hold`)
-          const out = decode(kept.body, data)
+          // RFC 3284 4.3: the target window sizes are declared up front; the decoder refuses
+          // a total over the instance bound before it allocates.
+          const out = decode(kept.body, data, { maxTargetSize: this.#maxInstanceBytes })
           data = Buffer.from(out.buffer, out.byteOffset, out.length)
         } else {
           throw new DeltaClientError(`unknown instance manipulation ${JSON.stringify(m)}`)

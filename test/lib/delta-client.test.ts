@@ -216,3 +216,47 @@ test('RFC 3229 10.5.2: IM "gzip, vcdiff" is undone in reverse: the delta first, 
   t.same(res.im, ['gzip', 'vcdiff'])
   t.same(res.body, target)
 })
+
+test('bounded output: a small gzip 226 that inflates past maxInstanceBytes is refused without inflating it', async (t) => {
+  const MiB = 1024 * 1024
+  const bomb = gzipSync(Buffer.alloc(64 * MiB), { level: 9 })
+  t.ok(bomb.length < 128 * 1024, `${bomb.length} bytes on the wire`)
+  const alone = new DeltaClient({ fetch: scripted([im226({ etag: '"v2"', im: 'gzip' }, bomb)]).fetch, maxBytes: MiB })
+  const before = process.memoryUsage().arrayBuffers
+  await t.rejects(alone.get('http://x/doc'), { name: 'DeltaClientError', message: /^gzip: / })
+  t.ok(process.memoryUsage().arrayBuffers - before < 16 * MiB, 'the bomb was not inflated')
+  // With a kept base the client falls back to the whole instance, once.
+  const f = scripted([ok200('"v1"'), im226({ etag: '"v2"', im: 'gzip' }, bomb), ok200('"v2"', target)])
+  const client = new DeltaClient({ fetch: f.fetch, maxBytes: MiB })
+  await client.get('http://x/doc')
+  const res = await client.get('http://x/doc')
+  t.equal(res.wireStatus, 200)
+  t.same(res.body, target)
+  // maxInstanceBytes bounds one instance apart from what is kept.
+  const small = new DeltaClient({ fetch: scripted([im226({ etag: '"v2"', im: 'gzip' }, gzipSync(target))]).fetch, maxInstanceBytes: target.length - 1 })
+  await t.rejects(small.get('http://x/doc'), DeltaClientError)
+  const exact = new DeltaClient({ fetch: scripted([im226({ etag: '"v2"', im: 'gzip' }, gzipSync(target))]).fetch, maxInstanceBytes: target.length })
+  t.same((await exact.get('http://x/doc')).body, target)
+  t.throws(() => new DeltaClient({ maxInstanceBytes: 0 }), /maxInstanceBytes must be a positive integer/)
+})
+
+test('bounded output: a small vcdiff 226 declaring a target past maxInstanceBytes is refused before it is decoded', async (t) => {
+  const MiB = 1024 * 1024
+  // RFC 3284: one window, RUN (opcode 0, size in the instruction section) of 256 MiB 'a'.
+  const size = 256 * MiB
+  const varint = (n: number): number[] => { const out = [n & 0x7f]; for (n = Math.floor(n / 128); n > 0; n = Math.floor(n / 128)) out.unshift((n & 0x7f) | 0x80); return out }
+  const body = [...varint(size), 0, 1, 1 + varint(size).length, 0, 0x61, 0, ...varint(size)]
+  const bomb = Buffer.from([0xd6, 0xc3, 0xc4, 0, 0, 0, ...varint(body.length), ...body])
+  t.ok(bomb.length < 32)
+  const f = scripted([ok200('"v1"'), im226({ etag: '"v2"', im: 'vcdiff' }, bomb), ok200('"v2"', target)])
+  const client = new DeltaClient({ fetch: f.fetch, maxBytes: MiB })
+  await client.get('http://x/doc')
+  const before = process.memoryUsage().arrayBuffers
+  const res = await client.get('http://x/doc')
+  t.ok(process.memoryUsage().arrayBuffers - before < 16 * MiB, 'the target was not allocated')
+  t.equal(res.wireStatus, 200, 'the whole instance was fetched instead')
+  t.equal(f.seen[2]['if-none-match'], undefined)
+  const noRetry = new DeltaClient({ fetch: scripted([ok200('"v1"'), im226({ etag: '"v2"', im: 'vcdiff' }, bomb), im226({ etag: '"v2"', im: 'gzip' }, gzipSync(Buffer.alloc(2 * MiB)))]).fetch, maxBytes: MiB })
+  await noRetry.get('http://x/doc')
+  await t.rejects(noRetry.get('http://x/doc'), { name: 'DeltaClientError', message: /gzip/ }, 'a hostile retry is refused too')
+})

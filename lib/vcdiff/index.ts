@@ -2,7 +2,7 @@
  * VCDIFF (RFC 3284) delta encoding: a framework-free core for the A-IM: vcdiff
  * instance manipulation (spec section 4.5, RFC 3229).
  */
-export { encode, prepareSource, DEFAULT_WINDOW_SIZE } from './encoder'
-export type { EncodeOptions, PreparedSource, TargetOptions } from './encoder'
+export { encode, tryEncode, prepareSource, DEFAULT_WINDOW_SIZE } from './encoder'
+export type { EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './encoder'
 export { decode, VcdiffError, DEFAULT_MAX_TARGET_SIZE } from './decoder'
 export type { DecodeOptions } from './decoder'

@@ -1,7 +1,7 @@
 import { test } from 'tap'
 import fc from 'fast-check'
 import { decode as ablyDecode } from '@ably/vcdiff-decoder'
-import { encode, decode, prepareSource, type EncodeOptions } from '../../../lib/vcdiff'
+import { encode, decode, prepareSource, tryEncode, type EncodeOptions } from '../../../lib/vcdiff'
 import { equalBytes, xdelta3Decode, text, edit, inspect, rng } from './fixtures/helpers'
 
 const MiB = 1024 * 1024
@@ -107,4 +107,22 @@ test('a short match does not hide a long match on another diagonal', async (t) =
   const delta2 = encode(near, target2, { sourceStep: 16, targetMatches: false })
   t.ok(equalBytes(decode(near, delta2), target2))
   t.ok(equalBytes(xdelta3Decode(near, delta2), target2), 'xdelta3')
+})
+
+test('tryEncode: null when the source does not help, the delta of encode otherwise', async (t) => {
+  const source = text(300_000, 51)
+  const r = rng(52)
+  const unrelated = Buffer.from(Array.from({ length: 400_000 }, () => Math.floor(r() * 256)))
+  t.equal(tryEncode(source, unrelated), null, 'random bytes against text: the plain instance is smaller')
+  const prepared = prepareSource(source)
+  t.equal(prepared.tryEncode(unrelated), null)
+  const target = edit(source, 30, 53)
+  const delta = prepared.tryEncode(target)
+  t.ok(delta !== null && equalBytes(delta, encode(source, target)), 'same bytes as encode')
+  t.equal(prepared.tryEncode(target, { maxSize: 50 }), null, 'maxSize')
+  t.equal(tryEncode(Buffer.alloc(0), Buffer.alloc(0)), null, 'an empty target: nothing to save')
+  t.throws(() => prepared.tryEncode(target, { maxSize: -1 }), RangeError)
+  // Interleaved encodes against one prepared source (a re-entrant encoder): each as if alone.
+  const other = edit(source, 300, 54)
+  t.ok(equalBytes(prepared.encode(other), encode(source, other)))
 })

@@ -1,0 +1,222 @@
+/**
+ * Hash index of a VCDIFF source (RFC 3284 leaves the search for matches to
+ * the encoder; section 3 only defines what a COPY may address).
+ *
+ * The index holds the polynomial rolling hash of the `look` bytes starting at
+ * every `step`-th source position, in chained buckets behind a one-bit-per-
+ * bucket filter. It is immutable once built, so one index serves any number
+ * of targets, one after another or interleaved: the state of a scan (the hash
+ * rolled along one target) lives in a `HashCursor`, one per encode.
+ */
+
+/** Rolling-hash multiplier and the bucket mixer (odd 32-bit constants). */
+export const HASH_MUL = 0x01000193
+export const MIX = 0x9e3779b1 | 0
+/** Mixer of the filter (another odd constant, so filter and table buckets are independent). */
+const FILTER_MIX = 0x85ebca6b | 0
+/** Head tables of at most 2^20 entries (4 MiB): builds stay mostly in cache, chains stay short. */
+const MAX_TABLE_BITS = 20
+/** Filter of at most 2^24 bits (2 MiB). */
+const FILTER_BITS = 24
+/** Chain links walked per candidate examined (collisions of the head table are skipped by hash). */
+const LINKS_PER_PROBE = 2
+/** Smallest COPY the default code table has an opcode size for (RFC 3284 section 5.6). */
+export const MIN_MATCH = 4
+
+export function log2ceil (n: number): number {
+  let b = 0
+  while ((1 << b) < n) b++
+  return b
+}
+
+/** HASH_MUL^n (mod 2^32). */
+export function power (n: number): number {
+  let m = 1
+  for (let j = 0; j < n; j++) m = Math.imul(m, HASH_MUL)
+  return m
+}
+
+/** The hash of bytes[at, at + look), computed afresh. */
+export function hashAt (bytes: Uint8Array, at: number, look: number): number {
+  let h = 0
+  for (let j = at; j < at + look; j++) h = (Math.imul(h, HASH_MUL) + bytes[j]) | 0
+  return h
+}
+
+/**
+ * Rolling hashes of src[k * step, k * step + look) for every entry k. Sparse
+ * entries (step >= look) are hashed afresh: fewer loads than rolling over every byte.
+ */
+export function entryHashes (src: Uint8Array, look: number, step: number): Int32Array {
+  const hashes = new Int32Array(Math.floor((src.length - look) / step) + 1)
+  if (step >= look) {
+    for (let k = 0, p = 0; k < hashes.length; k++, p += step) hashes[k] = hashAt(src, p, look)
+    return hashes
+  }
+  const outMul = power(look - 1)
+  let h = hashAt(src, 0, look)
+  for (let k = 0, p = 0; k < hashes.length; k++, p += step) {
+    hashes[k] = h
+    if (k + 1 < hashes.length) {
+      for (let j = p; j < p + step; j++) h = (Math.imul(h - Math.imul(src[j], outMul), HASH_MUL) + src[j + look]) | 0
+    }
+  }
+  return hashes
+}
+
+/**
+ * Hashes of `n` blocks of `look` bytes laid end to end, every `longStep` bytes,
+ * from the hashes of the short entries (every `step` bytes, `look` a multiple
+ * of it): the polynomial hash of a concatenation is H(a) * HASH_MUL^|b| + H(b),
+ * so a long index costs no pass over the source.
+ */
+export function joinHashes (short: Int32Array, step: number, look: number, n: number, longStep: number, srcLen: number): Int32Array {
+  const hashes = new Int32Array(Math.floor((srcLen - n * look) / longStep) + 1)
+  const mul = power(look)
+  const stride = look / step
+  for (let k = 0; k < hashes.length; k++) {
+    let h = 0
+    for (let j = 0, e = k * longStep / step; j < n; j++, e += stride) h = (Math.imul(h, mul) + short[e]) | 0
+    hashes[k] = h
+  }
+  return hashes
+}
+
+/**
+ * The best candidate so far at one target position, owned by one scan:
+ * [0] length, [1] target start, [2] address (source position, or target
+ * position for a self-reference).
+ */
+export type Candidate = Int32Array
+
+export function newCandidate (): Candidate {
+  return new Int32Array(3)
+}
+
+/**
+ * Chained hash index of src[k * step, k * step + look) for every entry k.
+ * open-vcdiff hashes aligned blocks (step = look); xdelta3 samples its source
+ * checksum more finely. Any source match of at least look + step - 1 bytes is
+ * found.
+ */
+export class SourceIndex {
+  readonly shift: number
+  readonly head: Int32Array
+  /** Per entry, side by side (one cache line per link): the next entry of the chain, then the entry's full hash. */
+  readonly chain: Int32Array
+  /** HASH_MUL^(look-1), to roll the oldest byte out. */
+  readonly outMul: number
+  /**
+   * One bit per hash bucket of a table 8 times the entries (a one-hash Bloom
+   * filter, at most 2 MiB): most absent hashes are rejected without touching
+   * the head table or the chains, which do not fit in cache for large sources.
+   */
+  readonly filter: Int32Array
+  readonly filterShift: number
+
+  /** `hashes[k]`: the rolling hash of src[k * step, k * step + look), from `entryHashes` or `joinHashes`. */
+  constructor (readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number, hashes: Int32Array) {
+    const entries = hashes.length
+    // A head table small enough to stay in cache: building the index is
+    // otherwise one cache miss per entry. Chains absorb the collisions.
+    const bits = Math.min(log2ceil(entries), MAX_TABLE_BITS)
+    this.head = new Int32Array(1 << bits).fill(-1)
+    this.chain = new Int32Array(entries * 2)
+    this.shift = 32 - bits
+    this.outMul = power(look - 1)
+    const filterBits = Math.min(Math.max(log2ceil(entries) + 3, 5), FILTER_BITS)
+    this.filter = new Int32Array(1 << (filterBits - 5))
+    this.filterShift = 32 - filterBits
+    const { head, chain, shift, filter, filterShift } = this
+    // Entries go in from the front; chains list the latest position first.
+    for (let k = 0; k < entries; k++) {
+      const h = hashes[k]
+      const b = Math.imul(h, MIX) >>> shift
+      chain[2 * k] = head[b]
+      chain[2 * k + 1] = h
+      head[b] = k
+      const fb = Math.imul(h, FILTER_MIX) >>> filterShift
+      filter[fb >>> 5] |= 1 << (fb & 31)
+    }
+  }
+
+  /** Bytes held by the tables (not counting the source). */
+  get byteLength (): number {
+    return this.head.byteLength + this.chain.byteLength + this.filter.byteLength
+  }
+
+  /** Whether the filter lets hash `h` through (false: no entry has it). */
+  mayHold (h: number): boolean {
+    const fb = Math.imul(h, FILTER_MIX) >>> this.filterShift
+    return (this.filter[fb >>> 5] & (1 << (fb & 31))) !== 0
+  }
+}
+
+/**
+ * One scan of one target against a `SourceIndex`: the hash rolled along the
+ * target, and lookups that keep the longest verified match in a `Candidate`.
+ */
+export class HashCursor {
+  /** Rolling hash of target[at, at + look). */
+  h = 0
+  at = -1
+
+  constructor (readonly index: SourceIndex, readonly tgt: Uint8Array, readonly best: Candidate) {}
+
+  /**
+   * Look up target[i, i + look) and keep in `best` the longest verified match,
+   * extended forwards (up to `we`) and backwards (down to `floor`). Returns
+   * whether `best` changed. `skip` is a source position already tried.
+   */
+  lookup (i: number, we: number, floor: number, skip: number, maxProbes: number): boolean {
+    const { index, tgt, best } = this
+    if (this.at !== i) {
+      this.h = hashAt(tgt, i, index.look)
+      this.at = i
+    }
+    const h = this.h
+    if (!index.mayHold(h)) return false
+    const src = index.src
+    const chain = index.chain
+    const step = index.step
+    const srcLen = src.length
+    let k = index.head[Math.imul(h, MIX) >>> index.shift]
+    let probes = maxProbes
+    let links = probes * LINKS_PER_PROBE
+    let changed = false
+    while (k >= 0 && links-- > 0) {
+      if (chain[2 * k + 1] !== h) {
+        k = chain[2 * k]
+        continue
+      }
+      const sp = k * step
+      k = chain[2 * k]
+      if (sp === skip) continue
+      const max = Math.min(we - i, srcLen - sp)
+      let f = 0
+      while (f < max && tgt[i + f] === src[sp + f]) f++
+      if (f >= MIN_MATCH) {
+        let b = 0
+        while (i - b > floor && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
+        if (f + b > best[0]) {
+          best[0] = f + b
+          best[1] = i - b
+          best[2] = sp - b
+          changed = true
+        }
+      }
+      if (--probes === 0) break
+    }
+    return changed
+  }
+
+  /** Move the hash from position i to i + 1 (when it is at i and i + look < we). */
+  roll (i: number, we: number): void {
+    const look = this.index.look
+    if (this.at === i && i + look < we) {
+      const tgt = this.tgt
+      this.h = (Math.imul(this.h - Math.imul(tgt[i], this.index.outMul), HASH_MUL) + tgt[i + look]) | 0
+      this.at = i + 1
+    }
+  }
+}

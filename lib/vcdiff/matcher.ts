@@ -1,0 +1,221 @@
+/**
+ * The match search of one encode: scans target windows and records COPY
+ * candidates (RFC 3284 section 3: a COPY addresses the source segment or the
+ * target window already decoded, in one address space). Bytes not covered by
+ * a match become ADDs when the window is written.
+ *
+ * Per position, in order: the diagonal of the previous source match, the
+ * long then the short source index, earlier target bytes (a 4-byte hash, the
+ * xdelta3 small-match idea); the long index is probed inside every short
+ * match so that it cannot hide a long one. All state lives in the `Matcher`,
+ * one per encode: encodes are re-entrant and may share a `SourceIndex`.
+ */
+import { HashCursor, MIN_MATCH, MIX, log2ceil, newCandidate, type SourceIndex } from './block-hash'
+import { varintSize } from './varint'
+import type { Matches } from './window-writer'
+
+/** Longest match that stops the search for others at a position. */
+const LONG_ENOUGH = 64
+/** How far before the end of the previous match a long match may reach back. */
+const REACH_BACK = 64
+/** Candidates examined per position probed inside a short match. */
+const LOOKAHEAD_PROBES = 2
+/** Bytes a long match found inside a short one must add to replace it. */
+const LOOKAHEAD_GAIN = 8
+/** Target bytes between two checks of the running size estimate (giving up early). */
+const CHECK_EVERY = 16 * 1024
+
+/**
+ * Gives up when, after at least this share of a window (and `MIN_PROBE_BYTES`),
+ * the estimated delta extrapolated over the window reaches the size limit.
+ */
+const GIVE_UP_SHARE = 1 / 8
+const MIN_PROBE_BYTES = 32 * 1024
+
+export class Matcher {
+  private readonly best = newCandidate()
+  private readonly long: HashCursor | null
+  private readonly short: HashCursor | null
+  private readonly tTable: Int32Array
+  private readonly tShift: number
+  /** Estimated bytes of the delta so far (window headers not counted), for giving up early. */
+  estimate = 0
+
+  /**
+   * `limit`: give up (`scan` returns false) once the delta is estimated to reach
+   * this many bytes; Infinity never gives up.
+   */
+  constructor (
+    readonly src: Uint8Array, readonly tgt: Uint8Array, long: SourceIndex | null, short: SourceIndex | null,
+    readonly targetMatches: boolean, windowSize: number, readonly limit: number
+  ) {
+    this.long = long === null ? null : new HashCursor(long, tgt, this.best)
+    this.short = short === null ? null : new HashCursor(short, tgt, this.best)
+    const tBits = Math.min(Math.max(log2ceil(Math.min(tgt.length, windowSize)), 10), 18)
+    this.tTable = new Int32Array(1 << tBits).fill(-1)
+    this.tShift = 32 - tBits
+  }
+
+  /**
+   * Scan target[ws, we) and record COPY candidates into `m`. Returns false when
+   * it gave up: the delta would not come under `limit`.
+   */
+  scan (ws: number, we: number, m: Matches): boolean {
+    const { src, tgt, best, long, short, tTable, tShift } = this
+    const srcLen = src.length
+    const longLast = long !== null ? we - long.index.look : -1
+    const shortLast = short !== null ? we - short.index.look : -1
+    const useTarget = this.targetMatches
+    const limit = this.limit
+    const startEstimate = this.estimate
+    let estimate = startEstimate
+    let nextCheck = limit === Infinity ? 0x7fffffff : ws + CHECK_EVERY
+
+    let i = ws
+    let pend = ws
+    // Matches ending after `keep` may be cut back by a longer source match that
+    // extends backwards over them (xdelta3 erases instructions the same way).
+    let keep = ws
+    // Source position minus target position of the last source match: the diagonal to try first.
+    let diag = 0
+    let lastSrcEnd = 0
+    while (i <= we - MIN_MATCH) {
+      if (i >= nextCheck) {
+        // ADD bytes since the last match count in full; each COPY about its address and opcode.
+        const sofar = estimate + (i - pend)
+        const done = i - ws
+        if (sofar >= limit || (done >= MIN_PROBE_BYTES && done >= (we - ws) * GIVE_UP_SHARE &&
+            sofar - startEstimate + (sofar - startEstimate) / done * (we - i) + startEstimate >= limit)) {
+          this.estimate = sofar
+          return false
+        }
+        nextCheck = i + CHECK_EVERY
+      }
+      best[0] = 0
+      let bestSrc = 0
+      let bestCost = 0
+      const floor = Math.max(keep, pend - REACH_BACK)
+
+      // 1. The diagonal of the previous source match (an edit usually leaves it intact).
+      const sp = i + diag
+      if (sp >= 0 && sp < srcLen && src[sp] === tgt[i]) {
+        const max = Math.min(we - i, srcLen - sp)
+        let f = 1
+        while (f < max && tgt[i + f] === src[sp + f]) f++
+        if (f >= MIN_MATCH) {
+          let b = 0
+          while (i - b > floor && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
+          best[0] = f + b
+          best[1] = i - b
+          best[2] = sp - b
+          bestSrc = 1
+        }
+      }
+
+      // 2. The source hash indexes, long look first.
+      if (i <= longLast && best[0] < LONG_ENOUGH && (long as HashCursor).lookup(i, we, floor, sp, (long as HashCursor).index.maxProbes)) bestSrc = 1
+      if (i <= shortLast && best[0] < LONG_ENOUGH && (short as HashCursor).lookup(i, we, floor, sp, (short as HashCursor).index.maxProbes)) bestSrc = 1
+      if (bestSrc === 1) {
+        // Estimated address cost: near the last source copy, or absolute.
+        const d = best[2] - lastSrcEnd
+        bestCost = varintSize(d >= 0 ? d : best[2])
+      }
+
+      // 3. Earlier target bytes (a self-referencing COPY, RFC 3284 section 3).
+      if (useTarget) {
+        const x = tgt[i] | (tgt[i + 1] << 8) | (tgt[i + 2] << 16) | (tgt[i + 3] << 24)
+        const tb = Math.imul(x, MIX) >>> tShift
+        const c = tTable[tb]
+        tTable[tb] = i
+        if (c >= ws && best[0] < LONG_ENOUGH) {
+          const max = we - i
+          let f = 0
+          while (f < max && tgt[i + f] === tgt[c + f]) f++
+          if (f >= MIN_MATCH) {
+            let b = 0
+            while (i - b > floor && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++
+            const cost = varintSize(i - c)
+            if (f + b - cost > best[0] - bestCost) {
+              best[0] = f + b
+              best[1] = i - b
+              best[2] = c - b
+              bestSrc = 0
+              bestCost = cost
+            }
+          }
+        }
+      }
+
+      // 4. A short match must not hide a long one on another diagonal: the long
+      // index is sampled, so probe it at every position the short match covers.
+      if (best[0] >= MIN_MATCH && best[0] < LONG_ENOUGH && long !== null) {
+        const end = Math.min(best[1] + best[0], longLast + 1)
+        const b0 = best[0]
+        const b1 = best[1]
+        const b2 = best[2]
+        const probes = Math.min(LOOKAHEAD_PROBES, long.index.maxProbes)
+        for (let j = i; j + 1 < end;) {
+          long.roll(j, we)
+          j++
+          if (long.lookup(j, we, floor, -1, probes)) {
+            if (best[0] >= b0 + LOOKAHEAD_GAIN) {
+              // The short match keeps the bytes before the long one (from `pend` on), if they pay for a COPY.
+              const ps = Math.max(b1, pend)
+              if (best[1] - ps >= MIN_MATCH && best[1] - ps >= bestCost + 3) {
+                m.push(ps, best[1] - ps, b2 + ps - b1, bestSrc)
+                estimate += (ps - pend) + 1 + bestCost
+                pend = best[1]
+              }
+              bestSrc = 1
+              const d = best[2] - lastSrcEnd
+              bestCost = varintSize(d >= 0 ? d : best[2])
+              break
+            }
+            best[0] = b0
+            best[1] = b1
+            best[2] = b2
+          }
+        }
+      }
+
+      // A COPY pays for its opcode and address, and may split an ADD in two.
+      let len = best[0]
+      let start = best[1]
+      if (start < pend && len < LONG_ENOUGH) {
+        // Only a long match may reach back over earlier matches.
+        best[2] += pend - start
+        len -= pend - start
+        start = pend
+      }
+      if (len >= MIN_MATCH && len >= bestCost + 3) {
+        if (start < pend) {
+          // Erase the matches the new one covers; trim the one it overlaps.
+          while (m.count > 0 && m.tPos[m.count - 1] >= start) m.count--
+          const last = m.count - 1
+          if (last >= 0 && m.tPos[last] + m.len[last] > start) {
+            m.len[last] = start - m.tPos[last]
+            if (m.len[last] < MIN_MATCH) m.count--
+          }
+        } else {
+          estimate += start - pend
+        }
+        m.push(start, len, best[2], bestSrc)
+        estimate += 1 + bestCost
+        if (len >= LONG_ENOUGH) keep = start + len
+        i = start + len
+        pend = i
+        if (bestSrc === 1) {
+          diag = best[2] - start
+          lastSrcEnd = best[2] + len
+        }
+        continue
+      }
+      // No match here: roll the hashes one byte on.
+      if (long !== null) long.roll(i, we)
+      if (short !== null) short.roll(i, we)
+      i++
+    }
+    this.estimate = estimate + (we - pend)
+    return this.estimate < limit
+  }
+}

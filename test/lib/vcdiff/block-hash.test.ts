@@ -1,0 +1,78 @@
+import { test } from 'tap'
+import fc from 'fast-check'
+import {
+  HashCursor, SourceIndex, entryHashes, hashAt, joinHashes, log2ceil, newCandidate, power, HASH_MUL
+} from '../../../lib/vcdiff/block-hash'
+import { rng, text } from './fixtures/helpers'
+
+test('entryHashes: rolled and fresh hashes agree with hashAt', async (t) => {
+  t.doesNotThrow(() => fc.assert(fc.property(fc.uint8Array({ minLength: 4, maxLength: 300 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 4, max: 20 }),
+    (src, step, lookRaw) => {
+      const look = Math.min(lookRaw, src.length)
+      const hashes = entryHashes(src, look, step)
+      if (hashes.length !== Math.floor((src.length - look) / step) + 1) return false
+      return hashes.every((h, k) => h === hashAt(src, k * step, look))
+    }), { numRuns: 200 }))
+  t.equal(power(0), 1)
+  t.equal(power(2), Math.imul(HASH_MUL, HASH_MUL))
+  t.same([1, 2, 3, 4, 5, 1024, 1025].map(log2ceil), [0, 1, 2, 2, 3, 10, 11])
+})
+
+test('joinHashes: the hash of a concatenation from the hashes of its blocks', async (t) => {
+  const src = text(5000, 1)
+  for (const [look, step, longStep] of [[8, 8, 32], [8, 2, 16], [16, 4, 16], [8, 8, 16]]) {
+    const n = 32 / look
+    const joined = joinHashes(entryHashes(src, look, step), step, look, n, longStep, src.length)
+    t.equal(joined.length, Math.floor((src.length - 32) / longStep) + 1)
+    t.ok(joined.every((h, k) => h === hashAt(src, k * longStep, 32)), `look ${look}, step ${step}, every ${longStep}`)
+  }
+})
+
+test('SourceIndex and HashCursor: lookups find verified matches, extended both ways; rolling equals hashing afresh', async (t) => {
+  const r = rng(2)
+  const src = Buffer.from(Array.from({ length: 20_000 }, () => Math.floor(r() * 250)))
+  const index = new SourceIndex(src, 8, 4, 4, entryHashes(src, 8, 4))
+  t.equal(index.byteLength, index.head.byteLength + index.chain.byteLength + index.filter.byteLength)
+  // The target: 100 foreign bytes, then src[1001, 1501) (not on an indexed position), then foreign bytes.
+  const tgt = Buffer.concat([Buffer.alloc(100, 0xff), src.subarray(1001, 1501), Buffer.alloc(100, 0xfe)])
+  const best = newCandidate()
+  const cur = new HashCursor(index, tgt, best)
+  let found = -1
+  for (let i = 100; i < 110; i++) {
+    if (found < 0) best[0] = 0
+    if (cur.lookup(i, tgt.length, 0, -1, 64) && found < 0) found = i
+    cur.roll(i, tgt.length)
+    t.equal(cur.h, hashAt(tgt, i + 1, 8), 'rolled hash')
+  }
+  t.ok(found >= 100 && found < 104, `found at ${found}, the first indexed source position`)
+  // The first candidate found: extended backwards to 100 and forwards to 600.
+  t.ok(best[0] >= 500, `length ${best[0]}`)
+  t.same([best[1], best[2]], [100, 1001])
+  // The floor bounds the backward extension; a skipped position is not reported.
+  best[0] = 0
+  t.ok(cur.lookup(107, tgt.length, 105, -1, 64), 'target 107 is source 1008, indexed')
+  t.same([best[1], best[2]], [105, 1006])
+  best[0] = 0
+  t.notOk(cur.lookup(107, tgt.length, 0, 1008, 1), 'the only probe is the skipped position')
+  // Foreign bytes: the filter rejects them.
+  t.notOk(index.mayHold(hashAt(Buffer.alloc(8, 0xff), 0, 8)) && cur.lookup(0, tgt.length, 0, -1, 4))
+})
+
+test('HashCursor: two cursors over one index do not interfere (re-entrant scans)', async (t) => {
+  const src = text(4000, 3)
+  const index = new SourceIndex(src, 8, 2, 4, entryHashes(src, 8, 2))
+  const a = src.subarray(100, 400)
+  const b = src.subarray(2000, 2300)
+  const ba = newCandidate()
+  const bb = newCandidate()
+  const ca = new HashCursor(index, a, ba)
+  const cb = new HashCursor(index, b, bb)
+  for (let i = 0; i < 10; i++) {
+    ca.lookup(i, a.length, 0, -1, 4)
+    cb.lookup(i, b.length, 0, -1, 4)
+    ca.roll(i, a.length)
+    cb.roll(i, b.length)
+  }
+  t.same([ba[1], ba[2]], [0, 100])
+  t.same([bb[1], bb[2]], [0, 2000])
+})

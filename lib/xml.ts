@@ -5,7 +5,8 @@
  * Conversion to and from JSON is schema-driven so `<published>true</published>` becomes
  * a boolean and `<tags><tag>a</tag></tags>` an array.
  */
-import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser'
+import { XMLParser, XMLValidator } from 'fast-xml-parser'
+import { malformedBody, unsupportedMediaType, type ConventionError } from './errors'
 
 export interface JsonSchemaLike {
   type?: string | string[]
@@ -19,39 +20,273 @@ export class XmlSyntaxError extends Error {
   override name = 'XmlSyntaxError'
 }
 
-const parser = new XMLParser({
-  ignoreAttributes: true,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: true,
-  processEntities: true,
-  htmlEntities: false,
-  maxNestedTags: 64
-})
+/** The body names an encoding (charset parameter or encoding declaration) this module does not decode. */
+export class XmlEncodingError extends XmlSyntaxError {
+  override name = 'XmlEncodingError'
+}
 
-function hasDoctype (text: string): boolean {
-  // Any markup declaration (<!DOCTYPE, <!ENTITY, <!ELEMENT...) other than comments and CDATA is refused.
-  let i = text.indexOf('<!')
-  while (i !== -1) {
-    if (!text.startsWith('<!--', i) && !text.startsWith('<![CDATA[', i)) return true
-    i = text.indexOf('<!', i + 2)
+export interface XmlParseOptions {
+  /** Deepest element nesting accepted (default 64; the root element is depth 1). */
+  maxDepth?: number
+}
+
+export const DEFAULT_XML_MAX_DEPTH = 64
+
+const parsers = new Map<number, XMLParser>()
+
+function parserFor (maxDepth: number): XMLParser {
+  let parser = parsers.get(maxDepth)
+  if (parser === undefined) {
+    parser = new XMLParser({
+      ignoreAttributes: true,
+      ignoreDeclaration: true,
+      ignorePiTags: true,
+      parseTagValue: false,
+      parseAttributeValue: false,
+      trimValues: true,
+      processEntities: true,
+      // Decodes character references (XML 1.0 4.1); named entities other than the five
+      // predefined ones never reach the parser (checkMarkup refuses them).
+      htmlEntities: true,
+      // A second bound behind checkMarkup's.
+      maxNestedTags: maxDepth + 1
+    })
+    if (parsers.size < 16) parsers.set(maxDepth, parser)
   }
-  return false
+  return parser
+}
+
+/** XML 1.0 2.2: Char ::= #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]. */
+function isXmlChar (cp: number): boolean {
+  return cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff)
+}
+
+/** Code units that are never XML 1.0 characters (XML 1.0 2.2); surrogates are checked as pairs apart. */
+// eslint-disable-next-line no-control-regex -- these control characters are exactly what is refused
+const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/
+// eslint-disable-next-line no-control-regex -- likewise, replaced on output
+const NOT_XML_CHAR_GLOBAL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+function hex (cp: number): string {
+  return 'U+' + cp.toString(16).toUpperCase().padStart(4, '0')
+}
+
+/** XML 1.0 4.6: the predefined entities, the only ones a document without a DTD may use. */
+const PREDEFINED = new Set(['lt', 'gt', 'amp', 'apos', 'quot'])
+
+/**
+ * XML 1.0 4.1: every "&" in character data and attribute values starts a reference: a
+ * character reference to a legal character (WFC: Legal Character), or one of the
+ * predefined entities (WFC: Entity Declared; no DTD is allowed).
+ */
+function checkReferences (text: string, from: number, to: number): void {
+  for (let amp = text.indexOf('&', from); amp !== -1 && amp < to; amp = text.indexOf('&', amp + 1)) {
+    const semi = text.indexOf(';', amp + 1)
+    if (semi === -1 || semi > to || semi - amp > 12) throw new XmlSyntaxError('XML body is not well-formed: "&" must start a reference ending with ";" (XML 1.0 4.1)')
+    const ref = text.slice(amp + 1, semi)
+    if (ref.charCodeAt(0) === 0x23) {
+      const cp = /^#x[0-9a-fA-F]{1,6}$/.test(ref) ? parseInt(ref.slice(2), 16) : /^#[0-9]{1,7}$/.test(ref) ? parseInt(ref.slice(1), 10) : -1
+      if (cp < 0) throw new XmlSyntaxError(`XML body is not well-formed: "&${ref};" is not a character reference (XML 1.0 4.1)`)
+      if (!isXmlChar(cp)) throw new XmlSyntaxError(`XML body refers to ${hex(cp)}, which is not an XML 1.0 character (XML 1.0 2.2, 4.1)`)
+    } else if (!PREDEFINED.has(ref)) {
+      throw new XmlSyntaxError(`XML body uses the entity "&${ref};", which is not declared (XML 1.0 4.1: only lt, gt, amp, apos and quot without a DTD)`)
+    }
+  }
+}
+
+/**
+ * One linear pass over the document, before the validator and the parser see it:
+ * refuses characters outside XML 1.0 2.2, markup declarations (no DOCTYPE, hence no
+ * entity expansion or external entities), references to undeclared entities or illegal
+ * characters, and element nesting deeper than `maxDepth`. Comments, CDATA sections and
+ * processing instructions are skipped whole; syntax proper is left to the validator.
+ */
+function checkMarkup (text: string, maxDepth: number): void {
+  const bad = NOT_XML_CHAR.exec(text)
+  if (bad !== null) throw new XmlSyntaxError(`XML body contains ${hex(bad[0].charCodeAt(0))}, which is not an XML 1.0 character (XML 1.0 2.2)`)
+  if (!(text as unknown as { isWellFormed: () => boolean }).isWellFormed()) throw new XmlSyntaxError('XML body contains a lone surrogate, which is not an XML 1.0 character (XML 1.0 2.2)')
+  const n = text.length
+  let depth = 0
+  let i = 0
+  for (;;) {
+    const lt = text.indexOf('<', i)
+    checkReferences(text, i, lt === -1 ? n : lt)
+    if (lt === -1) return
+    let close: string | null = null
+    if (text.startsWith('<!--', lt)) close = '-->'
+    else if (text.startsWith('<![CDATA[', lt)) close = ']]>'
+    else if (text.startsWith('<?', lt)) close = '?>'
+    else if (text.startsWith('<!', lt)) throw new XmlSyntaxError('XML body must not contain a DOCTYPE or other markup declarations')
+    if (close !== null) {
+      const end = text.indexOf(close, lt + 2)
+      if (end === -1) throw new XmlSyntaxError('XML body is not well-formed: a comment, CDATA section or processing instruction is not closed')
+      i = end + close.length
+      continue
+    }
+    // A tag: up to the first ">" outside a quoted attribute value (XML 1.0 3.1).
+    let j = lt + 1
+    let quote = 0
+    for (; j < n; j++) {
+      const c = text.charCodeAt(j)
+      if (quote !== 0) {
+        if (c === quote) quote = 0
+      } else if (c === 0x22 || c === 0x27) {
+        quote = c
+      } else if (c === 0x3e) {
+        break
+      }
+    }
+    if (j >= n) throw new XmlSyntaxError('XML body is not well-formed: a tag is not closed')
+    checkReferences(text, lt, j)
+    if (text.charCodeAt(lt + 1) === 0x2f) {
+      depth--
+    } else if (text.charCodeAt(j - 1) !== 0x2f && ++depth > maxDepth) {
+      throw new XmlSyntaxError(`XML body is nested deeper than ${maxDepth} elements`)
+    }
+    i = j + 1
+  }
+}
+
+function depthOf (options: XmlParseOptions | undefined): number {
+  const max = options?.maxDepth ?? DEFAULT_XML_MAX_DEPTH
+  if (!Number.isSafeInteger(max) || max < 1) throw new RangeError('maxDepth must be a positive integer')
+  return max
 }
 
 /** Parses an XML document into fast-xml-parser's plain tree; throws XmlSyntaxError when not well-formed. */
-export function parseXml (text: string): Record<string, unknown> {
-  if (hasDoctype(text)) throw new XmlSyntaxError('XML body must not contain a DOCTYPE or other markup declarations')
+export function parseXml (text: string, options?: XmlParseOptions): Record<string, unknown> {
+  const maxDepth = depthOf(options)
+  checkMarkup(text, maxDepth)
   const valid = XMLValidator.validate(text)
   if (valid !== true) {
     throw new XmlSyntaxError(`XML body is not well-formed: ${valid.err.msg} (line ${valid.err.line})`)
   }
-  const tree = parser.parse(text) as Record<string, unknown>
+  let tree: Record<string, unknown>
+  try {
+    tree = parserFor(maxDepth).parse(text) as Record<string, unknown>
+  } catch (err) {
+    throw new XmlSyntaxError(`XML body is not well-formed: ${(err as Error).message}`)
+  }
   const roots = Object.keys(tree)
   if (roots.length !== 1) throw new XmlSyntaxError('XML body must have exactly one root element')
   return tree
+}
+
+type Decoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'latin1' | 'ascii'
+
+/** Encoding names (IANA charset names and aliases, lower case) this module decodes. */
+const ENCODINGS: Record<string, Decoding> = {
+  'utf-8': 'utf-8',
+  utf8: 'utf-8',
+  'utf-16le': 'utf-16le',
+  'utf-16be': 'utf-16be',
+  'iso-8859-1': 'latin1',
+  'iso_8859-1': 'latin1',
+  'iso_8859-1:1987': 'latin1',
+  latin1: 'latin1',
+  l1: 'latin1',
+  'iso-ir-100': 'latin1',
+  ibm819: 'latin1',
+  cp819: 'latin1',
+  csisolatin1: 'latin1',
+  'us-ascii': 'ascii',
+  ascii: 'ascii',
+  'iso646-us': 'ascii',
+  'ansi_x3.4-1968': 'ascii',
+  csascii: 'ascii'
+}
+
+const decoders: Record<'utf-8' | 'utf-16le' | 'utf-16be', { decode: (bytes: Uint8Array) => string }> = {
+  'utf-8': new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }),
+  'utf-16le': new TextDecoder('utf-16le', { fatal: true, ignoreBOM: true }),
+  'utf-16be': new TextDecoder('utf-16be', { fatal: true, ignoreBOM: true })
+}
+
+/** The encoding an ASCII-compatible document declares (XML 1.0 4.3.3, EncodingDecl), or undefined. */
+function declaredEncoding (bytes: Uint8Array): string | undefined {
+  // XML 1.0 2.8: the declaration, if any, is the very first thing in the document.
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 256)).toString('latin1')
+  const decl = /^<\?xml\s+version\s*=\s*(["'])[^"']*\1\s+encoding\s*=\s*(["'])([A-Za-z][A-Za-z0-9._-]*)\2/.exec(head)
+  return decl === null ? undefined : decl[3]
+}
+
+function decodeAs (bytes: Uint8Array, decoding: Decoding, name: string): string {
+  if (decoding === 'latin1') return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')
+  if (decoding === 'ascii') {
+    for (let i = 0; i < bytes.length; i++) {
+      if (bytes[i] > 0x7f) throw new XmlSyntaxError(`XML body is not valid ${name}: byte 0x${bytes[i].toString(16)} at offset ${i}`)
+    }
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')
+  }
+  try {
+    return decoders[decoding].decode(bytes)
+  } catch {
+    // XML 1.0 4.3.3: a byte sequence not legal in the encoding is a fatal error.
+    throw new XmlSyntaxError(`XML body is not valid ${name} (XML 1.0 4.3.3)`)
+  }
+}
+
+/**
+ * Decodes an XML body from its bytes: never into U+FFFD. The encoding is, in order:
+ * the byte order mark (RFC 7303 3.3, XML 1.0 4.3.3); else the `charset` parameter of
+ * the Content-Type (RFC 7303 3.2: authoritative when present); else, when there is no
+ * charset parameter, the document's own encoding declaration (RFC 7303 3.2, XML 1.0
+ * 4.3.3); else UTF-8. Decoded: UTF-8, UTF-16 (LE/BE), ISO-8859-1 and US-ASCII.
+ * Throws XmlEncodingError for another encoding, XmlSyntaxError for bytes that are not
+ * legal in the encoding.
+ */
+export function decodeXmlBody (bytes: Uint8Array, charset?: string): string {
+  let decoding: Decoding | undefined
+  let name: string
+  let skip = 0
+  if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    decoding = 'utf-8'; name = 'UTF-8'; skip = 3
+  } else if (bytes.length >= 2 && bytes[0] === 0xfe && bytes[1] === 0xff) {
+    decoding = 'utf-16be'; name = 'UTF-16'; skip = 2
+  } else if (bytes.length >= 2 && bytes[0] === 0xff && bytes[1] === 0xfe) {
+    decoding = 'utf-16le'; name = 'UTF-16'; skip = 2
+  } else if (charset !== undefined && charset !== '') {
+    name = charset
+    const label = charset.toLowerCase()
+    // RFC 7303 3.2 / RFC 2781 4.3: "utf-16" without a byte order mark is big-endian.
+    decoding = label === 'utf-16' ? 'utf-16be' : ENCODINGS[label]
+    if (decoding === undefined) throw new XmlEncodingError(`charset ${JSON.stringify(charset)} is not supported for XML; send UTF-8`)
+  } else if (bytes.length >= 4 && bytes[0] === 0x3c && bytes[1] === 0 && bytes[2] === 0x3f && bytes[3] === 0) {
+    // XML 1.0 Appendix F.1: "<?" in UTF-16LE without a byte order mark.
+    decoding = 'utf-16le'; name = 'UTF-16LE'
+  } else if (bytes.length >= 4 && bytes[0] === 0 && bytes[1] === 0x3c && bytes[2] === 0 && bytes[3] === 0x3f) {
+    decoding = 'utf-16be'; name = 'UTF-16BE'
+  } else {
+    const declared = declaredEncoding(bytes)
+    name = declared ?? 'UTF-8'
+    if (declared === undefined) {
+      decoding = 'utf-8'
+    } else {
+      const label = declared.toLowerCase()
+      decoding = ENCODINGS[label]
+      // XML 1.0 4.3.3: UTF-16 needs a byte order mark; these bytes are ASCII-compatible.
+      if (label === 'utf-16') throw new XmlSyntaxError('XML body declares UTF-16 but has no byte order mark (XML 1.0 4.3.3)')
+      if (decoding === undefined) throw new XmlEncodingError(`the XML encoding declaration names ${JSON.stringify(declared)}, which is not supported; send UTF-8`)
+    }
+  }
+  return decodeAs(skip === 0 ? bytes : bytes.subarray(skip), decoding, name)
+}
+
+/**
+ * Parses an XML body from its bytes and the Content-Type's charset parameter (undefined
+ * when absent) into JSON shaped by `schema`, or returns the catalogue error: 415 for an
+ * encoding that is not supported, 400 (field `body`) for bytes not legal in their
+ * encoding, characters outside XML 1.0, nesting deeper than `maxDepth`, or a document
+ * that is not well-formed.
+ */
+export function parseXmlBody (bytes: Uint8Array, charset: string | undefined, schema?: JsonSchemaLike, options?: XmlParseOptions): { ok: true, value: unknown } | { ok: false, error: ConventionError } {
+  const maxDepth = depthOf(options)
+  try {
+    return { ok: true, value: xmlBodyToJson(decodeXmlBody(bytes, charset), schema, { maxDepth }) }
+  } catch (err) {
+    if (err instanceof XmlEncodingError) return { ok: false, error: unsupportedMediaType(err.message) }
+    return { ok: false, error: malformedBody(err instanceof XmlSyntaxError ? err.message : 'body is not well-formed XML') }
+  }
 }
 
 function typeOf (schema: JsonSchemaLike | undefined): string | undefined {
@@ -92,39 +327,88 @@ export function xmlToJson (node: unknown, schema: JsonSchemaLike | undefined): u
 }
 
 /** Parses an XML body and returns the root element's content converted by `schema`. */
-export function xmlBodyToJson (text: string, schema?: JsonSchemaLike): unknown {
-  const tree = parseXml(text)
+export function xmlBodyToJson (text: string, schema?: JsonSchemaLike, options?: XmlParseOptions): unknown {
+  const tree = parseXml(text, options)
   const root = Object.keys(tree)[0]
   return xmlToJson(tree[root], schema)
 }
-
-const builder = new XMLBuilder({ format: false, suppressEmptyNode: false, processEntities: true })
 
 function singular (name: string): string {
   return name.length > 1 && name.endsWith('s') ? name.slice(0, -1) : 'item'
 }
 
-function toTree (value: unknown, name: string, itemNames: Record<string, string>): unknown {
-  if (Array.isArray(value)) {
-    const item = itemNames[name] ?? singular(name)
-    return { [item]: value.map((v) => toTree(v, item, itemNames)) }
+// XML 1.0 2.3: NameStartChar and NameChar, less the colon (reserved for namespaces) and the
+// characters beyond U+FFFF (not Name characters before XML 1.0 fifth edition, and not to
+// every parser's liking): names that any XML 1.0 parser accepts.
+const NAME_START = /[A-Z_a-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]/u
+// eslint-disable-next-line no-misleading-character-class -- combining marks are NameChars, tested one code point at a time
+const NAME_CHAR = /[-.0-9\u00B7\u0300-\u036F\u203F-\u2040A-Z_a-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]/u
+const SIMPLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/
+
+/**
+ * An XML 1.0 Name (2.3) for a JSON member name: characters a Name cannot hold become
+ * "_", and a name that cannot start as it does gets a leading "_" ("1st" -> "_1st",
+ * "a b" -> "a_b", "" -> "_"). Markup can never be injected through a member name.
+ */
+export function xmlName (name: string): string {
+  if (SIMPLE_NAME.test(name)) return name
+  let out = ''
+  for (const ch of name) {
+    if (out === '') out = NAME_START.test(ch) ? ch : NAME_CHAR.test(ch) ? '_' + ch : '_'
+    else out += NAME_CHAR.test(ch) ? ch : '_'
   }
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) {
-      if (v !== undefined) out[k] = toTree(v, k, itemNames)
-    }
-    return out
-  }
-  if (value === null || value === undefined) return ''
-  return String(value)
+  return out === '' ? '_' : out
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\r': '&#xD;' }
+
+/**
+ * Character data for XML 1.0: markup characters escaped (2.4), CR as a character
+ * reference so that it survives end-of-line handling (2.11), and every character that
+ * XML 1.0 does not allow (2.2: U+0000-U+0008, U+000B, U+000C, U+000E-U+001F, lone
+ * surrogates, U+FFFE, U+FFFF) replaced by U+FFFD. These cannot be escaped: XML 1.0 4.1
+ * (WFC: Legal Character) forbids them even as character references, so the output
+ * replaces them rather than refuse a response the application already built.
+ */
+export function xmlText (s: string): string {
+  return s.replace(NOT_XML_CHAR_GLOBAL, '\uFFFD').replace(/[&<>"'\r]/g, (c) => ESCAPES[c])
 }
 
 /**
  * Serializes JSON data as an XML document with root element `root`. Arrays become a
  * wrapper element holding one child per item, named by `itemNames[wrapper]` or the
- * wrapper's singular (`tags` -> `tag`).
+ * wrapper's singular (`tags` -> `tag`). Names are made XML Names (xmlName), text is
+ * escaped and cleaned (xmlText): the output is always well-formed XML 1.0. Iterative,
+ * so the depth of the data does not matter.
  */
 export function jsonToXml (value: unknown, root: string, itemNames: Record<string, string> = {}): string {
-  return '<?xml version="1.0" encoding="UTF-8"?>' + builder.build({ [root]: toTree(value, root, itemNames) })
+  let out = '<?xml version="1.0" encoding="UTF-8"?>'
+  // Work list, last first: a value to write as an element of the given name, or a closing tag.
+  const stack: Array<[unknown, string] | string> = [[value, root]]
+  while (stack.length > 0) {
+    const top = stack.pop() as [unknown, string] | string
+    if (typeof top === 'string') {
+      out += top
+      continue
+    }
+    const [v, name] = top
+    const tag = xmlName(name)
+    if (Array.isArray(v)) {
+      const item = Object.prototype.hasOwnProperty.call(itemNames, name) ? itemNames[name] : singular(name)
+      out += `<${tag}>`
+      stack.push(`</${tag}>`)
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], item])
+    } else if (v !== null && typeof v === 'object') {
+      out += `<${tag}>`
+      stack.push(`</${tag}>`)
+      const keys = Object.keys(v)
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const child = (v as Record<string, unknown>)[keys[i]]
+        if (child !== undefined) stack.push([child, keys[i]])
+      }
+    } else {
+      out += `<${tag}>${v === null || v === undefined ? '' : xmlText(String(v))}</${tag}>`
+    }
+  }
+  return out
 }

@@ -6,3 +6,5 @@ export { encode, tryEncode, prepareSource, DEFAULT_WINDOW_SIZE } from './encoder
 export type { EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './encoder'
 export { decode, VcdiffError, DEFAULT_MAX_TARGET_SIZE } from './decoder'
 export type { DecodeOptions } from './decoder'
+export { createEncoderPool } from './pool'
+export type { EncoderPool, EncoderPoolOptions, EncoderPoolStats, PoolEncodeOptions } from './pool'

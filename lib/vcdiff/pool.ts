@@ -1,0 +1,293 @@
+/**
+ * VCDIFF encodes (RFC 3284) off the event loop, in a pool of worker threads.
+ *
+ * Why Node's own `worker_threads` and no pool library: each job is one-shot
+ * CPU work over byte arrays that move between threads as transferable
+ * buffers, with no shared state but a per-worker cache; a fixed set of
+ * workers, a queue and a timer per job is all it takes.
+ *
+ * - Affinity: a base key always goes to the same worker (a hash of the key),
+ *   which keeps the base's prepared source (its hash index, built once) in a
+ *   least-recently-used cache bounded by `cacheBytes`; the base crosses to the
+ *   worker only when the worker does not hold it.
+ * - Bounded queue: at most `maxQueue` encodes wait or run in the pool; beyond,
+ *   `encode` resolves null at once (the caller sends the plain instance).
+ * - Deadline: every encode resolves by `deadlineMs` (null when it passed); a
+ *   job still queued then is dropped, a running one finishes in the worker
+ *   and its result is discarded.
+ * - null also when the delta would not be smaller than the target (the encoder
+ *   gives up early, see `tryEncode`), or when a worker failed.
+ *
+ * The worker script: `pool-worker.js` next to this file (dist/lib/vcdiff/
+ * after `npm run build`). When this file runs as TypeScript (tests through
+ * tap's ts-node loader), there is no .js next to it: the worker loads
+ * `pool-worker.ts`, and since a Worker inherits `process.execArgv`, the same
+ * TypeScript loader (`--import`) is registered in the worker.
+ */
+import { existsSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
+import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
+import type { EncodeReply, EncodeRequest } from './pool-worker'
+
+export interface EncoderPoolOptions {
+  /** Worker threads (default: available cores - 1, from 1 to 4). */
+  threads?: number
+  /** Most encodes waiting or running in the pool; beyond, encode resolves null at once (default 64). */
+  maxQueue?: number
+  /** Bytes of prepared sources (base + index) each worker keeps (default 64 MiB). */
+  cacheBytes?: number
+  /** Default deadline of an encode in milliseconds (default 1000). */
+  deadlineMs?: number
+}
+
+export interface PoolEncodeOptions {
+  /** Resolve null when the delta is not ready after this many milliseconds (default: the pool's). */
+  deadlineMs?: number
+}
+
+export interface EncoderPoolStats {
+  threads: number
+  /** Encodes waiting for their worker. */
+  queued: number
+  /** Encodes sent to a worker, not answered yet. */
+  running: number
+  /** Deltas delivered. */
+  encoded: number
+  /** Resolved null: the delta would not be smaller than the target. */
+  notSmaller: number
+  /** Resolved null at once: the queue was full. */
+  rejected: number
+  /** Resolved null: the deadline passed. */
+  timedOut: number
+  /** Resolved null: a worker failed or the pool closed. */
+  failed: number
+  /** Prepared sources cached, and their bytes, over all workers (as last reported by them). */
+  cachedBases: number
+  cacheBytes: number
+}
+
+export interface EncoderPool {
+  /** VCDIFF delta of `target` against `base` (identified by `baseKey`), or null (see the file header). */
+  encode: (baseKey: string, base: Uint8Array, target: Uint8Array, options?: PoolEncodeOptions) => Promise<Uint8Array | null>
+  /** Resolves pending encodes with null and terminates the workers. */
+  close: () => Promise<void>
+  stats: () => EncoderPoolStats
+}
+
+export const DEFAULT_MAX_QUEUE = 64
+export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+export const DEFAULT_DEADLINE_MS = 1000
+
+interface Job {
+  id: number
+  key: string
+  base: Uint8Array
+  target: Uint8Array
+  deadline: number
+  timer: NodeJS.Timeout
+  resolve: (delta: Uint8Array | null) => void
+  settled: boolean
+}
+
+/** The compiled worker next to this file, else its TypeScript source (see the file header). */
+export function workerScript (dir = __dirname): string {
+  const js = join(dir, 'pool-worker.js')
+  return existsSync(js) ? js : join(dir, 'pool-worker.ts')
+}
+
+function checkInt (name: string, v: number | undefined, min: number, max: number, dflt: number): number {
+  if (v === undefined) return dflt
+  if (!Number.isInteger(v) || v < min || v > max) throw new RangeError(`${name} must be an integer from ${min} to ${max}`)
+  return v
+}
+
+/** FNV-1a of the key: the worker a base key is bound to. */
+function keyHash (key: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193)
+  return h >>> 0
+}
+
+/** A fresh copy: its buffer can be transferred without detaching the caller's. */
+function copyOf (bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(bytes)
+}
+
+class Slot {
+  worker: Worker | null = null
+  /** Jobs waiting for this worker, oldest first. */
+  readonly queue: Job[] = []
+  /** The job sent to the worker, if any (one at a time, so that queued jobs can still be dropped). */
+  current: Job | null = null
+  /** Base keys this worker holds, as it last told us, with the base length. */
+  readonly known = new Map<string, number>()
+  cacheBytes = 0
+  cached = 0
+  constructor (readonly pool: Pool, readonly index: number) {}
+}
+
+class Pool implements EncoderPool {
+  private readonly slots: Slot[]
+  private readonly maxQueue: number
+  private readonly cacheBytes: number
+  private readonly deadlineMs: number
+  private readonly script = workerScript()
+  private nextId = 1
+  private pending = 0
+  private closed = false
+  private readonly counts = { encoded: 0, notSmaller: 0, rejected: 0, timedOut: 0, failed: 0 }
+
+  constructor (options: EncoderPoolOptions) {
+    const threads = checkInt('threads', options.threads, 1, 256, Math.max(1, Math.min(4, availableParallelism() - 1)))
+    this.maxQueue = checkInt('maxQueue', options.maxQueue, 1, 1 << 20, DEFAULT_MAX_QUEUE)
+    this.cacheBytes = checkInt('cacheBytes', options.cacheBytes, 0, Number.MAX_SAFE_INTEGER, DEFAULT_CACHE_BYTES)
+    this.deadlineMs = checkInt('deadlineMs', options.deadlineMs, 0, 0x7fffffff, DEFAULT_DEADLINE_MS)
+    this.slots = Array.from({ length: threads }, (_, i) => new Slot(this, i))
+    // Workers start now, so that the first encodes do not wait for them.
+    for (const slot of this.slots) slot.worker = this.spawn(slot)
+  }
+
+  encode (baseKey: string, base: Uint8Array, target: Uint8Array, options: PoolEncodeOptions = {}): Promise<Uint8Array | null> {
+    const deadlineMs = checkInt('deadlineMs', options.deadlineMs, 0, 0x7fffffff, this.deadlineMs)
+    if (this.closed) return Promise.resolve(null)
+    if (deadlineMs === 0) {
+      this.counts.timedOut++
+      return Promise.resolve(null)
+    }
+    if (this.pending >= this.maxQueue) {
+      this.counts.rejected++
+      return Promise.resolve(null)
+    }
+    const slot = this.slots[keyHash(baseKey) % this.slots.length]
+    return new Promise((resolve) => {
+      const job: Job = {
+        id: this.nextId++,
+        key: baseKey,
+        base,
+        target: copyOf(target),
+        deadline: Date.now() + deadlineMs,
+        timer: setTimeout(() => this.expire(slot, job), deadlineMs),
+        resolve,
+        settled: false
+      }
+      this.pending++
+      slot.queue.push(job)
+      this.pump(slot)
+    })
+  }
+
+  private settle (job: Job, delta: Uint8Array | null, outcome: keyof Pool['counts']): void {
+    if (job.settled) return
+    job.settled = true
+    clearTimeout(job.timer)
+    this.pending--
+    this.counts[outcome]++
+    job.resolve(delta)
+  }
+
+  private expire (slot: Slot, job: Job): void {
+    const at = slot.queue.indexOf(job)
+    if (at >= 0) slot.queue.splice(at, 1)
+    this.settle(job, null, 'timedOut')
+  }
+
+  private spawn (slot: Slot): Worker {
+    const worker = new Worker(this.script, { workerData: { cacheBytes: this.cacheBytes } })
+    worker.unref()
+    worker.on('message', (reply: EncodeReply) => this.onReply(slot, reply))
+    const fail = (): void => {
+      if (slot.worker !== worker) return
+      slot.worker = null
+      slot.known.clear()
+      slot.cacheBytes = 0
+      slot.cached = 0
+      const job = slot.current
+      slot.current = null
+      if (job !== null) this.settle(job, null, 'failed')
+      this.pump(slot)
+    }
+    worker.on('error', fail)
+    worker.on('exit', fail)
+    return worker
+  }
+
+  /** Sends the oldest live job to the worker when it is idle. */
+  private pump (slot: Slot): void {
+    if (this.closed || slot.current !== null) return
+    let job = slot.queue.shift()
+    while (job !== undefined && job.settled) job = slot.queue.shift()
+    if (job === undefined) return
+    slot.worker ??= this.spawn(slot)
+    slot.current = job
+    this.send(slot, job, slot.known.get(job.key) !== job.base.length)
+  }
+
+  private send (slot: Slot, job: Job, withBase: boolean): void {
+    // Sent with its base, the job is final: its target moves to the worker. Sent
+    // without, it may come back (base missing): a copy moves, the target stays.
+    const target = withBase ? job.target : copyOf(job.target)
+    const req: EncodeRequest = { id: job.id, key: job.key, target, deadline: job.deadline }
+    const transfer: ArrayBuffer[] = [target.buffer as ArrayBuffer]
+    if (withBase) {
+      req.base = copyOf(job.base)
+      transfer.push(req.base.buffer as ArrayBuffer)
+      slot.known.set(job.key, job.base.length)
+    }
+    ;(slot.worker as Worker).postMessage(req, transfer)
+  }
+
+  private onReply (slot: Slot, reply: EncodeReply): void {
+    for (const k of reply.evicted) slot.known.delete(k)
+    slot.cacheBytes = reply.cacheBytes
+    slot.cached = reply.cached
+    const job = slot.current
+    /* c8 ignore next */
+    if (job === null || job.id !== reply.id) return
+    if (reply.missing === true && !job.settled) {
+      // The worker evicted the base since: send it again with the base.
+      slot.known.delete(job.key)
+      this.send(slot, job, true)
+      return
+    }
+    slot.current = null
+    if (reply.error !== undefined) this.settle(job, null, 'failed')
+    else if (reply.delta === null) this.settle(job, null, Date.now() > job.deadline ? 'timedOut' : 'notSmaller')
+    else this.settle(job, reply.delta, 'encoded')
+    this.pump(slot)
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    const workers: Worker[] = []
+    for (const slot of this.slots) {
+      for (const job of slot.queue) this.settle(job, null, 'failed')
+      slot.queue.length = 0
+      if (slot.current !== null) this.settle(slot.current, null, 'failed')
+      slot.current = null
+      if (slot.worker !== null) workers.push(slot.worker)
+      slot.worker = null
+    }
+    await Promise.all(workers.map(async (w) => await w.terminate()))
+  }
+
+  stats (): EncoderPoolStats {
+    let queued = 0
+    let running = 0
+    let cachedBases = 0
+    let cacheBytes = 0
+    for (const s of this.slots) {
+      queued += s.queue.filter((j) => !j.settled).length
+      if (s.current !== null && !s.current.settled) running++
+      cachedBases += s.cached
+      cacheBytes += s.cacheBytes
+    }
+    return { threads: this.slots.length, queued, running, ...this.counts, cachedBases, cacheBytes }
+  }
+}
+
+/** A pool of encoder workers (see the file header), started at once; a failed worker is replaced on next use. */
+export function createEncoderPool (options: EncoderPoolOptions = {}): EncoderPool {
+  return new Pool(options)
+}

@@ -197,10 +197,21 @@ export interface Digest {
    * response with an expired or used nonce (RFC 7616 3.3).
    */
   challenges: (stale?: boolean) => string[]
-  /** Verifies Digest auth-params, as `parseAuthorization(...).params` gives them. */
-  verify: (params: Readonly<Record<string, string>> | null | undefined, method: string, requestTarget: string, lookupUser: DigestUserLookup) => Promise<DigestResult>
+  /**
+   * Verifies Digest auth-params, as `parseAuthorization(...).params` gives them.
+   * `requestTarget` is the request-target as the client sent it (origin-form or
+   * absolute-form, RFC 9112 3.2); `target.host`, when given, is the request's Host, which
+   * an absolute-form `uri` must name (RFC 7616 3.4.6).
+   */
+  verify: (params: Readonly<Record<string, string>> | null | undefined, method: string, requestTarget: string, lookupUser: DigestUserLookup, target?: DigestTargetOptions) => Promise<DigestResult>
   /** Parses an `Authorization` value and verifies it as Digest credentials. */
-  verifyAuthorization: (authorization: unknown, method: string, requestTarget: string, lookupUser: DigestUserLookup, options?: ParseAuthorizationOptions) => Promise<DigestResult>
+  verifyAuthorization: (authorization: unknown, method: string, requestTarget: string, lookupUser: DigestUserLookup, options?: ParseAuthorizationOptions & DigestTargetOptions) => Promise<DigestResult>
+}
+
+/** What the verifier knows of the request beyond its method and target. */
+export interface DigestTargetOptions {
+  /** The request's Host (authority), e.g. `example.org` or `example.org:8080`. */
+  host?: string
 }
 
 const NONCE_BYTES = 48 // 8 time + 8 random + 32 HMAC-SHA256
@@ -264,15 +275,46 @@ function headerText (s: string): string {
   }
 }
 
-/** RFC 9112 3.2: the target may be in absolute-form; compare its path and query. */
-function sameTarget (uri: string, target: string): boolean {
-  if (uri === target) return true
-  const scheme = uri.indexOf('://')
-  if (scheme <= 0) return false
-  const path = uri.indexOf('/', scheme + 3)
-  const rest = path < 0 ? '/' : uri.slice(path)
-  if (target.includes('://')) return false
-  return rest === target
+/** An absolute URI split for comparison, or null when `s` is not one (RFC 3986 3). */
+function splitAbsolute (s: string): { scheme: string, authority: string, rest: string } | null {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)(.*)$/s.exec(s)
+  if (m === null) return null
+  // RFC 9112 3.2.2 and RFC 3986 6.2.3: an empty path is "/"; a query without a path keeps its "?".
+  const rest = m[3] === '' || m[3][0] !== '/' ? '/' + m[3] : m[3]
+  return { scheme: m[1].toLowerCase(), authority: m[2], rest }
+}
+
+/** RFC 3986 6.2.2.1 and 6.2.3: host case-insensitive, the scheme's default port the same as none. */
+function sameAuthority (scheme: string, a: string, b: string): boolean {
+  const norm = (x: string): string => {
+    const lower = x.toLowerCase()
+    if (scheme === 'http' && lower.endsWith(':80')) return lower.slice(0, -3)
+    if (scheme === 'https' && lower.endsWith(':443')) return lower.slice(0, -4)
+    return lower
+  }
+  return norm(a) === norm(b)
+}
+
+/**
+ * RFC 7616 3.4.6: the "uri" parameter must designate the resource of the request-target
+ * (RFC 9112 3.2). Either may be in absolute-form; then the scheme is http(s) and the
+ * authority is the request's Host (when the caller gives it) and that of the other form;
+ * path and query are compared exactly, octet for octet (RFC 7616 3.4.6 gives no other
+ * equivalence, and an attacker must not be able to reuse credentials for another target).
+ */
+function sameTarget (uri: string, target: string, host: string | undefined): boolean {
+  const u = splitAbsolute(uri)
+  const t = splitAbsolute(target)
+  if (u === null && t === null) return uri === target
+  if (u !== null && u.scheme !== 'http' && u.scheme !== 'https') return false
+  if (t !== null && t.scheme !== 'http' && t.scheme !== 'https') return false
+  // Origin-form must start with "/" (RFC 9112 3.2.1): "//host/a" or "a" is no target.
+  if (u === null && uri[0] !== '/') return false
+  if (t === null && target[0] !== '/') return false
+  if (u !== null && t !== null && (u.scheme !== t.scheme || !sameAuthority(u.scheme, u.authority, t.authority))) return false
+  const abs = u ?? t
+  if (abs !== null && host !== undefined && !sameAuthority(abs.scheme, abs.authority, host)) return false
+  return (u?.rest ?? uri) === (t?.rest ?? target)
 }
 
 function param (params: Readonly<Record<string, string>>, name: string): string | undefined {
@@ -360,7 +402,8 @@ export function createDigest (options: DigestOptions): Digest {
     params: Readonly<Record<string, string>> | null | undefined,
     method: string,
     requestTarget: string,
-    lookupUser: DigestUserLookup
+    lookupUser: DigestUserLookup,
+    target?: DigestTargetOptions
   ): Promise<DigestResult> {
     if (params === null || params === undefined || typeof params !== 'object') return fail('missing', 'no Digest credentials')
     if (typeof method !== 'string' || typeof requestTarget !== 'string') return fail('malformed', 'method and request target are strings')
@@ -412,14 +455,18 @@ export function createDigest (options: DigestOptions): Digest {
     const info = algorithmInfo(param(params, 'algorithm') ?? 'MD5')
     if (info === undefined || !offered.includes(info)) return fail('invalid', 'algorithm was not offered')
     if (!isHex(response, info.hexLength)) return fail('malformed', 'response is not a digest of the algorithm')
-    // qop=auth only: auth-int is not offered
-    if (qop.toLowerCase() !== 'auth') return fail('invalid', 'qop was not offered')
+    // RFC 7616 3.4: qop "MUST be one of the alternatives the server indicated it supports";
+    // the challenge offers the token "auth" (3.3) and only that token, exactly as sent, is
+    // accepted ("AUTH" is not "auth"; auth-int is not offered). The response hashes qop as
+    // sent, so a value other than the offered one would also change what was signed.
+    if (qop !== 'auth') return fail('invalid', 'qop was not offered')
     if (hashed && !userhash) return fail('invalid', 'userhash was not offered')
     if (sentRealm !== realm) return fail('invalid', 'realm differs')
     // RFC 7616 3.3: opaque "SHOULD be returned by the client unchanged"; ours always is
     if (param(params, 'opaque') !== opaque) return fail('invalid', 'opaque differs')
     // RFC 7616 3.4.6: the uri must designate the resource of the request target
-    if (!sameTarget(uri, requestTarget)) return fail('invalid', 'uri is not the request target')
+    const host = typeof target?.host === 'string' && target.host !== '' ? target.host : undefined
+    if (!sameTarget(uri, requestTarget, host)) return fail('invalid', 'uri is not the request target')
     const issuedAt = nonceTime(nonce)
     const t = now()
     if (issuedAt < 0 || issuedAt > t + nonceTtlMs) return fail('invalid', 'nonce was not issued by this realm')
@@ -464,7 +511,7 @@ export function createDigest (options: DigestOptions): Digest {
     method: string,
     requestTarget: string,
     lookupUser: DigestUserLookup,
-    parseOptions?: ParseAuthorizationOptions
+    parseOptions?: ParseAuthorizationOptions & DigestTargetOptions
   ): Promise<DigestResult> {
     const parsed = parseAuthorization(authorization, parseOptions)
     if (!parsed.ok) {
@@ -472,7 +519,7 @@ export function createDigest (options: DigestOptions): Digest {
     }
     if (parsed.scheme !== 'digest') return fail('wrong-scheme', 'not Digest credentials')
     if (parsed.params === undefined) return fail('malformed', 'Digest credentials are auth-params')
-    return verify(parsed.params, method, requestTarget, lookupUser)
+    return verify(parsed.params, method, requestTarget, lookupUser, { host: parseOptions?.host })
   }
 
   return Object.freeze({

@@ -402,3 +402,43 @@ test('property: verify never throws on arbitrary parameters', async (t) => {
     return r.ok === false
   }), { numRuns: 1500 }), 'no input threw')
 })
+
+test('RFC 7616 3.4: qop is the offered token exactly: "AUTH" is not "auth", even with a response computed over it', async (t) => {
+  const { digest } = make()
+  const c = digest.challenges()[0]
+  const p = answer(c, { username: 'Mufasa', password: 'Circle of Life', uri: '/', nc: 1 })
+  t.match(await digest.verify(p, 'GET', '/', byPassword), { ok: true })
+  for (const qop of ['AUTH', 'Auth', 'auth ', 'auth,auth-int']) {
+    const nc = '00000002'
+    const response = digestResponse({ algorithm: 'SHA-256', username: 'Mufasa', realm: REALM, password: 'Circle of Life', method: 'GET', uri: '/', nonce: p.nonce, nc, cnonce: p.cnonce, qop })
+    t.same(await digest.verify({ ...p, qop, nc, response }, 'GET', '/', byPassword), { ok: false, reason: 'invalid', detail: 'qop was not offered', stale: false }, JSON.stringify(qop))
+  }
+})
+
+test('RFC 7616 3.4.6: an absolute-form uri must name the request\'s own scheme and Host', async (t) => {
+  const { digest } = make()
+  const c = digest.challenges()[0]
+  let nc = 0
+  const ok = (uri: string, target: string, host?: string): Promise<boolean> =>
+    digest.verify(answer(c, { username: 'Mufasa', password: 'Circle of Life', uri, nc: ++nc }), 'GET', target, byPassword, { host }).then((r) => r.ok)
+  t.equal(await ok('http://example.org/a?x=1', '/a?x=1', 'example.org'), true)
+  t.equal(await ok('http://EXAMPLE.org:80/a', '/a', 'example.org'), true, 'RFC 3986 6.2.2.1, 6.2.3: host case and default port')
+  t.equal(await ok('https://example.org:443/a', '/a', 'example.org'), true)
+  t.equal(await ok('http://example.org:8080/a', '/a', 'example.org:8080'), true)
+  t.equal(await ok('http://evil.example/a', '/a', 'example.org'), false, 'credentials made for another host')
+  t.equal(await ok('http://example.org:8080/a', '/a', 'example.org'), false, 'another port')
+  t.equal(await ok('ftp://example.org/a', '/a', 'example.org'), false, 'not http(s)')
+  t.equal(await ok('http://example.org?x=1', '/?x=1'), true, 'RFC 9112 3.2.2: an empty path is "/", the query kept')
+  t.equal(await ok('http://example.org?x=1', '/'), false)
+  t.equal(await ok('/a', 'http://example.org/a', 'example.org'), true, 'a request-target in absolute-form')
+  t.equal(await ok('/a', 'http://evil.example/a', 'example.org'), false)
+  t.equal(await ok('http://example.org/a', 'https://example.org/a'), false, 'another scheme')
+  t.equal(await ok('a', 'a'), true, 'two equal strings (asterisk-form and the like) are the same target')
+  t.equal(await ok('a', '/a'), false)
+  t.equal(await ok('/a', 'a'), false)
+  t.equal(await ok('/a', '/a', ''), true, 'an empty Host is no Host')
+  const params = answer(c, { username: 'Mufasa', password: 'Circle of Life', uri: 'http://evil.example/a', nc: ++nc })
+  t.match(await digest.verifyAuthorization(authorization(params), 'GET', '/a', byPassword, { host: 'example.org', maxLength: 4096 }), { ok: false, detail: 'uri is not the request target' })
+  const good = answer(c, { username: 'Mufasa', password: 'Circle of Life', uri: 'http://example.org/a', nc: ++nc })
+  t.match(await digest.verifyAuthorization(authorization(good), 'GET', '/a', byPassword, { host: 'example.org' }), { ok: true })
+})

@@ -4,7 +4,7 @@
  * not installed, except under CI). Then what only one backend has: the SQLite file, and
  * PostgreSQL out of reach.
  */
-import { test } from 'tap'
+import { teardown, test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -129,6 +129,7 @@ const pgOptions = postgresTestOptions()
 test('PostgreSQL 15 starts', pgOptions, async () => {
   server = await startPostgres()
 })
+teardown(async () => { await server?.destroy() })
 
 storeSuite('PostgreSQL', async () => {
   if (server === undefined) throw new Error('PostgreSQL did not start')
@@ -186,10 +187,6 @@ test('isUnavailable: connection errors and SQLSTATE classes 08, 53, 57, 58; not 
   for (const code of ['08006', '53300', '57P01', '57014', '58030']) t.ok(isUnavailable(withCode(code)), code)
   for (const code of ['23505', '42P01', '22P02']) t.notOk(isUnavailable(withCode(code)), code)
   t.notOk(isUnavailable('not an error'))
-})
-
-test('PostgreSQL stops at the end', pgOptions, async () => {
-  await server?.destroy()
 })
 
 test('a SQLite database file is created with its folder, and survives a reopen', async (t) => {

@@ -12,7 +12,8 @@ import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { freePort } from './redis'
+import { freePort, startRedis, type RedisServer } from './redis'
+import { startService, type RunningService } from './service'
 
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin'
 export const INSTALL_HINT = 'apt-get install -y postgresql'
@@ -145,4 +146,65 @@ export async function startPostgres (): Promise<PostgresServer> {
       }
     }
   }
+}
+
+/**
+ * A fleet for fault tests: `instances` compiled services (dist/example/server.js, as
+ * `npm run fleet` runs them) on one PostgreSQL and one Redis, one Digest secret.
+ * `restart(i)` starts instance i again on its port.
+ */
+export interface PgFleet {
+  pg: PostgresServer
+  redis: RedisServer
+  instances: RunningService[]
+  urls: string[]
+  env: Record<string, string>
+  restart: (i: number) => Promise<RunningService>
+  /** Stops the instances, Redis (the one in `redis`) and PostgreSQL. */
+  stop: () => Promise<void>
+}
+
+export async function startPgFleet (count: number, extraEnv: Record<string, string> = {}): Promise<PgFleet> {
+  const pg = await startPostgres()
+  const redis = await startRedis()
+  const env = {
+    DATABASE_URL: pg.url,
+    REDIS_URL: redis.url,
+    DIGEST_SECRET: 'pg-fleet-secret-0123456789abcdef',
+    // Every request logged at info would cost the shared machine more than the service does.
+    LOG_LEVEL: 'warn',
+    ...extraEnv
+  }
+  const instances: RunningService[] = []
+  try {
+    for (let i = 0; i < count; i++) instances.push(await startService(env))
+  } catch (err) {
+    for (const s of instances) s.child.kill('SIGKILL')
+    await redis.stop()
+    await pg.destroy()
+    throw err
+  }
+  const fleet: PgFleet = {
+    pg,
+    redis,
+    instances,
+    urls: instances.map((s) => s.url),
+    env,
+    async restart (i) {
+      const s = await startService({ ...env, PORT: String(instances[i].port) })
+      instances[i] = s
+      return s
+    },
+    async stop () {
+      // stop() rejects when a credential reached an instance's logs.
+      try {
+        await Promise.all(instances.map((s) => s.stop()))
+      } finally {
+        // The current Redis: a test may have replaced it (stopped, then started again).
+        await fleet.redis.stop()
+        await pg.destroy()
+      }
+    }
+  }
+  return fleet
 }

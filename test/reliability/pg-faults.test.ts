@@ -1,0 +1,177 @@
+/**
+ * Three instances on one PostgreSQL and one Redis (the compiled service: `npm run build`
+ * first) while the database fails under them:
+ * - PostgreSQL restarted mid-run: requests during the outage are answered 503 with
+ *   Retry-After (RFC 9110 15.6.4), never 500, never after a hang; the instances recover
+ *   on their own when it is back;
+ * - PostgreSQL frozen (every process stopped, connections open but silent): the pool's
+ *   connect timeout and the query timeout turn the wait into a 503 within seconds;
+ * - Redis and PostgreSQL both down: reads of articles fail 503, the processes stay up,
+ *   and everything recovers when both are back.
+ */
+import { teardown, test } from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Agent, request } from 'undici'
+import { startPgFleet, postgresTestOptions, type PgFleet } from '../helpers/postgres'
+import { startRedis } from '../helpers/redis'
+
+const BASIC = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
+// A request that hangs fails the test: the service answers within seconds or not at all.
+const agent = new Agent({ connect: { timeout: 5000 }, headersTimeout: 15_000, bodyTimeout: 15_000 })
+const options = { ...postgresTestOptions(), timeout: 40_000 }
+
+let fleet: PgFleet | undefined
+let id = ''
+
+function f (): PgFleet {
+  if (fleet === undefined) throw new Error('the fleet did not start')
+  return fleet
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function get (url: string): Promise<{ status: number, ms: number, retryAfter?: string, etag?: string, body: string }> {
+  const t0 = Date.now()
+  const res = await request(url, { dispatcher: agent })
+  const body = await res.body.text()
+  return { status: res.statusCode, ms: Date.now() - t0, retryAfter: res.headers['retry-after'] as string | undefined, etag: res.headers.etag as string | undefined, body }
+}
+
+/** Asks each instance until all answer `status`; returns how long that took. */
+async function untilAll (path: string, status: number, withinMs: number): Promise<number> {
+  const t0 = Date.now()
+  for (;;) {
+    const answers = await Promise.all(f().urls.map((u) => get(`${u}${path}`)))
+    if (answers.every((a) => a.status === status)) return Date.now() - t0
+    if (Date.now() - t0 > withinMs) throw new Error(`after ${withinMs} ms: ${answers.map((a) => a.status).join(', ')}`)
+    await sleep(200)
+  }
+}
+
+/** The postmaster and its children (every server process), from /proc. */
+function postgresPids (dataDir: string): number[] {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  const pids = [postmaster]
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(d))
+    } catch {}
+  }
+  return pids
+}
+
+// Also when a test fails: the instances, Redis and PostgreSQL stop, the data directory goes.
+teardown(async () => { await fleet?.stop() })
+
+test('three instances on PostgreSQL and Redis start', options, async (t) => {
+  fleet = await startPgFleet(3)
+  const created = await request(`${f().urls[0]}/articles`, { method: 'POST', dispatcher: agent, body: JSON.stringify({ slug: 'faults', title: 'count 0', body: 'b' }), headers: { 'content-type': 'application/json', authorization: BASIC } })
+  t.equal(created.statusCode, 201)
+  id = (await created.body.json() as { id: string }).id
+})
+
+test('PostgreSQL restarted mid-run: 503 during the outage, not 500, not a hang; recovery without a restart', options, async (t) => {
+  const { urls, pg, instances } = f()
+  const pids = instances.map((s) => s.child.pid)
+  const statuses = new Map<number, number>()
+  const retryAfter = new Set<string | undefined>()
+  let slowest = 0
+  let stopped = false
+  const during: number[] = []
+  const until = Date.now() + 6000
+  async function client (i: number): Promise<void> {
+    for (let round = 0; Date.now() < until; round++) {
+      const url = urls[(i + round) % 3]
+      const read = await get(`${url}/articles/${id}`)
+      let status = read.status
+      let ms = read.ms
+      if (read.status === 200) {
+        const article = JSON.parse(read.body) as { slug: string, title: string, body: string }
+        const t0 = Date.now()
+        const put = await request(`${urls[(i + round + 1) % 3]}/articles/${id}`, {
+          method: 'PUT',
+          dispatcher: agent,
+          body: JSON.stringify({ slug: article.slug, body: article.body, title: `count ${Number(article.title.split(' ')[1]) + 1}` }),
+          headers: { 'content-type': 'application/json', authorization: BASIC, 'if-match': read.etag as string }
+        })
+        await put.body.dump()
+        status = put.statusCode
+        ms = Date.now() - t0
+        if (status === 503) retryAfter.add(put.headers['retry-after'] as string | undefined)
+      } else if (read.status === 503) retryAfter.add(read.retryAfter)
+      statuses.set(status, (statuses.get(status) ?? 0) + 1)
+      slowest = Math.max(slowest, ms)
+      if (stopped) during.push(status)
+      await sleep(20)
+    }
+  }
+  async function outage (): Promise<void> {
+    await sleep(1500)
+    await pg.stop('fast')
+    stopped = true
+    await sleep(2000)
+    await pg.start()
+    stopped = false
+  }
+  await Promise.all([...Array.from({ length: 10 }, (_, i) => client(i)), outage()])
+  const seen = Object.fromEntries(statuses)
+  t.same([...statuses.keys()].filter((s) => ![200, 412, 503].includes(s)), [], `only 200, 412 and 503: ${JSON.stringify(seen)}`)
+  t.ok((statuses.get(503) ?? 0) > 0, 'the outage was answered 503')
+  t.ok(during.length > 0 && during.every((s) => s === 503), `every answer while the database was down was 503 (${during.length})`)
+  t.same([...retryAfter], ['5'], 'with Retry-After')
+  t.ok(slowest < 3000, `no request waited long: the slowest took ${slowest} ms`)
+  const recovery = await untilAll(`/articles/${id}`, 200, 10_000)
+  t.ok(recovery < 10_000, `every instance answers 200 again (${recovery} ms after the run)`)
+  t.same(instances.map((s) => s.child.pid), pids, 'the same processes: no restart')
+  t.ok(instances.every((s) => s.child.exitCode === null))
+  t.comment(`PostgreSQL restart: ${JSON.stringify(seen)}, slowest ${slowest} ms`)
+})
+
+test('PostgreSQL frozen (connections open, no answer): 503 within the timeouts, recovery when it resumes', options, async (t) => {
+  const { urls, pg } = f()
+  const pids = postgresPids(join(pg.dir, 'data'))
+  for (const pid of pids) process.kill(pid, 'SIGSTOP')
+  let answers: Array<{ status: number, ms: number }>
+  try {
+    answers = await Promise.all(urls.flatMap((u) => [get(`${u}/articles/${id}`), get(`${u}/articles`)]))
+  } finally {
+    for (const pid of pids) process.kill(pid, 'SIGCONT')
+  }
+  t.same(answers.map((a) => a.status), [503, 503, 503, 503, 503, 503], 'every read is a 503')
+  const slowest = Math.max(...answers.map((a) => a.ms))
+  // connect timeout (2 s) for a new connection, query timeout (6 s) for an open one
+  t.ok(slowest < 9000, `answered within the timeouts: the slowest took ${slowest} ms`)
+  t.ok(await untilAll(`/articles/${id}`, 200, 10_000) >= 0, 'every instance answers 200 again')
+})
+
+test('Redis and PostgreSQL both down: reads of articles fail 503, the processes stay up; both back: recovery', options, async (t) => {
+  const fl = f()
+  await fl.redis.stop()
+  await fl.pg.stop('immediate')
+  for (const url of fl.urls) {
+    const one = await get(`${url}/articles/${id}`)
+    t.equal(one.status, 503, `GET /articles/:id at ${url}`)
+    t.equal(one.retryAfter, '5')
+    t.equal((await get(`${url}/articles`)).status, 503, 'GET /articles')
+    const post = await request(`${url}/articles`, { method: 'POST', dispatcher: agent, body: JSON.stringify({ slug: 'down', title: 't', body: 'b' }), headers: { 'content-type': 'application/json', authorization: BASIC } })
+    await post.body.dump()
+    t.equal(post.statusCode, 503, 'POST with Basic (no store needed for the credentials)')
+  }
+  await sleep(1000)
+  t.ok(fl.instances.every((s) => s.child.exitCode === null && s.child.signalCode === null), 'every instance is still running')
+  fl.redis = await startRedis(fl.redis.port)
+  await fl.pg.start()
+  t.ok(await untilAll(`/articles/${id}`, 200, 10_000) >= 0, 'reads work again')
+  const post = await request(`${fl.urls[1]}/articles`, { method: 'POST', dispatcher: agent, body: JSON.stringify({ slug: 'back', title: 't', body: 'b' }), headers: { 'content-type': 'application/json', authorization: BASIC } })
+  await post.body.dump()
+  t.equal(post.statusCode, 201, 'and writes')
+})
+
+test('the fleet stops cleanly, no credential in its logs', options, async () => {
+  const stopping = fleet
+  fleet = undefined
+  await stopping?.stop()
+})

@@ -10,6 +10,7 @@ function refusal (r: ReturnType<typeof parseJsonBody>): { statusCode: number, er
 test('well-formed JSON bodies parse as before; poisoned and malformed ones are a 400 with field body', async (t) => {
   t.same(parseJsonBody('{"a":[1,{"b":"c"}],"s":"\\"[{"}'), { ok: true, value: { a: [1, { b: 'c' }], s: '"[{' } })
   t.same(refusal(parseJsonBody('')), { statusCode: 400, errors: [{ field: 'body', message: 'body is empty but Content-Type says JSON' }] })
+  t.same(refusal(parseJsonBody('{"a')), { statusCode: 400, errors: [{ field: 'body', message: 'body is not well-formed JSON' }] }, 'an unterminated string')
   t.same(refusal(parseJsonBody('{"a":')), { statusCode: 400, errors: [{ field: 'body', message: 'body is not well-formed JSON' }] })
   t.same(refusal(parseJsonBody('{"__proto__":{"x":1}}')), { statusCode: 400, errors: [{ field: 'body', message: 'body contains a forbidden __proto__ or constructor.prototype key' }] })
 })
@@ -50,6 +51,7 @@ test('UTF-8: a body of bytes that are not UTF-8 is a 400, never text with U+FFFD
 test('RFC 8259 8.2: a string holding a lone surrogate is a 422 naming the field', async (t) => {
   t.same(refusal(parseJsonBody('{"title":"a\\ud800b"}')), { statusCode: 422, errors: [{ field: 'title', message: 'contains a lone surrogate, which is not a Unicode character (RFC 8259 8.2)' }] })
   t.same(refusal(parseJsonBody('{"a":{"tags":["ok","\\uDC00"]}}')), { statusCode: 422, errors: [{ field: 'a.tags.1', message: 'contains a lone surrogate, which is not a Unicode character (RFC 8259 8.2)' }] })
+  t.match(refusal(parseJsonBody('[1,"\\udbff"]')), { statusCode: 422, errors: [{ field: '1' }] })
   t.same(refusal(parseJsonBody('"\\udbff"')), { statusCode: 422, errors: [{ field: 'body', message: 'contains a lone surrogate, which is not a Unicode character (RFC 8259 8.2)' }] })
   t.match(refusal(parseJsonBody('{"k\\ud800":1}')), { statusCode: 422, errors: [{ field: 'k\ufffd' }] }, 'member names too')
   t.match(refusal(parseJsonBody('{"a":"\ud800"}')), { statusCode: 422, errors: [{ field: 'a' }] }, 'a raw lone surrogate in the text')

@@ -80,6 +80,7 @@ test('bounded cost: at most maxOperations operations (default 1000), refused bef
   const r = applyJsonPatch({ a: 1 }, ops(1001))
   t.match(r, { ok: false, limit: 'operations', errors: [{ field: 'body', message: /at most 1000 operations; this one has 1001/ }] })
   t.match(applyJsonPatch({ a: 1 }, ops(11), { maxOperations: 10 }), { ok: false, limit: 'operations' })
+  t.match(applyJsonPatch({}, [{ op: 'add', path: '/n', value: [1n, Symbol('s')] }]), { ok: true }, 'values that are not JSON are measured too, never thrown on')
   t.throws(() => applyJsonPatch({}, [], { maxOperations: 0 }), RangeError, 'a bound that makes no sense is a programming error')
 })
 

@@ -85,12 +85,23 @@ export function joinHashes (short: Int32Array, step: number, look: number, n: nu
 /**
  * The best candidate so far at one target position, owned by one scan:
  * [0] length, [1] target start, [2] address (source position, or target
- * position for a self-reference).
+ * position for a self-reference), [3] estimated bytes of its address.
  */
 export type Candidate = Int32Array
 
 export function newCandidate (): Candidate {
-  return new Int32Array(3)
+  return new Int32Array(4)
+}
+
+/**
+ * Estimated bytes of source address `a` (RFC 3284 section 5.3): a near mode
+ * when it follows `ref` (the end of the last source COPY, which the near cache
+ * holds close to), else VCD_SELF.
+ */
+export function addressCost (a: number, ref: number): number {
+  const d = a - ref
+  const v = d >= 0 ? d : a
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : 4
 }
 
 /**
@@ -164,14 +175,25 @@ export class HashCursor {
   constructor (readonly index: SourceIndex, readonly tgt: Uint8Array, readonly best: Candidate) {}
 
   /**
-   * Look up target[i, i + look) and keep in `best` the longest verified match,
-   * extended forwards (up to `we`) and backwards (down to `floor`). Returns
-   * whether `best` changed. `skip` is a source position already tried.
+   * Look up target[i, i + look) and keep in `best` the verified match, extended
+   * forwards (up to `we`) and backwards (down to `floor`), that saves the most:
+   * its length less the estimated cost of its address near `ref` (see
+   * `addressCost`). Returns whether `best` changed. `skip` is a source position
+   * already tried.
    */
-  lookup (i: number, we: number, floor: number, skip: number, maxProbes: number): boolean {
+  lookup (i: number, we: number, floor: number, skip: number, maxProbes: number, ref = 0): boolean {
     const { index, tgt, best } = this
     if (this.at !== i) {
-      this.h = hashAt(tgt, i, index.look)
+      // A short way on (after a short match): rolling reads 2 bytes a step, hashing afresh `look`.
+      if (this.at >= 0 && this.at < i && 2 * (i - this.at) < index.look) {
+        const outMul = index.outMul
+        const look = index.look
+        let h = this.h
+        for (let j = this.at; j < i; j++) h = (Math.imul(h - Math.imul(tgt[j], outMul), HASH_MUL) + tgt[j + look]) | 0
+        this.h = h
+      } else {
+        this.h = hashAt(tgt, i, index.look)
+      }
       this.at = i
     }
     const h = this.h
@@ -198,10 +220,12 @@ export class HashCursor {
       if (f >= MIN_MATCH) {
         let b = 0
         while (i - b > floor && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
-        if (f + b > best[0]) {
+        const cost = addressCost(sp - b, ref)
+        if (f + b - cost > best[0] - best[3]) {
           best[0] = f + b
           best[1] = i - b
           best[2] = sp - b
+          best[3] = cost
           changed = true
         }
       }

@@ -10,7 +10,7 @@
  * match so that it cannot hide a long one. All state lives in the `Matcher`,
  * one per encode: encodes are re-entrant and may share a `SourceIndex`.
  */
-import { HashCursor, MIN_MATCH, MIX, log2ceil, newCandidate, type SourceIndex } from './block-hash'
+import { HashCursor, MIN_MATCH, MIX, addressCost, log2ceil, newCandidate, type SourceIndex } from './block-hash'
 import { varintSize } from './varint'
 import type { Matches } from './window-writer'
 
@@ -22,6 +22,8 @@ const REACH_BACK = 64
 const LOOKAHEAD_PROBES = 2
 /** Bytes a long match found inside a short one must add to replace it. */
 const LOOKAHEAD_GAIN = 8
+/** Diagonals tried on either side of the last one (1b in `scan`). */
+const NEAR_DIAGONALS = 16
 /** Target bytes between two checks of the running size estimate (giving up early). */
 const CHECK_EVERY = 16 * 1024
 
@@ -78,6 +80,8 @@ export class Matcher {
     let keep = ws
     // Source position minus target position of the last source match: the diagonal to try first.
     let diag = 0
+    // The diagonal of the last source match of at least LONG_ENOUGH bytes.
+    let mainDiag = 0
     let lastSrcEnd = 0
     while (i <= we - MIN_MATCH) {
       if (i >= nextCheck) {
@@ -92,34 +96,57 @@ export class Matcher {
         nextCheck = i + CHECK_EVERY
       }
       best[0] = 0
+      best[3] = 0
       let bestSrc = 0
       let bestCost = 0
       const floor = Math.max(keep, pend - REACH_BACK)
 
-      // 1. The diagonal of the previous source match (an edit usually leaves it intact).
+      // 1. The diagonal of the previous source match (an edit usually leaves it intact), then
+      // that of the last long one: a short match from elsewhere must not lose the document's alignment.
       const sp = i + diag
-      if (sp >= 0 && sp < srcLen && src[sp] === tgt[i]) {
-        const max = Math.min(we - i, srcLen - sp)
-        let f = 1
-        while (f < max && tgt[i + f] === src[sp + f]) f++
-        if (f >= MIN_MATCH) {
-          let b = 0
-          while (i - b > floor && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++
-          best[0] = f + b
-          best[1] = i - b
-          best[2] = sp - b
-          bestSrc = 1
+      for (let k = 0, q = sp; k < 2; k++, q = i + mainDiag) {
+        if (k === 1 && (mainDiag === diag || best[0] >= LONG_ENOUGH)) break
+        if (q >= 0 && q < srcLen && src[q] === tgt[i]) {
+          const max = Math.min(we - i, srcLen - q)
+          let f = 1
+          while (f < max && tgt[i + f] === src[q + f]) f++
+          if (f >= MIN_MATCH) {
+            let b = 0
+            while (i - b > floor && q - b > 0 && tgt[i - b - 1] === src[q - b - 1]) b++
+            if (f + b > best[0]) {
+              best[0] = f + b
+              best[1] = i - b
+              best[2] = q - b
+              best[3] = addressCost(q - b, lastSrcEnd)
+              bestSrc = 1
+            }
+          }
+        }
+      }
+
+      // 1b. Diagonals close to it: a small insertion or deletion shifts the diagonal by its size,
+      // and the bytes after it match there long before the hash indexes (look + step - 1 bytes) see them.
+      if (best[0] === 0 && i > pend - 1 && srcLen > 0) {
+        for (let k = 1; k <= 2 * NEAR_DIAGONALS; k++) {
+          const q = sp + ((k & 1) === 1 ? (k + 1) >> 1 : -(k >> 1))
+          if (q < 0 || q >= srcLen || src[q] !== tgt[i]) continue
+          const max = Math.min(we - i, srcLen - q)
+          let f = 1
+          while (f < max && tgt[i + f] === src[q + f]) f++
+          if (f >= MIN_MATCH && f > best[0]) {
+            best[0] = f
+            best[1] = i
+            best[2] = q
+            best[3] = addressCost(q, lastSrcEnd)
+            bestSrc = 1
+          }
         }
       }
 
       // 2. The source hash indexes, long look first.
-      if (i <= longLast && best[0] < LONG_ENOUGH && (long as HashCursor).lookup(i, we, floor, sp, (long as HashCursor).index.maxProbes)) bestSrc = 1
-      if (i <= shortLast && best[0] < LONG_ENOUGH && (short as HashCursor).lookup(i, we, floor, sp, (short as HashCursor).index.maxProbes)) bestSrc = 1
-      if (bestSrc === 1) {
-        // Estimated address cost: near the last source copy, or absolute.
-        const d = best[2] - lastSrcEnd
-        bestCost = varintSize(d >= 0 ? d : best[2])
-      }
+      if (i <= longLast && best[0] < LONG_ENOUGH && (long as HashCursor).lookup(i, we, floor, sp, (long as HashCursor).index.maxProbes, lastSrcEnd)) bestSrc = 1
+      if (i <= shortLast && best[0] < LONG_ENOUGH && (short as HashCursor).lookup(i, we, floor, sp, (short as HashCursor).index.maxProbes, lastSrcEnd)) bestSrc = 1
+      if (bestSrc === 1) bestCost = best[3]
 
       // 3. Earlier target bytes (a self-referencing COPY, RFC 3284 section 3).
       if (useTarget) {
@@ -139,6 +166,7 @@ export class Matcher {
               best[0] = f + b
               best[1] = i - b
               best[2] = c - b
+              best[3] = cost
               bestSrc = 0
               bestCost = cost
             }
@@ -153,11 +181,12 @@ export class Matcher {
         const b0 = best[0]
         const b1 = best[1]
         const b2 = best[2]
+        const b3 = best[3]
         const probes = Math.min(LOOKAHEAD_PROBES, long.index.maxProbes)
         for (let j = i; j + 1 < end;) {
           long.roll(j, we)
           j++
-          if (long.lookup(j, we, floor, -1, probes)) {
+          if (long.lookup(j, we, floor, -1, probes, lastSrcEnd)) {
             if (best[0] >= b0 + LOOKAHEAD_GAIN) {
               // The short match keeps the bytes before the long one (from `pend` on), if they pay for a COPY.
               const ps = Math.max(b1, pend)
@@ -167,13 +196,13 @@ export class Matcher {
                 pend = best[1]
               }
               bestSrc = 1
-              const d = best[2] - lastSrcEnd
-              bestCost = varintSize(d >= 0 ? d : best[2])
+              bestCost = best[3]
               break
             }
             best[0] = b0
             best[1] = b1
             best[2] = b2
+            best[3] = b3
           }
         }
       }
@@ -207,6 +236,7 @@ export class Matcher {
         if (bestSrc === 1) {
           diag = best[2] - start
           lastSrcEnd = best[2] + len
+          if (len >= LONG_ENOUGH) mainDiag = diag
         }
         continue
       }

@@ -77,8 +77,9 @@ export function scanJsonText (text: string, maxDepth: number): JsonScan {
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (++depth > maxDepth) return { ok: false, message: `body is nested deeper than ${maxDepth} levels` }
       if (depth > deepest) deepest = depth
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth--
+    } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth < 0) {
+      // More closing than opening brackets: no JSON text, whatever follows (RFC 8259 2).
+      return { ok: false, message: 'body is not well-formed JSON' }
     }
   }
   return { ok: true, depth: deepest, surrogates }

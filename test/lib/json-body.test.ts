@@ -31,6 +31,7 @@ test('depth limit: a body nested deeper than maxDepth (default 64) is a 400, che
   t.same(refusal(parseJsonBody('{"title":' + objects(100_000) + '}')), { statusCode: 400, errors: [{ field: 'body', message: 'body is nested deeper than 64 levels' }] })
   t.same(refusal(parseJsonBody(arrays(100_000))), { statusCode: 400, errors: [{ field: 'body', message: 'body is nested deeper than 64 levels' }] })
   t.ok(performance.now() - start < 1000, 'refused after scanning at most the first levels')
+  t.same(refusal(parseJsonBody(']]' + arrays(66))), { statusCode: 400, errors: [{ field: 'body', message: 'body is not well-formed JSON' }] }, 'closing brackets first cannot offset the depth')
   t.throws(() => parseJsonBody('{}', { maxDepth: 0 }), RangeError)
   t.same(scanJsonText('[{"a":[]}]', 64), { ok: true, depth: 3, surrogates: false })
 })

@@ -28,17 +28,18 @@ const variants = {
     routes(app)
     return app
   },
-  // Fastify with the suite's plugins of the foundation issue.
+  // Fastify with the suite registered (options in extra.options).
   async suite () {
     const app = Fastify({ ...suite.serverOptions })
     await app.register(suite.httpConventions, extra.options ?? {})
-    routes(app)
+    routes(app, true)
     return app
   }
 }
 
-function routes (app) {
+function routes (app, suiteRoute = false) {
   app.get('/doc', async () => doc)
+  app.get('/plain', { config: suiteRoute ? { resourcePolicy: false, contentLength: false } : {} }, async () => doc)
   app.post('/doc', { schema: { body: bodySchema } }, async (req, reply) => reply.code(201).send({ ok: true, slug: req.body.slug }))
 }
 

@@ -17,7 +17,8 @@ import crypto from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import fp from 'fastify-plugin'
 import { fastifyEtag } from '@fastify/etag'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
+import { Readable } from 'node:stream'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   conditionalHeadersFromRaw, evaluateParsed, hasPrecondition, hasWritePrecondition, parseConditions,
   type ParsedConditions, type PreconditionOutcome, type Validators
@@ -26,9 +27,8 @@ import { INVALID, normalizeEntityTag } from '../lib/headers/etag'
 import { formatHttpDate, parseHttpDate } from '../lib/headers/http-date'
 import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
-import { httpConventionsErrors } from './errors'
-import { recordResponse } from './openapi'
-import { asArray, assertProfile } from './shared'
+import { declareConvention, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { assertProfile } from './shared'
 
 /** The validators a route's provider gives for the current state of its resource. */
 export interface ProvidedValidators {
@@ -101,7 +101,8 @@ declare module 'fastify' {
   }
 }
 
-const WHERE = 'http-conventions/conditional'
+const PLUGIN = 'fastify-http-conventions-conditional'
+const WHERE = PLUGIN
 const OPTION_KEYS = new Set(['profile', 'notModifiedStatus', 'requirePrecondition', 'requirePreconditionMethods', 'etag'])
 const ROUTE_KEYS = new Set(['validators', 'requirePrecondition', 'creates'])
 const ETAG_KEYS = new Set(['algorithm', 'weak'])
@@ -123,7 +124,6 @@ interface Current {
   lastModified: number | undefined
 }
 
-const kInstalled = Symbol.for('fastify-http-conventions.conditional-installed')
 const kOutcome = Symbol('http-conventions.conditional.outcome')
 const kCurrent = Symbol('http-conventions.conditional.current')
 type Tracked = FastifyRequest & { [kOutcome]?: PreconditionOutcome, [kCurrent]?: Current }
@@ -274,88 +274,74 @@ function validateOptions (opts: ConditionalOptions): void {
   }
 }
 
-function routeConfig (route: RouteOptions): ConditionalRouteConfig | null {
-  const config = (route.config as { conditional?: unknown } | undefined)?.conditional
+function routeConfig (c: RouteCompiler): ConditionalRouteConfig | null {
+  const config = c.config.conditional
   if (config === undefined || config === false) return null
   if (config === true) return {}
-  const where = `route ${String(route.method)} ${route.url}`
+  const where = c.where
   if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.conditional must be true, false or { validators?, requirePrecondition?, creates? }')
   for (const key of Object.keys(config)) {
     if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.conditional option ${JSON.stringify(key)}`)
   }
-  const c = config as ConditionalRouteConfig
-  if (c.validators !== undefined && typeof c.validators !== 'function') throw invalidOption(where, 'config.conditional.validators must be a function (request) => { etag?, lastModified? } | null')
-  if (c.requirePrecondition !== undefined && typeof c.requirePrecondition !== 'boolean') throw invalidOption(where, 'config.conditional.requirePrecondition must be a boolean')
-  if (c.creates !== undefined && typeof c.creates !== 'boolean') throw invalidOption(where, 'config.conditional.creates must be a boolean')
-  return c
+  const r = config as ConditionalRouteConfig
+  if (r.validators !== undefined && typeof r.validators !== 'function') throw invalidOption(where, 'config.conditional.validators must be a function (request) => { etag?, lastModified? } | null')
+  if (r.requirePrecondition !== undefined && typeof r.requirePrecondition !== 'boolean') throw invalidOption(where, 'config.conditional.requirePrecondition must be a boolean')
+  if (r.creates !== undefined && typeof r.creates !== 'boolean') throw invalidOption(where, 'config.conditional.creates must be a boolean')
+  return r
 }
 
-// Node >= 20.12: one-shot hashing, the same digest as createHash().update().digest() with less work per payload.
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string | Buffer, encoding: 'base64') => string }).hash
-
-/** Captures @fastify/etag's onSend hook (replyWith304 off: this plugin decides) to attach it to single routes. */
-async function etagHook (opts: ConditionalOptions['etag'] = {}): Promise<OnSendHook> {
+/** Captures @fastify/etag's onSend hook (replyWith304 off: this plugin decides) to run it on single routes. */
+function etagHook (opts: ConditionalOptions['etag'] = {}): OnSendHook {
   const algorithm = opts.algorithm ?? 'sha1'
   // The same ETag values as @fastify/etag's own (base64 digest); an unknown algorithm throws here, at registration.
-  const hashFn = oneShotHash === undefined ? undefined : (payload: string | Buffer) => oneShotHash(algorithm, payload, 'base64')
-  hashFn?.('')
+  const hashFn = (payload: string | Buffer): string => crypto.hash(algorithm, payload, 'base64')
+  hashFn('')
   let hook: OnSendHook | undefined
   const shim = { addHook (_name: string, fn: OnSendHook) { hook = fn } }
-  await fastifyEtag(shim as unknown as FastifyInstance, { algorithm, weak: opts.weak, hashFn, replyWith304: false })
+  // @fastify/etag adds its hook synchronously; its promise settles with nothing more to do.
+  fastifyEtag(shim as unknown as FastifyInstance, { algorithm, weak: opts.weak, hashFn, replyWith304: false }).catch(() => {})
   return hook as OnSendHook
 }
 
-async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOptions): Promise<void> {
+/** The conditional convention with its options: registered by the plugin, and used by PATCH routes when none is. */
+export function conditionalConvention (opts: ConditionalOptions): Convention {
   validateOptions(opts)
   let hashPayload: OnSendHook
   try {
-    hashPayload = await etagHook(opts.etag)
+    hashPayload = etagHook(opts.etag)
   } catch (err) {
-    throw invalidOption(WHERE, `etag: ${(err as Error).message}`)
+    throw invalidOption(PLUGIN, `etag: ${(err as Error).message}`)
   }
   const notModifiedStatus = opts.notModifiedStatus ?? profileDefaults(opts.profile).notModifiedStatus
   const requireAll = opts.requirePrecondition ?? false
   const requireMethods = new Set((opts.requirePreconditionMethods ?? ['PUT', 'PATCH', 'DELETE']).map((m) => m.toUpperCase()))
 
-  fastify.register(httpConventionsErrors, { profile: opts.profile })
-  // Registered twice (alone and by the umbrella), the hooks are installed once, like the error handler.
-  const store = fastify as unknown as Record<symbol, boolean>
-  if (store[kInstalled]) return
-  store[kInstalled] = true
-  fastify.decorateRequest('preconditions', null)
-
-  fastify.addHook('onRoute', function conditionalOnRoute (route) {
-    const config = routeConfig(route)
-    if (config === null) return
-    const where = `route ${String(route.method)} ${route.url}`
-    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase())
-    const provider = config.validators
+  function compile (c: RouteCompiler): void {
+    const own = routeConfig(c)
+    // A PATCH route's loader doubles as its validators provider (one read per request).
+    const provided = c.use<ValidatorsProvider>('validators')
+    if (own === null && provided === undefined) return
+    const config: ConditionalRouteConfig = own ?? {}
+    const methods = c.methods
+    const provider = config.validators ?? provided
     const unsafe = methods.filter((m) => !SAFE.has(m))
     if (provider === undefined && unsafe.length > 0) {
       // RFC 9110 13.2.1: an unsafe method's preconditions must be known before it runs.
-      throw invalidOption(where, `config.conditional needs a validators provider on ${unsafe.join(', ')}: preconditions are evaluated before the handler`)
+      throw invalidOption(c.where, `config.conditional needs a validators provider on ${unsafe.join(', ')}: preconditions are evaluated before the handler`)
     }
     const require = config.requirePrecondition ?? requireAll
     const creates = config.creates
     const safe = methods.some((m) => SAFE.has(m))
+    const head = methods.includes('HEAD')
 
-    recordResponse(route, 412, { description: 'Precondition Failed: If-Match, If-None-Match, If-Unmodified-Since or If-Modified-Since does not hold (field: the header)', body: 'envelope', headers: ['ETag'] })
-    if (safe && notModifiedStatus === 304) recordResponse(route, 304, { description: 'Not Modified', body: 'none', headers: ['ETag'] })
-    if (require && methods.some((m) => requireMethods.has(m))) recordResponse(route, 428, { description: 'Precondition Required: send If-Match with the ETag of a GET', body: 'envelope' })
+    c.respond(412, { description: 'Precondition Failed: If-Match, If-None-Match, If-Unmodified-Since or If-Modified-Since does not hold (field: the header)', body: 'envelope', headers: ['ETag'] })
+    if (safe && notModifiedStatus === 304) c.respond(304, { description: 'Not Modified', body: 'none', headers: ['ETag'] })
+    if (require && methods.some((m) => requireMethods.has(m))) c.respond(428, { description: 'Precondition Required: send If-Match with the ETag of a GET', body: 'envelope' })
 
-    route.preHandler = [...asArray(route.preHandler), provider === undefined ? conditionalPreHandler : providerPreHandler(provider)] as RouteOptions['preHandler']
-    // Fastify's HEAD route ends its onSend hooks with one that drops the payload.
-    const onSend = asArray(route.onSend)
-    const head = onSend.findIndex((h) => typeof h === 'function' && h.name === 'headRouteOnSendHandler')
-    if (safe) {
-      // Before Fastify's HEAD hook: the payload is what gets hashed.
-      if (head === -1) onSend.push(conditionalOnSend)
-      else onSend.splice(head, 0, conditionalOnSend)
-      if (head !== -1 && notModifiedStatus === 304) onSend.push(conditionalHeadNotModified)
-      route.onSend = onSend as RouteOptions['onSend']
-    }
+    c.step('preHandler', 'conditional', provider === undefined ? conditionalPreHandler : providerPreHandler(provider))
+    if (safe) c.step('onSend', 'conditional', conditionalOnSend)
 
-    function conditionalPreHandler (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    function conditionalPreHandler (request: FastifyRequest, _reply: FastifyReply, done: Next): void {
       // Payload-hashed GET/HEAD: evaluated in onSend; only a malformed If-Match is known now (RFC 9110 13.1.1).
       const conditions = conditionsOf(request)
       const current: Current = { exists: true, raw: undefined, etag: undefined, lastModified: undefined }
@@ -364,23 +350,23 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOpt
       done()
     }
 
-    function providerPreHandler (read: ValidatorsProvider) {
-      return function conditionalPreHandler (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-        let provided
+    function providerPreHandler (read: ValidatorsProvider): HookStep {
+      return function conditionalProviderPreHandler (request: FastifyRequest, _reply: FastifyReply, done: Next): void {
+        let value
         try {
-          provided = read(request)
+          value = read(request)
         } catch (err) {
           return done(err as Error)
         }
-        if (isThenable(provided)) provided.then((v) => decide(request, v, done), done)
-        else decide(request, provided, done)
+        if (isThenable(value)) value.then((v) => decide(request, v, done), done)
+        else decide(request, value, done)
       }
     }
 
-    function decide (request: FastifyRequest, provided: ProvidedValidators | null | undefined, done: HookHandlerDoneFunction): void {
+    function decide (request: FastifyRequest, value: ProvidedValidators | null | undefined, done: Next): void {
       let current: Current
       try {
-        current = readProvided(provided)
+        current = readProvided(value)
       } catch (err) {
         return done(err as Error)
       }
@@ -413,11 +399,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOpt
       done(failedFor(outcome, conditions, current))
     }
 
-    function required (request: FastifyRequest): ConventionError {
-      return withoutStack(() => preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`))
-    }
-
-    function conditionalOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone): void {
+    function conditionalOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
       const status = reply.statusCode
       // Validators describe a 2xx GET/HEAD answer; never an error, never the outcome of a write.
       if (status < 200 || status > 299 || !SAFE.has(request.method)) return done(null, payload)
@@ -429,7 +411,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOpt
         if (current.lastModified !== undefined && reply.getHeader('last-modified') === undefined) reply.header('last-modified', httpDate(current.lastModified))
         const outcome = tracked[kOutcome]
         if (outcome === undefined) return done(null, payload)
-        return done(null, notModified(reply))
+        return done(null, notModified(request, reply))
       }
       hashPayload(request, reply, payload, function afterHash () {
         const etag = reply.getHeader('etag')
@@ -447,27 +429,38 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOpt
         }
         ;(request.preconditions as RequestPreconditions).current = computed
         if (outcome.outcome === 'proceed') return done(null, payload)
-        if (outcome.outcome === 'not-modified' && notModifiedStatus === 304) return done(null, notModified(reply))
+        if (outcome.outcome === 'not-modified' && notModifiedStatus === 304) return done(null, notModified(request, reply))
         done(failedFor(outcome, conditions, computed))
       })
     }
 
-    function notModified (reply: FastifyReply): unknown {
+    function notModified (request: FastifyRequest, reply: FastifyReply): unknown {
       reply.code(304)
       for (const name of NOT_MODIFIED_DROPS) reply.removeHeader(name)
       // RFC 9110 15.4.5: Last-Modified only helps a cache when there is no ETag.
       if (reply.getHeader('etag') !== undefined) reply.removeHeader('last-modified')
-      // Fastify's HEAD hook measures the payload (and fails on null); conditionalHeadNotModified then drops its Content-Length.
-      return head === -1 ? null : ''
+      // RFC 9110 8.6: no Content-Length on a 304. Fastify measures a HEAD answer's payload after
+      // this hook; an empty stream is one it leaves unmeasured.
+      return head && request.method === 'HEAD' ? Readable.from([]) : null
     }
-  })
-
-  function conditionalHeadNotModified (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone): void {
-    // RFC 9110 8.6: no Content-Length on a 304 (Fastify's HEAD hook set one for the empty payload).
-    if (reply.statusCode === 304) reply.removeHeader('content-length')
-    done(null, payload)
   }
+
+  function required (request: FastifyRequest): ConventionError {
+    return preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`)
+  }
+
+  return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile }
+}
+
+function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOptions, done: (err?: Error) => void): void {
+  try {
+    declareConvention(fastify, conditionalConvention(opts), { profile: opts.profile })
+  } catch (err) {
+    return done(err as Error)
+  }
+  if (!fastify.hasRequestDecorator('preconditions')) fastify.decorateRequest('preconditions', null)
+  done()
 }
 
 /** Conditional requests (spec 4.4): ETag / Last-Modified, If-Match, If-None-Match, If-(Un)Modified-Since, 412, 304, 428. */
-export const httpConventionsConditional = fp(conditionalPlugin, { fastify: '5.x', name: 'http-conventions-conditional' })
+export const httpConventionsConditional = fp(conditionalPlugin, { fastify: '5.x', name: PLUGIN })

@@ -6,13 +6,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, contentTooLarge, invalidOption, lengthRequired, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { reasonPhrase, render } from '../lib/render'
-import { httpConventionsErrors, serializeEnvelope } from './errors'
-import { recordResponse } from './openapi'
-import { asArray, assertProfile } from './shared'
+import { serializeEnvelope } from './errors'
+import { declareConvention, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { assertProfile } from './shared'
 
 export interface ContentLengthOptions {
   profile?: Profile
@@ -32,6 +32,7 @@ export interface ContentLengthRouteConfig {
   bodyLimit?: number
 }
 
+const PLUGIN = 'fastify-http-conventions-content-length'
 const kMisframed = Symbol('http-conventions.misframed')
 const kHadBody = Symbol('http-conventions.had-body')
 const kCurrent = Symbol('http-conventions.current-request')
@@ -39,10 +40,11 @@ const kCurrent = Symbol('http-conventions.current-request')
 // the connection closes after that answer, and requests pipelined behind it must never run.
 const kSeq = Symbol('http-conventions.request-seq')
 const kRefusedAt = Symbol('http-conventions.refused-at')
+const kCurrentResponse = Symbol('http-conventions.current-response')
 const kListening = Symbol.for('fastify-http-conventions.content-length-listeners')
 
 type TrackedRequest = IncomingMessage & { [kMisframed]?: boolean, [kSeq]?: number }
-type TrackedSocket = Socket & { [kHadBody]?: boolean, [kSeq]?: number, [kRefusedAt]?: number, [kCurrent]?: TrackedRequest }
+type TrackedSocket = Socket & { [kHadBody]?: boolean, [kSeq]?: number, [kRefusedAt]?: number, [kCurrent]?: TrackedRequest, [kCurrentResponse]?: ServerResponse }
 
 // Parser errors that are about the message's framing (RFC 9112 6.1-6.3).
 const FRAMING_ERRORS = new Set(['HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH', 'HPE_INVALID_TRANSFER_ENCODING'])
@@ -82,56 +84,31 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   const tooLarge = limitStatus === 413 ? contentTooLarge : lengthRequired
   const mismatch = mismatchStatus === 400 ? badFraming : lengthRequired
 
-  fastify.register(httpConventionsErrors, { profile: opts.profile, limitStatus, mismatchStatus })
+  installServerListeners(fastify, mismatch)
 
-  // Node's parser refuses duplicate or malformed Content-Length, and CL with TE, before
-  // Fastify sees the request (its default answer is a generic 400). Answer those here, first.
-  const server = fastify.server as typeof fastify.server & { [kListening]?: boolean }
-  if (server[kListening] !== true) {
-    server[kListening] = true
-    // RFC 9110 10.1.1: a request with `Expect: 100-continue` gets its 100 only once it passed
-    // the length limit and authentication (preParsing, below); until then the client holds the
-    // body back, so a refused upload costs no bytes. Node would otherwise send 100 at once.
-    if (server.listenerCount('checkContinue') === 0) {
-      server.on('checkContinue', function deferContinue (req: IncomingMessage, res: ServerResponse) {
-        server.emit('request', req, res)
-      })
+  // Any answer that closes its connection (a redirect or a 401 that left the body unread)
+  // ends the connection's pipeline too: later requests on it must not run.
+  function markClosingConnection (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext): void {
+    if (reply.getHeader('connection') === 'close') {
+      markRefused(request)
+      const headers = request.headers
+      const cl = headers['content-length']
+      if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')) lingerOnClose(request.raw.socket)
     }
-    server.prependListener('request', function trackRequestFraming (req: TrackedRequest) {
-      const socket = req.socket as TrackedSocket
-      req[kSeq] = socket[kSeq] = (socket[kSeq] ?? 0) + 1
-      const cl = req.headers['content-length']
-      socket[kHadBody] = (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined
-      socket[kCurrent] = req
-    })
-    server.prependListener('clientError', function answerFramingError (err: Error & { code?: string }, socket: TrackedSocket) {
-      const code = err.code ?? ''
-      let reply: ConventionError | null = null
-      if (FRAMING_ERRORS.has(code)) {
-        // RFC 9112 6.3: an invalid Content-Length (duplicate, non-digit, overflow, or with Transfer-Encoding) is unrecoverable.
-        reply = code === 'HPE_INVALID_TRANSFER_ENCODING'
-          ? mismatch('Content-Length and Transfer-Encoding must not both be present')
-          : mismatch('Content-Length is not one valid decimal number')
-      } else if (code === 'HPE_INVALID_EOF_STATE' && socket[kHadBody] === true) {
-        reply = mismatch('the connection ended before the body reached its Content-Length')
-      } else if (TRAILING_ERRORS.has(code) && socket[kHadBody] === true) {
-        reply = mismatch('the body is longer than its Content-Length')
-      }
-      if (reply === null) return
-      const current = socket[kCurrent]
-      if (current !== undefined) current[kMisframed] = true
-      if (socket.writable) socket.end(rawResponse(reply))
-      socket.destroy()
-    })
+    next(null, payload)
   }
 
-  function routeLimit (route: RouteOptions): number | false {
-    const config = (route.config as { contentLength?: ContentLengthRouteConfig | false } | undefined)?.contentLength
+  function routeLimit (c: RouteCompiler): number | false {
+    const route = c.route
+    const config = c.config.contentLength as ContentLengthRouteConfig | false | undefined
     if (config === false) return false
     if (config !== undefined) {
-      if (typeof config !== 'object' || config === null) throw invalidOption(`route ${route.method} ${route.url}`, 'config.contentLength must be false or { bodyLimit }')
+      if (typeof config !== 'object' || config === null) throw invalidOption(c.where, 'config.contentLength must be false or { bodyLimit }')
+      for (const key of Object.keys(config)) {
+        if (key !== 'bodyLimit') throw invalidOption(c.where, `unknown config.contentLength option ${JSON.stringify(key)}`)
+      }
       if (config.bodyLimit !== undefined) {
-        if (!isPositiveInt(config.bodyLimit)) throw invalidOption(`route ${route.method} ${route.url}`, 'config.contentLength.bodyLimit must be a non-negative integer')
+        if (!isPositiveInt(config.bodyLimit)) throw invalidOption(c.where, 'config.contentLength.bodyLimit must be a non-negative integer')
         return config.bodyLimit
       }
     }
@@ -139,22 +116,27 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     return pluginLimit
   }
 
-  fastify.addHook('onRoute', function contentLengthOnRoute (route) {
-    const routeValue = routeLimit(route)
+  function compile (c: RouteCompiler): void {
+    c.errorPolicy({ limitStatus, mismatchStatus })
+    const routeValue = routeLimit(c)
     if (routeValue === false) return
     const limit: number = routeValue
-    const routeMethods = Array.isArray(route.method) ? route.method : [route.method]
-    if (routeMethods.some((m) => methods.has(m.toUpperCase()))) {
-      recordResponse(route, requireLength || mismatchStatus === 411 ? 411 : 400, { description: 'Length Required: the body lacks a valid Content-Length, or is over the limit', body: 'text' })
-      if (limitStatus === 413) recordResponse(route, 413, { description: 'Content Too Large: the body is over the limit', body: 'text' })
-    }
+    const route = c.route
     // The route's own bodyLimit follows ours, so Fastify's reader enforces the same number on chunked bodies.
     if (route.bodyLimit === undefined || route.bodyLimit > limit) route.bodyLimit = limit
-    route.onRequest = [checkLength, ...asArray(route.onRequest)] as RouteOptions['onRequest']
-    route.preValidation = [refuseMisframed, ...asArray(route.preValidation)] as RouteOptions['preValidation']
-    route.preParsing = [sendContinue, ...asArray(route.preParsing)] as RouteOptions['preParsing']
-
-    function checkLength (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction): void {
+    // GET and HEAD bodies are never read (Fastify skips them): the context step checks them.
+    if (c.methods.every((m) => m === 'GET' || m === 'HEAD')) return
+    if (c.methods.some((m) => methods.has(m))) {
+      c.respond(requireLength || mismatchStatus === 411 ? 411 : 400, { description: 'Length Required: the body lacks a valid Content-Length, or is over the limit', body: 'text' })
+      if (limitStatus === 413) c.respond(413, { description: 'Content Too Large: the body is over the limit', body: 'text' })
+    }
+    c.step('onRequest', 'content-length', function checkLength (request: FastifyRequest, _reply: FastifyReply, next: Next): void {
+      // RFC 9112 9.3.2: bytes pipelined behind a request whose body was never read cannot be framed.
+      const raw = request.raw as TrackedRequest
+      const refusedAt = (raw.socket as TrackedSocket | null)?.[kRefusedAt]
+      if (refusedAt !== undefined && (raw[kSeq] ?? 0) > refusedAt) {
+        return refuse(request, next, lengthRequired('an earlier request on this connection was refused; send this one on a new connection'))
+      }
       const headers = request.headers
       const cl = headers['content-length']
       if (headers['transfer-encoding'] !== undefined) {
@@ -163,26 +145,18 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
         return next()
       }
       if (cl === undefined) {
-        if (requireLength && methods.has(request.method)) return next(lengthRequired(`${request.method} requires a Content-Length header`, false))
+        // Body bytes may follow all the same (an HTTP/1.0 client reading until close): they must
+        // never be read as a next request, so the connection closes after the 411.
+        if (requireLength && methods.has(request.method)) return refuse(request, next, lengthRequired(`${request.method} requires a Content-Length header`))
         return next()
       }
       // Node's parser already refused anything but 1*DIGIT (RFC 9110 8.6) and duplicates.
       if (Number(cl) > limit) return refuse(request, next, tooLarge(`the body is larger than the limit of ${limit} bytes`))
       next()
-    }
-  })
-
-  // Any answer that closes its connection (a redirect or a 401 that left the body unread)
-  // ends the connection's pipeline too: later requests on it must not run.
-  fastify.addHook('onSend', function markClosingConnection (request, reply, payload, next: (err: Error | null, value?: unknown) => void) {
-    if (reply.getHeader('connection') === 'close') {
-      markRefused(request)
-      const headers = request.headers
-      const cl = headers['content-length']
-      if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')) lingerOnClose(request.raw.socket)
-    }
-    next(null, payload)
-  })
+    })
+    c.step('onRequest', 'content-length:continue', sendContinue)
+    c.step('preValidation', 'content-length:framing', refuseMisframed)
+  }
 
   function markRefused (request: FastifyRequest): void {
     const socket = request.raw.socket as TrackedSocket | null
@@ -190,32 +164,101 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     socket[kRefusedAt] = Math.min(socket[kRefusedAt] ?? Infinity, (request.raw as TrackedRequest)[kSeq] ?? 0)
   }
 
-  function sendContinue (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: (err?: Error | null, value?: unknown) => void): void {
+  function sendContinue (request: FastifyRequest, reply: FastifyReply, next: Next): void {
     const expect = request.headers.expect
     if (expect !== undefined && expect.toLowerCase() === '100-continue' && !reply.raw.headersSent) reply.raw.writeContinue()
-    next(null, payload)
+    next()
   }
 
   /** Refuses a request whose body will not be read: its connection closes after the answer. */
-  function refuse (request: FastifyRequest, next: HookHandlerDoneFunction, err: ConventionError): void {
+  function refuse (request: FastifyRequest, next: Next, err: ConventionError): void {
     markRefused(request)
     next(err)
   }
 
-  function refuseMisframed (request: FastifyRequest, _reply: FastifyReply, next: HookHandlerDoneFunction): void {
+  function refuseMisframed (request: FastifyRequest, _reply: FastifyReply, next: Next): void {
     // The parser found bytes beyond the declared body: the body this handler would see is wrong.
-    const raw = request.raw as TrackedRequest
-    if (raw[kMisframed] === true) {
-      return next(mismatch('the body is longer than its Content-Length'))
-    }
-    // RFC 9112 9.3.2: bytes pipelined behind a request whose body was never read cannot be framed.
-    const refusedAt = (raw.socket as TrackedSocket | null)?.[kRefusedAt]
-    if (refusedAt !== undefined && (raw[kSeq] ?? 0) > refusedAt) {
-      return next(lengthRequired('an earlier request on this connection was refused; send this one on a new connection'))
-    }
+    if ((request.raw as TrackedRequest)[kMisframed] === true) return next(mismatch('the body is longer than its Content-Length'))
     next()
   }
+
+  /** GET and HEAD routes have no compiled step: their (unread) bodies are checked here. */
+  function checkSafeMethodLength (request: FastifyRequest, _reply: FastifyReply, next: Next): void {
+    const method = request.method
+    if ((method !== 'GET' && method !== 'HEAD') || request.is404) return next()
+    const headers = request.headers
+    // Spec 4.2: a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
+    if (headers['transfer-encoding'] !== undefined) {
+      if (requireLength) return refuse(request, next, lengthRequired('a request body must be sent with Content-Length, not chunked'))
+      return next()
+    }
+    const cl = headers['content-length']
+    if (cl !== undefined && Number(cl) > pluginLimit) return refuse(request, next, tooLarge(`the body is larger than the limit of ${pluginLimit} bytes`))
+    next()
+  }
+
+  declareConvention(fastify, {
+    key: 'content-length',
+    plugin: PLUGIN,
+    configKey: 'contentLength',
+    compile,
+    context: { onRequest: checkSafeMethodLength, onSend: markClosingConnection }
+  }, { profile: opts.profile })
   done()
+}
+
+/**
+ * Node's parser refuses duplicate or malformed Content-Length, and CL with TE, before Fastify
+ * sees the request (its default answer is a generic 400). Answer those here, once per server:
+ * no route is known for them, so the first registration's statuses apply.
+ */
+function installServerListeners (fastify: FastifyInstance, mismatch: (reason: string) => ConventionError): void {
+  const server = fastify.server as typeof fastify.server & { [kListening]?: boolean }
+  if (server[kListening] === true) return
+  server[kListening] = true
+  // RFC 9110 10.1.1: a request with `Expect: 100-continue` gets its 100 only once it passed
+  // the length limit and authentication (the route's onRequest steps); until then the client
+  // holds the body back, so a refused upload costs no bytes. Node would otherwise send 100 at once.
+  if (server.listenerCount('checkContinue') === 0) {
+    server.on('checkContinue', function deferContinue (req: IncomingMessage, res: ServerResponse) {
+      server.emit('request', req, res)
+    })
+  }
+  server.prependListener('request', function trackRequestFraming (req: TrackedRequest, res: ServerResponse) {
+    const socket = req.socket as TrackedSocket
+    socket[kCurrentResponse] = res
+    req[kSeq] = socket[kSeq] = (socket[kSeq] ?? 0) + 1
+    const cl = req.headers['content-length']
+    socket[kHadBody] = (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined
+    socket[kCurrent] = req
+  })
+  server.prependListener('clientError', function answerFramingError (err: Error & { code?: string }, socket: TrackedSocket) {
+    const code = err.code ?? ''
+    // RFC 9112 9.6: one answer per request. Bytes that break the framing after a request was
+    // answered (a body it refused, then a bad chunk size or an unknown coding; a body without
+    // Content-Length read as a next request) end the connection without a second answer.
+    const res = socket[kCurrentResponse]
+    if (res !== undefined && res.headersSent && (socket[kRefusedAt] !== undefined || !res.writableFinished)) {
+      socket.destroy()
+      return
+    }
+    let reply: ConventionError | null = null
+    if (FRAMING_ERRORS.has(code)) {
+      // RFC 9112 6.3: an invalid Content-Length (duplicate, non-digit, overflow, or with Transfer-Encoding) is unrecoverable.
+      reply = code === 'HPE_INVALID_TRANSFER_ENCODING'
+        ? mismatch('Content-Length and Transfer-Encoding must not both be present')
+        : mismatch('Content-Length is not one valid decimal number')
+    } else if (code === 'HPE_INVALID_EOF_STATE' && socket[kHadBody] === true) {
+      reply = mismatch('the connection ended before the body reached its Content-Length')
+    } else if (TRAILING_ERRORS.has(code) && socket[kHadBody] === true) {
+      reply = mismatch('the body is longer than its Content-Length')
+    }
+    if (reply === null) return
+    const current = socket[kCurrent]
+    if (current !== undefined) current[kMisframed] = true
+    if (socket.writable) socket.end(rawResponse(reply))
+    socket.destroy()
+  })
 }
 
 const LINGER_MS = 2000
@@ -239,4 +282,4 @@ function lingerOnClose (socket: Socket | null): void {
   }
 }
 
-export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '5.x', name: 'http-conventions-content-length' })
+export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '5.x', name: PLUGIN })

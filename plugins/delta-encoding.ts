@@ -18,16 +18,17 @@
  */
 import { gzipSync } from 'node:zlib'
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { encode, type EncodeOptions } from '../lib/vcdiff/index'
 import { parseWeightedTokens } from '../lib/headers/qlist'
+import { splitList } from '../lib/headers/tokens'
 import { formatEntityTag, parseEntityTag, parseEntityTagList, type EntityTag } from '../lib/headers/etag'
 import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
 import type { InstanceStore } from '../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../lib/stores/instance-memory'
-import { recordResponse } from './openapi'
-import { asArray, assertProfile } from './shared'
+import { declareConvention, type PayloadNext, type RouteCompiler } from './compose'
+import { assertProfile } from './shared'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
 export type InstanceManipulation = 'vcdiff' | 'gzip'
@@ -49,6 +50,11 @@ export interface DeltaEncodingOptions {
   gzipLevel?: number
   /** How many entity-tags of If-None-Match are looked up as bases, in order (default 4). */
   maxBaseLookups?: number
+  /**
+   * How many instances one client (its principal, else its address) may add to the store per
+   * minute (default 120): a client varying a query string cannot flush everyone's bases.
+   */
+  maxInsertsPerClient?: number
 }
 
 export interface DeltaEncodingRouteOptions {
@@ -61,12 +67,12 @@ export interface DeltaEncodingRouteOptions {
 /** `config.deltaEncoding`: true (the plugin's settings), an object of overrides, or false. */
 export type DeltaEncodingRouteConfig = DeltaEncodingRouteOptions | boolean
 
-const WHERE = 'http-conventions/delta-encoding'
-const OPTION_KEYS = new Set(['profile', 'store', 'manipulations', 'ttl', 'maxInstanceBytes', 'vcdiff', 'gzipLevel', 'maxBaseLookups'])
+const PLUGIN = 'fastify-http-conventions-delta-encoding'
+const WHERE = PLUGIN
+const OPTION_KEYS = new Set(['profile', 'store', 'manipulations', 'ttl', 'maxInstanceBytes', 'vcdiff', 'gzipLevel', 'maxBaseLookups', 'maxInsertsPerClient'])
 const ROUTE_KEYS = new Set(['manipulations', 'ttl'])
 const KNOWN_MANIPULATIONS = new Set<string>(['vcdiff', 'gzip'])
 const SAFE = new Set(['GET', 'HEAD'])
-const kInstalled = Symbol.for('fastify-http-conventions.delta-encoding-installed')
 // RFC 3229 10.8.2: an IM-aware cache may keep the 226 (im); every other cache must not (no-store).
 const CACHE_CONTROL_226 = 'no-store, im'
 
@@ -76,6 +82,8 @@ interface Settings {
   vcdiff: boolean
   gzip: boolean
   ttl: number | undefined
+  /** The route needs credentials: instances are kept per principal. */
+  protectedRoute: boolean
 }
 
 function checkManipulations (where: string, name: string, value: unknown): InstanceManipulation[] {
@@ -99,6 +107,30 @@ function checkPositiveInt (name: string, value: unknown, fallback: number, max =
 
 function isStore (store: unknown): store is InstanceStore {
   return typeof store === 'object' && store !== null && typeof (store as InstanceStore).get === 'function' && typeof (store as InstanceStore).set === 'function'
+}
+
+/**
+ * Instances a client may add per minute, counted per principal (else per address) in a
+ * bounded table: a client that exceeds it still gets its answers, its instances are not kept.
+ */
+function insertBudget (perMinute: number): { allow: (request: FastifyRequest) => boolean } {
+  const MAX_CLIENTS = 10_000
+  let window = 0
+  let counts = new Map<string, number>()
+  return {
+    allow (request) {
+      const now = Math.floor(Date.now() / 60_000)
+      if (now !== window) { window = now; counts = new Map() }
+      const p = request.principal
+      const who = p === null || p === undefined ? `ip:${request.ip}` : `p:${p.scheme}:${p.subject}`
+      // A table full of clients: the ones not in it share one budget until the next minute.
+      const key = counts.has(who) || counts.size < MAX_CLIENTS ? who : '*'
+      const n = counts.get(key) ?? 0
+      if (n >= perMinute) return false
+      counts.set(key, n + 1)
+      return true
+    }
+  }
 }
 
 /** What the client accepts of what the route applies (RFC 3229 10.5.3: q=0 refuses; unknown tokens are ignored). */
@@ -125,11 +157,47 @@ function bytesOf (payload: unknown): Buffer | null {
  * entity-tag. The Content-Type keeps two representations of one resource apart, should
  * they share an entity-tag.
  */
-function instanceKey (url: string, contentType: string, etag: EntityTag): string {
-  return `${url}\n${contentType}\n${etag.opaque}`
+function instanceKey (selector: string, etag: EntityTag): string {
+  return `${selector}\n${etag.opaque}`
 }
 
-async function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodingOptions): Promise<void> {
+/**
+ * Everything that selects the representation a request receives, besides its entity-tag:
+ * the URL, the Content-Type, the authenticated principal on a protected route (another
+ * user's instance is never a base: its delta would leak its content), and the request
+ * fields the response names in Vary (RFC 9110 12.5.5). Null when the answer varies on
+ * something no key can hold (`Vary: *`) or a protected route has no principal.
+ */
+function selectorOf (request: FastifyRequest, reply: FastifyReply, protectedRoute: boolean): string | null {
+  let key = `${request.url}\n${String(reply.getHeader('content-type'))}`
+  if (protectedRoute) {
+    const p = request.principal
+    if (p === null || p === undefined) return null
+    key += `\nprincipal:${p.scheme}:${p.subject.length}:${p.subject}`
+  }
+  const vary = reply.getHeader('vary')
+  if (vary !== undefined) {
+    // A Vary this server cannot read is treated as `*`: nothing is kept.
+    const names = (splitList(String(vary)) ?? ['*']).map((n) => n.toLowerCase())
+    if (names.includes('*')) return null
+    for (const name of names.sort()) {
+      const value = request.headers[name]
+      key += `\n${name}:${value === undefined ? '' : String(value)}`
+    }
+  }
+  return key
+}
+
+function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodingOptions, done: (err?: Error) => void): void {
+  try {
+    setup(fastify, opts)
+  } catch (err) {
+    return done(err as Error)
+  }
+  done()
+}
+
+function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
   for (const key of Object.keys(opts)) {
     if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
   }
@@ -140,6 +208,7 @@ async function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodin
   const maxInstanceBytes = checkPositiveInt('maxInstanceBytes', opts.maxInstanceBytes, 8 * 1024 * 1024)
   const gzipLevel = checkPositiveInt('gzipLevel', opts.gzipLevel, 6, 9)
   const maxBaseLookups = checkPositiveInt('maxBaseLookups', opts.maxBaseLookups, 4, 100)
+  const inserts = insertBudget(checkPositiveInt('maxInsertsPerClient', opts.maxInsertsPerClient, 120, 1_000_000))
   const vcdiffOptions = opts.vcdiff ?? {}
   if (typeof vcdiffOptions !== 'object' || vcdiffOptions === null) throw invalidOption(WHERE, 'vcdiff must be an object of encoder options')
   try {
@@ -150,42 +219,33 @@ async function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodin
   }
   const store = opts.store ?? new MemoryInstanceStore()
 
-  const installed = fastify as unknown as Record<symbol, boolean>
-  if (installed[kInstalled]) return
-  installed[kInstalled] = true
-
-  fastify.addHook('onRoute', function deltaEncodingOnRoute (route) {
-    const config = (route.config as { deltaEncoding?: unknown } | undefined)?.deltaEncoding
+  function compile (c: RouteCompiler): void {
+    const config = c.config.deltaEncoding
     if (config === undefined || config === false) return
-    const where = `route ${String(route.method)} ${route.url}`
-    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase())
-    if (!methods.some((m) => SAFE.has(m))) throw invalidOption(where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
-    let settings: Settings = { vcdiff: manipulations.includes('vcdiff'), gzip: manipulations.includes('gzip'), ttl }
+    const where = c.where
+    if (!c.methods.some((m) => SAFE.has(m))) throw invalidOption(where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
+    const protectedRoute = c.use('auth') !== undefined
+    let settings: Settings = { vcdiff: manipulations.includes('vcdiff'), gzip: manipulations.includes('gzip'), ttl, protectedRoute }
     if (config !== true) {
       if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.deltaEncoding must be true, false or { manipulations?, ttl? }')
       for (const key of Object.keys(config)) {
         if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.deltaEncoding option ${JSON.stringify(key)}`)
       }
-      const c = config as DeltaEncodingRouteOptions
-      const own = c.manipulations === undefined ? manipulations : checkManipulations(where, 'config.deltaEncoding.manipulations', c.manipulations)
-      settings = { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: checkTtl(where, 'config.deltaEncoding.ttl', c.ttl) ?? ttl }
+      const r = config as DeltaEncodingRouteOptions
+      const own = r.manipulations === undefined ? manipulations : checkManipulations(where, 'config.deltaEncoding.manipulations', r.manipulations)
+      settings = { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: checkTtl(where, 'config.deltaEncoding.ttl', r.ttl) ?? ttl, protectedRoute }
     }
+    c.respond(226, { description: 'IM Used (RFC 3229 10.4.1): the body is the current instance after the manipulations listed in IM (a VCDIFF delta from the instance named in Delta-Base, and/or gzip)', body: 'none', headers: ['IM', 'ETag', 'Delta-Base', 'Cache-Control'] })
+    // The pipeline runs this after the conditional step (ETag and 412/304 final) and before
+    // Fastify's HEAD handling, so HEAD makes GET's decision and carries the Content-Length of
+    // GET's body (RFC 9110 9.3.2).
+    const onSend = deltaOnSend(settings)
+    c.step('onSend', 'delta-encoding', function deltaEncodingStep (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) {
+      onSend(request, reply, payload).then((value) => next(null, value), (err: Error) => next(err))
+    })
+  }
 
-    const onSend = asArray(route.onSend)
-    const conditional = (route.config as { conditional?: unknown }).conditional
-    if (conditional !== undefined && conditional !== false && !onSend.some((h) => typeof h === 'function' && h.name === 'conditionalOnSend')) {
-      // The ETag and the 412/304 decision must be final before a 226 is made of the answer.
-      throw invalidOption(where, 'register the delta-encoding plugin after the conditional plugin (the umbrella does): its onSend hook must run first')
-    }
-    recordResponse(route, 226, { description: 'IM Used (RFC 3229 10.4.1): the body is the current instance after the manipulations listed in IM (a VCDIFF delta from the instance named in Delta-Base, and/or gzip)', body: 'none', headers: ['IM', 'ETag', 'Delta-Base', 'Cache-Control'] })
-    // Fastify's HEAD route ends its onSend hooks with one that drops the payload: run before it,
-    // so HEAD makes GET's decision and carries the Content-Length of GET's body (RFC 9110 9.3.2).
-    const head = onSend.findIndex((h) => typeof h === 'function' && h.name === 'headRouteOnSendHandler')
-    const hook = deltaOnSend(settings)
-    if (head === -1) onSend.push(hook)
-    else onSend.splice(head, 0, hook)
-    route.onSend = onSend as RouteOptions['onSend']
-  })
+  declareConvention(fastify, { key: 'delta-encoding', plugin: PLUGIN, configKey: 'deltaEncoding', compile }, { profile: opts.profile })
 
   function deltaOnSend (settings: Settings): OnSendHook {
     return async function deltaEncodingOnSend (request, reply, payload) {
@@ -202,14 +262,16 @@ async function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodin
       // RFC 3229 10.4.1: a 226 carries the ETag of the current instance; a weak one does not
       // name one sequence of bytes (RFC 9110 8.8.1), so it can be no delta base either.
       if (current === null || current.weak) return payload
-      // Part of the key (no Content-Type at all is a key of its own: 'undefined').
-      const contentType = String(reply.getHeader('content-type'))
-      const url = request.url
+      // No Content-Type at all is a key of its own ('undefined').
+      const selector = selectorOf(request, reply, settings.protectedRoute)
+      if (selector === null) return payload
       const log = request.log
 
-      store.set(instanceKey(url, contentType, current), body, settings.ttl).catch(function instanceNotStored (err: Error) {
-        log.warn({ err }, 'delta-encoding: the instance store failed; this instance cannot be a delta base')
-      })
+      if (inserts.allow(request)) {
+        store.set(instanceKey(selector, current), body, settings.ttl).catch(function instanceNotStored (err: Error) {
+          log.warn({ err }, 'delta-encoding: the instance store failed; this instance cannot be a delta base')
+        })
+      }
 
       const aim = request.headers['a-im']
       if (aim === undefined) return payload
@@ -229,7 +291,7 @@ async function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodin
           let source: Buffer | undefined
           for (const tag of tags.filter((t) => !t.weak).slice(0, maxBaseLookups)) {
             try {
-              source = await store.get(instanceKey(url, contentType, tag))
+              source = await store.get(instanceKey(selector, tag))
             } catch (err) {
               log.warn({ err }, 'delta-encoding: the instance store failed; answering without a delta')
               return payload
@@ -271,4 +333,4 @@ async function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodin
 }
 
 /** Instance manipulation (spec 4.5, RFC 3229): A-IM, IM, Delta-Base, 226 IM Used; vcdiff and gzip. */
-export const httpConventionsDeltaEncoding = fp(deltaEncodingPlugin, { fastify: '5.x', name: 'http-conventions-delta-encoding' })
+export const httpConventionsDeltaEncoding = fp(deltaEncodingPlugin, { fastify: '5.x', name: PLUGIN })

@@ -1,8 +1,9 @@
 /**
- * The suite's one error handler: renders every error of lib/errors.ts, and Fastify's own
- * validation and body-parsing errors, as ARCHITECTURE.md's error table says. Errors it
- * does not own go to the `errorHandler` option when given, else on to the parent
- * (Fastify's default) handler, so a service's own handling keeps working.
+ * Error rendering: every error of lib/errors.ts, and Fastify's own validation and
+ * body-parsing errors, become the status, headers and body of docs/architecture.md's error
+ * table. Each route the suite compiles carries an error handler built on `renderError`;
+ * errors it does not own go on to the route's own handler, the `errorHandler` option, or
+ * the context's handler, so a service's own handling keeps working.
  */
 import fp from 'fastify-plugin'
 import fjs from 'fast-json-stringify'
@@ -33,8 +34,6 @@ export interface ErrorsOptions {
   /** Called for errors the suite does not own (instead of passing them to the parent handler). */
   errorHandler?: ErrorHandler
 }
-
-const kInstalled = Symbol.for('fastify-http-conventions.errors-installed')
 
 /** Maps Fastify's own errors to the catalogue; null for errors the suite does not own. */
 export function fromFastifyError (error: FastifyError & { validation?: unknown, validationContext?: string }, request: FastifyRequest, opts: { limitStatus: 411 | 413, mismatchStatus: 411 | 400 }): ConventionError | null {
@@ -73,34 +72,61 @@ export function sendConventionError (reply: FastifyReply, err: ConventionError):
   return reply.send(Buffer.from(r.body))
 }
 
+/** How a route's error handler maps Fastify's framing and size errors (from its Content-Length convention). */
+export interface ErrorPolicy {
+  limitStatus: 411 | 413
+  mismatchStatus: 411 | 400
+}
+
+/**
+ * Renders an error the suite owns (its catalogue, Fastify's validation and body errors) and
+ * returns true; returns false for any other error, which the caller passes on.
+ */
+export function renderError (error: FastifyError, request: FastifyRequest, reply: FastifyReply, policy: ErrorPolicy): boolean {
+  const err = fromFastifyError(error, request, policy)
+  if (err === null) return false
+  sendConventionError(reply, err)
+  return true
+}
+
+const kOwnHandler = Symbol('http-conventions.errors.handler')
+
+/**
+ * The envelope for every error of a context: sets the context's error handler. The other
+ * plugins do not need it (each route they compile carries its own error handler); register
+ * it where errors of routes outside the suite should be rendered the same way.
+ */
 function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err?: Error) => void): void {
   const badProfile = profileError('http-conventions', opts.profile)
   if (badProfile !== null) return done(badProfile)
   if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') {
     return done(invalidOption('http-conventions', 'errorHandler must be a function'))
   }
-  if (fastify.getSchema(ERRORS_SCHEMA_ID) === undefined) fastify.addSchema(envelopeSchema)
-  const store = fastify as unknown as Record<symbol, boolean>
-  if (store[kInstalled]) return done()
-  store[kInstalled] = true
+  addEnvelopeSchema(fastify)
+  const own = fastify as unknown as Record<symbol, boolean>
+  // Registered twice in one context: one handler (a child context sets its own).
+  if (Object.prototype.hasOwnProperty.call(own, kOwnHandler)) return done()
+  own[kOwnHandler] = true
 
   const defaults = profileDefaults(opts.profile)
-  const policy = {
+  const policy: ErrorPolicy = {
     limitStatus: opts.limitStatus ?? defaults.limitStatus,
     mismatchStatus: opts.mismatchStatus ?? defaults.mismatchStatus
   }
   const fallback = opts.errorHandler
 
   fastify.setErrorHandler(function httpConventionsErrorHandler (error: FastifyError, request, reply) {
-    const err = fromFastifyError(error, request, policy)
-    if (err === null) {
-      if (fallback !== undefined) return fallback.call(this, error, request, reply)
-      throw error
-    }
-    sendConventionError(reply, err)
+    if (renderError(error, request, reply, policy)) return
+    if (fallback !== undefined) return fallback.call(this, error, request, reply)
+    throw error
   })
   done()
 }
 
-/** Installs the error handler and the envelope schema. Every plugin of the suite depends on it. */
-export const httpConventionsErrors = fp(errorsPlugin, { fastify: '5.x', name: 'http-conventions-errors' })
+/** Adds the envelope schema to the context, so routes can refer to ERRORS_SCHEMA_ID. */
+export function addEnvelopeSchema (fastify: FastifyInstance): void {
+  if (fastify.getSchema(ERRORS_SCHEMA_ID) === undefined) fastify.addSchema(envelopeSchema)
+}
+
+/** Installs the envelope error handler in its context. */
+export const httpConventionsErrors = fp(errorsPlugin, { fastify: '5.x', name: 'fastify-http-conventions-errors' })

@@ -6,7 +6,8 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
-import { httpConventionsErrors, type ErrorHandler } from './errors'
+import { type ErrorHandler } from './errors'
+import { configureContext, type ErrorFallback } from './compose'
 import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './content-length'
 import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './content-type'
 import { httpConventionsValidation, type ValidationOptions } from './validation'
@@ -83,21 +84,17 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const redirect = section('redirect', opts.redirect)
     const resourcePolicy = section('resourcePolicy', opts.resourcePolicy)
 
-    const cl = contentLength === false ? {} : contentLength
-    fastify.register(httpConventionsErrors, { profile, errorHandler: opts.errorHandler, limitStatus: cl.limitStatus, mismatchStatus: cl.mismatchStatus })
-    // First onSend hook: every response gets its Cross-Origin-Resource-Policy, errors included.
+    // One place orders the steps (compose.ts): the registration order below does not matter.
+    if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') throw invalidOption('fastify-http-conventions', 'errorHandler must be a function')
+    configureContext(fastify, { profile, fallback: opts.errorHandler as ErrorFallback | undefined })
     if (resourcePolicy !== false) fastify.register(httpConventionsResourcePolicy, resourcePolicy)
-    // First onRequest hook: a redirected request is answered 307 before 411/401 and before its body is read.
     if (redirect !== false) fastify.register(httpConventionsRedirect, redirect)
     if (contentLength !== false) fastify.register(httpConventionsContentLength, { ...contentLength, profile })
-    // onRequest: auth runs after content-length's 411 and before any body is parsed (ARCHITECTURE.md flow)
     if (opts.auth !== undefined && opts.auth !== false) fastify.register(httpConventionsAuth, { ...section('auth', opts.auth) as AuthOptions, profile })
     if (contentType !== false) fastify.register(httpConventionsContentType, { ...contentType, profile })
     if (validation !== false) fastify.register(httpConventionsValidation, { ...validation, profile })
-    // Before conditional: a PATCH route's load doubles as its validators provider.
     if (patch !== false) fastify.register(httpConventionsPatch, { ...patch, profile })
     if (conditional !== false) fastify.register(httpConventionsConditional, { ...conditional, profile })
-    // After conditional: its onSend hook settles the ETag and the 412/304 before a 226 is made.
     if (deltaEncoding !== false) fastify.register(httpConventionsDeltaEncoding, { ...deltaEncoding, profile })
   } catch (err) {
     return done(err as Error)
@@ -105,7 +102,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
   done()
 }
 
-export const httpConventions = fp(umbrella, { fastify: '5.x', name: 'http-conventions' })
+export const httpConventions = fp(umbrella, { fastify: '5.x', name: 'fastify-http-conventions' })
 export default httpConventions
 
 export { httpConventionsErrors, sendConventionError, fromFastifyError, serializeEnvelope, ERRORS_SCHEMA_ID } from './errors'

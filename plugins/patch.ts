@@ -7,16 +7,16 @@
  */
 import fp from 'fastify-plugin'
 import AjvCompiler from '@fastify/ajv-compiler'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption, preconditionFailed, unprocessable, unsupportedMediaType } from '../lib/errors'
 import { parseJsonBody } from '../lib/json-body'
 import { applyJsonPatch, applyMergePatch, readOnlyViolations } from '../lib/json-patch'
 import { isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
-import { httpConventionsErrors } from './errors'
-import { recordResponse } from './openapi'
-import { asArray, assertProfile } from './shared'
+import { declareConvention, type Convention, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { conditionalConvention } from './conditional'
+import { assertProfile } from './shared'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
@@ -62,11 +62,11 @@ declare module 'fastify' {
   }
 }
 
-const WHERE = 'http-conventions/patch'
+const PLUGIN = 'fastify-http-conventions-patch'
+const WHERE = PLUGIN
 const ROUTE_KEYS = new Set(['schema', 'load', 'save', 'formats'])
 const ACCEPT_PATCH_METHODS = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'OPTIONS'])
 const kLoaded = Symbol('http-conventions.patch.loaded')
-const kInstalled = Symbol.for('fastify-http-conventions.patch-installed')
 
 type Tracked = FastifyRequest & { [kLoaded]?: PatchableResource | null }
 
@@ -76,87 +76,68 @@ const compileResourceSchema = (ajvFactory as unknown as (ext: unknown, opts: unk
   customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false }
 })
 
-function routeConfig (route: RouteOptions): PatchRouteConfig | null {
-  const config = (route.config as { patch?: unknown } | undefined)?.patch
+function routeConfig (c: RouteCompiler): PatchRouteConfig | null {
+  const config = c.config.patch
   if (config === undefined || config === false) return null
-  const where = `route ${String(route.method)} ${route.url}`
+  const where = c.where
   if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.patch must be { schema, load, save, formats? }')
   for (const key of Object.keys(config)) {
     if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.patch option ${JSON.stringify(key)}`)
   }
-  const c = config as PatchRouteConfig
-  const methods = Array.isArray(route.method) ? route.method : [route.method]
-  if (!methods.some((m) => m.toUpperCase() === 'PATCH')) throw invalidOption(where, 'config.patch belongs on a PATCH route')
-  if (typeof c.schema !== 'object' || c.schema === null) throw invalidOption(where, 'config.patch.schema must be the resource\'s JSON Schema')
-  if (typeof c.load !== 'function') throw invalidOption(where, 'config.patch.load must be a function (request) => { document, etag } | null')
-  if (typeof c.save !== 'function') throw invalidOption(where, 'config.patch.save must be a function (request, document, expectedEtag) => resource | false')
-  if (c.formats !== undefined && (!Array.isArray(c.formats) || c.formats.length === 0 || c.formats.some((f) => PATCH_MEDIA_TYPES[f] === undefined))) {
+  const r = config as PatchRouteConfig
+  if (!c.methods.includes('PATCH')) throw invalidOption(where, 'config.patch belongs on a PATCH route')
+  if (typeof r.schema !== 'object' || r.schema === null) throw invalidOption(where, 'config.patch.schema must be the resource\'s JSON Schema')
+  if (typeof r.load !== 'function') throw invalidOption(where, 'config.patch.load must be a function (request) => { document, etag } | null')
+  if (typeof r.save !== 'function') throw invalidOption(where, 'config.patch.save must be a function (request, document, expectedEtag) => resource | false')
+  if (r.formats !== undefined && (!Array.isArray(r.formats) || r.formats.length === 0 || r.formats.some((f) => PATCH_MEDIA_TYPES[f] === undefined))) {
     throw invalidOption(where, "config.patch.formats must list 'json-patch' and/or 'merge-patch'")
   }
-  return c
+  return r
 }
 
-async function patchPlugin (fastify: FastifyInstance, opts: PatchOptions): Promise<void> {
-  for (const key of Object.keys(opts)) {
-    if (key !== 'profile' && key !== 'maxRetries') throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
+function patchConvention (opts: PatchOptions, maxRetries: number): Convention {
+  /** Accept-Patch value by route URL: filled by the PATCH route, read by every route of the resource. */
+  const acceptPatch = new Map<string, { value: string | undefined }>()
+  const cellFor = (url: string): { value: string | undefined } => {
+    let cell = acceptPatch.get(url)
+    if (cell === undefined) acceptPatch.set(url, cell = { value: undefined })
+    return cell
   }
-  assertProfile(WHERE, opts.profile)
-  const maxRetries = opts.maxRetries ?? 5
-  if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw invalidOption(WHERE, 'maxRetries must be a non-negative integer')
 
-  fastify.register(httpConventionsErrors, { profile: opts.profile })
-  const store = fastify as unknown as Record<symbol, boolean>
-  if (store[kInstalled]) return
-  store[kInstalled] = true
-  fastify.decorateRequest('patched', null)
-
-  // RFC 5789 and RFC 7396: both media types are JSON, parsed with prototype poisoning refused.
-  fastify.addContentTypeParser([PATCH_MEDIA_TYPES['json-patch'], PATCH_MEDIA_TYPES['merge-patch']], { parseAs: 'string' }, function parsePatchBody (_req, body, next) {
-    const parsed = parseJsonBody(body as string)
-    if (parsed.ok) next(null, parsed.value)
-    else next(parsed.error, undefined)
-  })
-
-  /** Accept-Patch value by route URL, for every route of a resource that supports PATCH. */
-  const acceptPatch = new Map<string, string>()
-
-  fastify.addHook('onRoute', function patchOnRoute (route) {
-    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase())
-    const url = route.url
-    if (methods.some((m) => ACCEPT_PATCH_METHODS.has(m))) {
+  function compile (c: RouteCompiler): void {
+    const url = c.route.url
+    if (c.methods.some((m) => ACCEPT_PATCH_METHODS.has(m))) {
+      const cell = cellFor(url)
       // RFC 5789 3.1: Accept-Patch on the resource's 2xx answers and on the 415 (spec 4.3.3).
-      route.onSend = [...asArray(route.onSend), function acceptPatchOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, value?: unknown) => void) {
-        const value = acceptPatch.get(url)
-        const status = reply.statusCode
-        if (value !== undefined && ((status >= 200 && status < 300) || status === 415)) reply.header('accept-patch', value)
+      c.step('onSend', 'patch:accept-patch', function acceptPatchOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext) {
+        const value = cell.value
+        if (value !== undefined) {
+          const status = reply.statusCode
+          if ((status >= 200 && status < 300) || status === 415) reply.header('accept-patch', value)
+        }
         done(null, payload)
-      }] as RouteOptions['onSend']
+      })
     }
-    const config = routeConfig(route)
+    const config = routeConfig(c)
     if (config === null) return
     const formats = config.formats ?? ['json-patch', 'merge-patch']
     const types = formats.map((f) => PATCH_MEDIA_TYPES[f])
-    acceptPatch.set(url, types.join(', '))
+    cellFor(url).value = types.join(', ')
     const validate = compileResourceSchema({ schema: config.schema, method: 'PATCH', url, httpPart: 'body' })
-    const { load, save } = config
+    const { load, save, schema } = config
 
-    recordResponse(route, 415, { description: 'Unsupported Media Type: the patch document is not one of the types in Accept-Patch', body: 'envelope', headers: ['Accept-Patch'] })
-    recordResponse(route, 422, { description: 'Unprocessable Entity: the patch cannot apply (failed test, unresolvable path, invalid patch document) or its result violates the resource schema', body: 'envelope' })
-    recordResponse(route, 412, { description: 'Precondition Failed: If-Match does not hold, or the resource changed while the patch was applied', body: 'envelope', headers: ['ETag'] })
+    c.respond(415, { description: 'Unsupported Media Type: the patch document is not one of the types in Accept-Patch', body: 'envelope', headers: ['Accept-Patch'] })
+    c.respond(422, { description: 'Unprocessable Entity: the patch cannot apply (failed test, unresolvable path, invalid patch document) or its result violates the resource schema', body: 'envelope' })
+    c.respond(412, { description: 'Precondition Failed: If-Match does not hold, or the resource changed while the patch was applied', body: 'envelope', headers: ['ETag'] })
 
-    // The conditional plugin (registered after this one) reads the same load: one read per request.
-    const routeConfigObject = (route.config ?? (route.config = {})) as { conditional?: unknown }
-    if (routeConfigObject.conditional === undefined) {
-      routeConfigObject.conditional = {
-        async validators (request: FastifyRequest) {
-          const loaded = await load(request)
-          ;(request as Tracked)[kLoaded] = loaded ?? null
-          return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }
-        }
-      }
-    }
+    // The conditional convention evaluates If-Match against what `load` read: one read per request.
+    c.provide('validators', async function patchValidators (request: FastifyRequest) {
+      const loaded = await load(request)
+      ;(request as Tracked)[kLoaded] = loaded ?? null
+      return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }
+    })
 
-    route.preParsing = [...asArray(route.preParsing), function patchMediaType (request: FastifyRequest, _reply: FastifyReply, payload: unknown, next: (err?: Error | null, value?: unknown) => void) {
+    c.step('onRequest', 'patch:media-type', function patchMediaType (request: FastifyRequest, _reply: FastifyReply, next: Next) {
       const value = request.headers['content-type']
       const mt = value === undefined ? null : parseMediaType(value)
       // Spec 4.3.5: a PATCH body in a media type not listed in Accept-Patch is 415.
@@ -164,26 +145,26 @@ async function patchPlugin (fastify: FastifyInstance, opts: PatchOptions): Promi
         return next(unsupportedMediaType(`a PATCH body must be one of: ${types.join(', ')}`))
       }
       if (!isUtf8Charset(mt)) return next(unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`))
-      next(null, payload)
-    }] as RouteOptions['preParsing']
+      next()
+    })
 
-    const handler = route.handler as RouteHandlerMethod
-    route.handler = async function patchHandler (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    /** Applies, validates and stores the patch; false when the resource does not exist. */
+    async function applyAndSave (request: FastifyRequest): Promise<boolean> {
       const mt = parseMediaType(request.headers['content-type'] as string) as { essence: string }
       const merge = mt.essence === PATCH_MEDIA_TYPES['merge-patch']
       const tracked = request as Tracked
       let current = tracked[kLoaded] !== undefined ? tracked[kLoaded] : (await load(request)) ?? null
       for (let attempt = 0; ; attempt++) {
-        if (current === null) return reply.callNotFound()
+        if (current === null) return false
         const patched = merge ? { ok: true as const, document: applyMergePatch(current.document, request.body) } : applyJsonPatch(current.document, request.body)
         if (!patched.ok) throw unprocessable(patched.errors)
-        const readOnly = readOnlyViolations(current.document, patched.document, config.schema)
+        const readOnly = readOnlyViolations(current.document, patched.document, schema)
         if (readOnly.length > 0) throw unprocessable(readOnly)
         if (!validate(patched.document)) throw unprocessable(ajvErrorsToEntries(validate.errors ?? [], 'body'))
         const saved = await save(request, patched.document, current.etag)
         if (saved !== false) {
           request.patched = saved
-          return handler.call(this, request, reply)
+          return true
         }
         // Lost a race: the client's precondition no longer holds (RFC 9110 13.1.1), or re-apply to the new state.
         if (request.preconditions?.conditional === true) throw request.preconditions.failed()
@@ -191,8 +172,55 @@ async function patchPlugin (fastify: FastifyInstance, opts: PatchOptions): Promi
         current = (await load(request)) ?? null
       }
     }
+
+    // After the preconditions and the route's own preHandler hooks: the write happens where
+    // the handler would run, and the handler answers with `request.patched`.
+    c.step('preHandler', 'patch', function patchPreHandler (request: FastifyRequest, reply: FastifyReply, next: Next) {
+      applyAndSave(request).then((found) => {
+        if (found) return next()
+        // RFC 5789 2.2: no resource to patch is the route's 404.
+        reply.callNotFound()
+      }, next)
+    })
+  }
+
+  let conditional: Convention | undefined
+  return {
+    key: 'patch',
+    plugin: PLUGIN,
+    configKey: 'patch',
+    compile,
+    // Where no conditional convention is registered, PATCH routes still honour If-Match.
+    needs: { conditional: () => (conditional ??= conditionalConvention({ profile: opts.profile })) }
+  }
+}
+
+function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?: Error) => void): void {
+  try {
+    for (const key of Object.keys(opts)) {
+      if (key !== 'profile' && key !== 'maxRetries') throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
+    }
+    assertProfile(WHERE, opts.profile)
+    const maxRetries = opts.maxRetries ?? 5
+    if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw invalidOption(WHERE, 'maxRetries must be a non-negative integer')
+    declareConvention(fastify, patchConvention(opts, maxRetries), { profile: opts.profile })
+  } catch (err) {
+    return done(err as Error)
+  }
+  if (!fastify.hasRequestDecorator('patched')) fastify.decorateRequest('patched', null)
+  if (!fastify.hasRequestDecorator('preconditions')) fastify.decorateRequest('preconditions', null)
+  // RFC 5789 and RFC 7396: both media types are JSON, parsed with prototype poisoning refused.
+  const types = [PATCH_MEDIA_TYPES['json-patch'], PATCH_MEDIA_TYPES['merge-patch']]
+  for (const type of types) {
+    if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
+  }
+  fastify.addContentTypeParser(types, { parseAs: 'string' }, function parsePatchBody (_req, body, next) {
+    const parsed = parseJsonBody(body as string)
+    if (parsed.ok) next(null, parsed.value)
+    else next(parsed.error, undefined)
   })
+  done()
 }
 
 /** PATCH with JSON Patch and JSON Merge Patch (spec 4.3): Accept-Patch, 415, atomic apply, 422. */
-export const httpConventionsPatch = fp(patchPlugin, { fastify: '5.x', name: 'http-conventions-patch' })
+export const httpConventionsPatch = fp(patchPlugin, { fastify: '5.x', name: PLUGIN })

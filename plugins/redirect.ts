@@ -5,10 +5,10 @@
  * same method with the same body at the new URI, so this server never parses it here.
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption } from '../lib/errors'
-import { compileRules, formatLocation, rulesForRoute, type RedirectRule } from '../lib/redirect'
-import { recordResponse } from './openapi'
+import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../lib/redirect'
+import { declareConvention, type Next, type RouteCompiler } from './compose'
 
 export type { RedirectMatch, RedirectRule } from '../lib/redirect'
 
@@ -32,7 +32,8 @@ declare module 'fastify' {
   }
 }
 
-const WHERE = 'http-conventions/redirect'
+const PLUGIN = 'fastify-http-conventions-redirect'
+const WHERE = PLUGIN
 
 function temporaryRedirect (this: FastifyReply, location: string): FastifyReply {
   const value = formatLocation(location)
@@ -41,7 +42,7 @@ function temporaryRedirect (this: FastifyReply, location: string): FastifyReply 
 }
 
 function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: (err?: Error) => void): void {
-  let redirectFor
+  let redirectFor: Redirector
   try {
     for (const key of Object.keys(opts)) {
       if (key !== 'rules') throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
@@ -53,20 +54,17 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
   const rules = opts.rules ?? []
   if (!fastify.hasReplyDecorator('temporaryRedirect')) fastify.decorateReply('temporaryRedirect', temporaryRedirect)
 
-  fastify.addHook('onRoute', function redirectOnRoute (route) {
-    const config = (route.config as { redirect?: unknown } | undefined)?.redirect
-    if (config !== undefined && config !== false) throw invalidOption(`route ${String(route.method)} ${route.url}`, 'config.redirect can only be false (exempt from the rules)')
+  function compile (c: RouteCompiler): void {
+    const config = c.config.redirect
+    if (config !== undefined && config !== false) throw invalidOption(c.where, 'config.redirect can only be false (exempt from the rules)')
     if (config === false || rules.length === 0) return
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
-    if (methods.some((m) => rulesForRoute(rules, m, route.url))) {
-      recordResponse(route, 307, { description: 'Temporary Redirect: repeat the same method and body at Location', body: 'text', headers: ['Location'] })
+    if (c.methods.some((m) => rulesForRoute(rules, m, c.route.url))) {
+      c.respond(307, { description: 'Temporary Redirect: repeat the same method and body at Location', body: 'text', headers: ['Location'] })
     }
-  })
-
-  if (rules.length === 0) return done()
+  }
 
   // onRequest: after routing, before the body is read (unrouted URLs too: their 404 context runs it).
-  fastify.addHook('onRequest', function redirectOnRequest (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction) {
+  function redirectOnRequest (request: FastifyRequest, reply: FastifyReply, next: Next): void {
     if ((request.routeOptions.config as { redirect?: unknown } | undefined)?.redirect === false) return next()
     let location: string | null
     try {
@@ -80,9 +78,16 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
     // The body stays unread: the connection cannot carry another request after it.
     if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')) reply.header('connection', 'close')
     reply.temporaryRedirect(location)
-  })
+  }
+
+  try {
+    // Rules match URLs, routed or not: they run for every request of the context.
+    declareConvention(fastify, { key: 'redirect', plugin: PLUGIN, configKey: 'redirect', compile, context: rules.length === 0 ? undefined : { onRequest: redirectOnRequest } })
+  } catch (err) {
+    return done(err as Error)
+  }
   done()
 }
 
 /** 307 redirects: `reply.temporaryRedirect(location)` and an optional rule table applied before the body is read. */
-export const httpConventionsRedirect = fp(redirectPlugin, { fastify: '5.x', name: 'http-conventions-redirect' })
+export const httpConventionsRedirect = fp(redirectPlugin, { fastify: '5.x', name: PLUGIN })

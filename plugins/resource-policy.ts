@@ -13,7 +13,8 @@
  * it, so there is nothing for the policy to protect there.
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { declareConvention, type Next, type PayloadNext, type RouteCompiler } from './compose'
 import { invalidOption } from '../lib/errors'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
@@ -27,11 +28,12 @@ export interface ResourcePolicyOptions {
 /** `config.resourcePolicy`: the route's own policy, or false for none. */
 export type ResourcePolicyRouteConfig = ResourcePolicy | false
 
-const WHERE = 'http-conventions/resource-policy'
+const PLUGIN = 'fastify-http-conventions-resource-policy'
+const WHERE = PLUGIN
+const HEADER = 'cross-origin-resource-policy'
+/** A route with `resourcePolicy: false`: removed again before the answer is sent (were it not, an empty value is no policy). */
+const NONE = ''
 const POLICIES = new Set<unknown>(['same-origin', 'same-site', 'cross-origin'])
-const kPolicy = Symbol.for('fastify-http-conventions.resource-policy')
-
-type WithPolicy = { [kPolicy]?: string | null }
 
 function check (value: unknown, where: string, name: string): ResourcePolicy | false {
   if (value === false || POLICIES.has(value)) return value as ResourcePolicy | false
@@ -50,25 +52,34 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
     return done(err as Error)
   }
 
-  // A route's value is checked when the route is added, and kept on its config for onSend.
-  fastify.addHook('onRoute', function resourcePolicyOnRoute (route: RouteOptions) {
-    const config = route.config as ({ resourcePolicy?: unknown } & WithPolicy) | undefined
-    if (config?.resourcePolicy === undefined) return
-    const value = check(config.resourcePolicy, `route ${String(route.method)} ${route.url}`, 'config.resourcePolicy')
-    config[kPolicy] = value === false ? null : value
-  })
+  // A route's own value is checked when the route is added and set as the request starts, so
+  // every answer of the route carries it, errors included (Fastify keeps headers set in hooks).
+  function compile (c: RouteCompiler): void {
+    const config = c.config.resourcePolicy
+    if (config === undefined) return
+    const value = check(config, c.where, 'config.resourcePolicy')
+    const header = value === false ? NONE : value
+    c.step('onRequest', 'resource-policy', function routeResourcePolicy (_request: FastifyRequest, reply: FastifyReply, next: Next) {
+      reply.header(HEADER, header)
+      next()
+    })
+  }
 
   // Fetch standard, CORP check: applies to every response, so errors and 404s carry it too.
-  fastify.addHook('onSend', function resourcePolicyOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: (err: Error | null, value?: unknown) => void) {
-    // A value the handler set itself wins.
-    if (reply.hasHeader('cross-origin-resource-policy')) return next(null, payload)
-    const own = (request.routeOptions.config as WithPolicy | undefined)?.[kPolicy]
-    const value = own === undefined ? fallback : own
-    if (value !== null) reply.header('cross-origin-resource-policy', value)
+  function resourcePolicyOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext): void {
+    const set = reply.getHeader(HEADER)
+    if (set === NONE) reply.removeHeader(HEADER)
+    else if (set === undefined && fallback !== null) reply.header(HEADER, fallback)
     next(null, payload)
-  })
+  }
+
+  try {
+    declareConvention(fastify, { key: 'resource-policy', plugin: PLUGIN, configKey: 'resourcePolicy', compile, context: { onSend: resourcePolicyOnSend } })
+  } catch (err) {
+    return done(err as Error)
+  }
   done()
 }
 
 /** Cross-Origin-Resource-Policy on every response: a default policy, per-route overrides. */
-export const httpConventionsResourcePolicy = fp(resourcePolicyPlugin, { fastify: '5.x', name: 'http-conventions-resource-policy' })
+export const httpConventionsResourcePolicy = fp(resourcePolicyPlugin, { fastify: '5.x', name: PLUGIN })

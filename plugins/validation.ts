@@ -9,8 +9,7 @@ import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
-import { httpConventionsErrors } from './errors'
-import { recordResponse } from './openapi'
+import { declareConvention } from './compose'
 import { profileError } from './shared'
 
 export interface ValidationOptions {
@@ -19,6 +18,7 @@ export interface ValidationOptions {
   checkServerOptions?: 'throw' | 'warn' | 'ignore'
 }
 
+const PLUGIN = 'fastify-http-conventions-validation'
 const ajvFactory = AjvCompiler()
 
 type BuildValidator = (externalSchemas: unknown, options: { customOptions: Record<string, unknown> }) => (route: { httpPart?: string }) => unknown
@@ -77,13 +77,20 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
   if (badProfile !== null) return done(badProfile)
   const mode = opts.checkServerOptions ?? 'throw'
   if (mode !== 'throw' && mode !== 'warn' && mode !== 'ignore') return done(invalidOption(where, "checkServerOptions must be 'throw', 'warn' or 'ignore'"))
-  fastify.register(httpConventionsErrors, { profile: opts.profile })
-  fastify.addHook('onRoute', function validationOnRoute (route) {
-    const schema = route.schema as Record<string, unknown> | undefined
-    if (schema !== undefined && (schema.body !== undefined || schema.querystring !== undefined || schema.params !== undefined || schema.headers !== undefined)) {
-      recordResponse(route, 422, { description: 'Unprocessable Entity: one errors[] entry per problem', body: 'envelope' })
-    }
-  })
+  try {
+    declareConvention(fastify, {
+      key: 'validation',
+      plugin: PLUGIN,
+      compile (c) {
+        const schema = c.route.schema as Record<string, unknown> | undefined
+        if (schema !== undefined && (schema.body !== undefined || schema.querystring !== undefined || schema.params !== undefined || schema.headers !== undefined)) {
+          c.respond(422, { description: 'Unprocessable Entity: one errors[] entry per problem', body: 'envelope' })
+        }
+      }
+    }, { profile: opts.profile })
+  } catch (err) {
+    return done(err as Error)
+  }
   if (mode === 'ignore') return done()
 
   fastify.addHook('onReady', function checkValidatorOptions (next) {
@@ -102,4 +109,4 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
   done()
 }
 
-export const httpConventionsValidation = fp(validationPlugin, { fastify: '5.x', name: 'http-conventions-validation' })
+export const httpConventionsValidation = fp(validationPlugin, { fastify: '5.x', name: PLUGIN })

@@ -45,7 +45,7 @@ export interface Credentials {
   params?: Record<string, string>
 }
 
-export const WHERE = 'http-conventions/auth'
+export const WHERE = 'fastify-http-conventions-auth'
 
 export function fail (kind: FailureKind, reason: string): Outcome {
   return { ok: false, kind, reason }

@@ -14,13 +14,12 @@ import { bearerChallenge } from '../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
-import { httpConventionsErrors } from '../errors'
-import { recordResponse } from '../openapi'
+import { declareConvention } from '../compose'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { asArray, assertProfile } from '../shared'
+import { assertProfile } from '../shared'
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
 export type { BasicAuthOptions, BasicVerifyResult } from './basic'
@@ -67,8 +66,6 @@ declare module 'fastify' {
 const OPTION_KEYS = new Set(['profile', 'realm', 'basic', 'bearer', 'digest', 'protect', 'challengeLines', 'insufficientScopeStatus', 'storeFailureStatus'])
 const ROUTE_KEYS = new Set(['scopes', 'schemes', 'algorithms'])
 const SCHEMES: readonly AuthScheme[] = ['digest', 'basic', 'bearer'] // RFC 7616 3.7 / RFC 9110 11.6.1: strongest first
-const kInstalled = Symbol.for('fastify-http-conventions.auth-installed')
-const kAuthHook = Symbol('http-conventions.auth-hook')
 
 // Bodies say what went wrong, never which part of the credentials (user, password, token, nonce).
 const MESSAGES = {
@@ -128,26 +125,26 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
     return done(err as Error)
   }
 
-  fastify.register(httpConventionsErrors, { profile: opts.profile })
-  const store = fastify as unknown as Record<symbol, boolean>
-  if (store[kInstalled]) return done(invalidOption(WHERE, 'the auth plugin is registered twice in one context'))
-  store[kInstalled] = true
-  fastify.decorateRequest('principal', null)
-
-  fastify.addHook('onRoute', function authOnRoute (route) {
-    const hooks = asArray(route.onRequest)
-    if (hooks.some((h) => (h as { [kAuthHook]?: boolean })[kAuthHook] === true)) return
-    const p = plan(route)
-    if (p === null) return
-    recordResponse(route, 401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate'] })
-    if (insufficientStatus === 403 && p.scopes.length > 0) recordResponse(route, 403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html' })
-    if (storeFailureStatus === 503 && p.digest !== undefined) recordResponse(route, 503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
-    const hook = authHook(p)
-    // After content-length's 411 (ARCHITECTURE.md, the flow of one request), before the route's own hooks.
-    const at = hooks.findIndex((h) => (h as { name?: string }).name === 'checkLength')
-    hooks.splice(at + 1, 0, hook)
-    route.onRequest = hooks as RouteOptions['onRequest']
-  })
+  try {
+    declareConvention(fastify, {
+      key: 'auth',
+      plugin: WHERE,
+      configKey: 'auth',
+      compile (c) {
+        const p = plan(c.route)
+        if (p === null) return
+        c.respond(401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate'] })
+        if (insufficientStatus === 403 && p.scopes.length > 0) c.respond(403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html' })
+        if (storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
+        c.step('onRequest', 'auth', authHook(p))
+        // Later conventions key per-user state by `request.principal` on protected routes.
+        c.provide('auth', p)
+      }
+    }, { profile: opts.profile })
+  } catch (err) {
+    return done(err as Error)
+  }
+  if (!fastify.hasRequestDecorator('principal')) fastify.decorateRequest('principal', null)
 
   function challenges (p: RoutePlan, bearerLine: keyof NonNullable<RoutePlan['bearer']>, stale: boolean): string[] {
     // RFC 9110 11.6.1: one challenge per scheme (and Digest algorithm), strongest first
@@ -215,7 +212,6 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
       }
       settle(verdict, (outcome) => conclude(request, outcome, scheme, next), (err) => next(err as Error))
     }
-    Object.defineProperty(authOnRequest, kAuthHook, { value: true })
     return authOnRequest
   }
 
@@ -322,7 +318,7 @@ function planner (opts: AuthOptions): (route: RouteOptions) => RoutePlan | null 
 }
 
 /** Basic, Bearer and Digest authentication (spec section 5), per route through `config.auth`. */
-export const httpConventionsAuth = fp(authPlugin, { fastify: '5.x', name: 'http-conventions-auth' })
+export const httpConventionsAuth = fp(authPlugin, { fastify: '5.x', name: WHERE })
 
 export { RedisNonceStore } from '../../lib/stores/redis-nonce'
 export type { RedisNonceStoreOptions, RedisScriptClient } from '../../lib/stores/redis-nonce'

@@ -17,7 +17,8 @@ function run (args: string[], input?: string): string {
 const probe = `
   const app = FASTIFY({ ...m.serverOptions })
   app.register(m.default ?? m.httpConventions)
-  app.post('/', async () => { throw m.unprocessable({ field: 'slug', message: 'taken' }) })
+  // Routes are declared once the suite is loaded (after()), as with every onRoute-based plugin.
+  app.after(() => app.post('/', async () => { throw m.unprocessable({ field: 'slug', message: 'taken' }) }))
   app.inject({ method: 'POST', url: '/', payload: {} }).then((res) => console.log(res.statusCode, res.body))
 `
 

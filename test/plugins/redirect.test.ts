@@ -120,13 +120,18 @@ test('options are validated at registration: a bad rule throws FST_HTTP_CONVENTI
   t.throws(() => app.get('/a', { config: { redirect: true as never } }, async () => 'x'), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, 'a route config typo throws when the route is added')
 })
 
-test('registered alone and by the umbrella, the decorator is installed once; redirect: false leaves it out', async (t) => {
+test('registered by the umbrella and again in a child context, the decorator is installed once; redirect: false leaves it out', async (t) => {
   const app = Fastify()
   await app.register(httpConventions)
-  await app.register(httpConventionsRedirect, { rules: V1 })
-  app.get('/a', async (_req, reply) => reply.temporaryRedirect('/b'))
+  await app.register(async (child) => {
+    await child.register(httpConventionsRedirect, { rules: V1 })
+    child.get('/a', async (_req, reply) => reply.temporaryRedirect('/b'))
+    child.get('/v1/a', async () => 'not redirected')
+  })
+  app.get('/v1/root', async () => 'the root has no rules')
   t.equal((await app.inject('/a')).headers.location, '/b')
-  t.equal((await app.inject('/v1/a')).headers.location, '/a')
+  t.equal((await app.inject('/v1/a')).headers.location, '/a', 'the child\'s rules apply to its routes')
+  t.equal((await app.inject('/v1/root')).body, 'the root has no rules', 'the parent is unaffected')
   const off = Fastify()
   await off.register(httpConventions, { redirect: false })
   t.notOk(off.hasReplyDecorator('temporaryRedirect'))

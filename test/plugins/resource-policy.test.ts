@@ -156,15 +156,24 @@ test('spec 4.7: a 307 from the redirect rules carries the policy', async (t) => 
   t.equal(res.headers[CORP], 'same-origin')
 })
 
-test('registered alone and by the umbrella, one header line is sent', async (t) => {
+test('registered again in a child context: the child\'s routes get its policy, one header line each, the parent keeps its own', async (t) => {
   const app = Fastify()
   await app.register(httpConventions)
-  await app.register(httpConventionsResourcePolicy, { policy: 'cross-origin' })
+  await app.register(async (child) => {
+    await child.register(httpConventionsResourcePolicy, { policy: 'cross-origin' })
+    child.get('/child', async () => 'c')
+  })
   app.get('/a', async () => 'a')
   const port = await listen(app)
   t.teardown(() => app.close())
   const res = await rawRequest(port, 'GET /a HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 1000 })
-  t.same(res.headerLines.filter(([n]) => n === CORP), [[CORP, 'same-origin']], 'the first registration decides')
+  t.same(res.headerLines.filter(([n]) => n === CORP), [[CORP, 'same-origin']], 'the parent\'s policy')
+  const child = await rawRequest(port, 'GET /child HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 1000 })
+  t.same(child.headerLines.filter(([n]) => n === CORP), [[CORP, 'cross-origin']], 'the child\'s policy, once')
+  const twice = Fastify()
+  await twice.register(httpConventions)
+  twice.register(httpConventionsResourcePolicy, { policy: 'cross-origin' })
+  await t.rejects(boot(twice.ready()), /already registered in this context/, 'twice in one context: a boot error')
 })
 
 test('values are checked at registration: a typo throws at boot, a route config typo when the route is added', async (t) => {

@@ -136,37 +136,43 @@ function parseArgs (argv) {
   return out
 }
 
+/** A variable of the environment; empty counts as unset. */
+function env (name) {
+  const v = process.env[name]
+  return v === undefined || v === '' ? undefined : v
+}
+
 async function main () {
   const args = parseArgs(process.argv.slice(2))
-  const listed = process.env.FLEET_PORTS === undefined ? undefined : process.env.FLEET_PORTS.split(',').map((p) => p.trim())
+  const listed = env('FLEET_PORTS')?.split(',').map((p) => p.trim())
   const count = args.instances ?? listed?.length ?? 2
   const ports = listed ?? Array.from({ length: count }, (_, i) => String(3001 + i))
   if (ports.length !== count) throw new Error(`FLEET_PORTS lists ${ports.length} ports for ${count} instances`)
-  const redisUrl = process.env.REDIS_URL ?? await startRedis()
-  let databaseUrl = process.env.DATABASE_URL === '' ? undefined : process.env.DATABASE_URL
+  const redisUrl = env('REDIS_URL') ?? await startRedis()
+  let databaseUrl = env('DATABASE_URL')
   if (args.postgres && databaseUrl === undefined) {
     const pg = await startPostgres()
     cleanups.push(pg.stop)
     databaseUrl = pg.url
   }
-  const env = {
+  const shared = {
     ...process.env,
     REDIS_URL: redisUrl,
-    DIGEST_SECRET: process.env.DIGEST_SECRET ?? randomBytes(32).toString('hex'),
-    DATABASE: process.env.DATABASE ?? 'data/fleet.db'
+    DIGEST_SECRET: env('DIGEST_SECRET') ?? randomBytes(32).toString('hex'),
+    DATABASE: env('DATABASE') ?? 'data/fleet.db',
+    DATABASE_URL: databaseUrl ?? ''
   }
-  if (databaseUrl !== undefined) env.DATABASE_URL = databaseUrl
   // The instances start one after the other: each is listening before the next starts.
   const urls = []
   for (const port of ports) {
-    const child = spawn(process.execPath, [join(root, 'dist', 'example', 'server.js')], { cwd: root, env: { ...env, PORT: port }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [join(root, 'dist', 'example', 'server.js')], { cwd: root, env: { ...shared, PORT: port }, stdio: ['ignore', 'pipe', 'pipe'] })
     children.push(child)
     const m = await waitFor(child, /listening on (http:\/\/\S+)/, `instance on port ${port}`)
     urls.push(m[1])
     child.stdout.pipe(process.stdout)
     child.stderr.pipe(process.stderr)
   }
-  const database = databaseUrl === undefined ? `sqlite ${env.DATABASE}` : `postgres ${masked(databaseUrl)}`
+  const database = databaseUrl === undefined ? `sqlite ${shared.DATABASE}` : `postgres ${masked(databaseUrl)}`
   console.log(`fleet ready: ${urls.join(' ')} redis ${redisUrl} ${database}`)
 }
 

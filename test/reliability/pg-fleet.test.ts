@@ -15,6 +15,10 @@
  * - every other answer is 412 or a connection error.
  */
 import { test } from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import pg from 'pg'
 import { Agent, request } from 'undici'
 import { startPgFleet, postgresTestOptions, type PgFleet } from '../helpers/postgres'
 
@@ -145,7 +149,9 @@ test('50 conditional writers through three instances on PostgreSQL, one instance
   t.same(phantom, [], 'nothing was written that no client sent')
   t.ok(acknowledged.size > 0 && refused > 0, 'writes landed and races were refused')
   t.ok(connectionErrors > 0, 'the killed instance cost some connections')
-  t.ok(afterRestart > 0, `the restarted instance answered again (${afterRestart} requests)`)
+  const again = await request(`${f.urls[1]}/articles/${id}`, { dispatcher: agent })
+  t.equal(again.statusCode, 200, `the restarted instance serves the article (it answered ${afterRestart} requests of the run)`)
+  t.equal((await again.body.json() as Article).title, article.title)
   t.ok(f.instances.every((s) => s.child.exitCode === null), 'all three instances are running')
 
   const figures = {
@@ -159,7 +165,46 @@ test('50 conditional writers through three instances on PostgreSQL, one instance
     committedButUnanswered: committedUnanswered,
     finalCounter: counter,
     lost: lost.length,
-    instanceDownMs: outage.backAt - outage.killedAt
+    instanceDownMs: outage.backAt - outage.killedAt,
+    answeredByRestarted: afterRestart
   }
   t.comment(`fault run: ${JSON.stringify(figures)}`)
+})
+
+test('npm run fleet -- --instances 3 --postgres: three instances on one PostgreSQL it starts, all stopped on SIGTERM', { ...postgresTestOptions(), timeout: 40_000 }, async (t) => {
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'scripts', 'fleet.js'), '--instances', '3', '--postgres'], {
+    env: { ...process.env, FLEET_PORTS: '0,0,0', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', DIGEST_SECRET: '' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  // SIGTERM stops the instances, Redis and PostgreSQL, and removes its directory; also when the test fails.
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM') })
+  let output = ''
+  const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('fleet did not start:\n' + output)), 30_000)
+    const onData = (d: Buffer): void => {
+      output += d.toString()
+      const m = /fleet ready: (\S+) (\S+) (\S+) redis (\S+) postgres (\S+)/.exec(output)
+      if (m !== null) { clearTimeout(timer); resolve(m) }
+    }
+    child.stdout?.on('data', onData)
+    child.stderr?.on('data', onData)
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`fleet exited with ${String(code)}:\n${output}`)) })
+  })
+  const [, a, b, c, , databaseUrl] = ready
+  t.equal(new Set([a, b, c]).size, 3, 'three instances')
+  t.match(databaseUrl, /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/)
+  const created = await request(`${a}/articles`, { method: 'POST', dispatcher: agent, body: JSON.stringify({ slug: 'shared', title: 't', body: 'b' }), headers: { 'content-type': 'application/json', authorization: BASIC } })
+  const { id } = await created.body.json() as { id: string }
+  t.equal(created.statusCode, 201)
+  for (const other of [b, c]) {
+    const got = await request(`${other}/articles/${id}`, { dispatcher: agent })
+    await got.body.dump()
+    t.equal(got.statusCode, 200, `the article written through one instance is read through ${other}`)
+  }
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  const [code] = await exited
+  t.equal(code, 0, 'stopped cleanly')
+  const port = Number(/:(\d+)\//.exec(databaseUrl)?.[1])
+  await t.rejects(new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 2000 }).connect(), Error, `PostgreSQL on port ${port} is stopped`)
 })

@@ -12,7 +12,7 @@
  * BENCH_QUICK=1, BENCH_OUT (directory of RESULTS.md and results.svg, default bench/).
  *
  * Sections: foundation (issue 2), conditional (issue 3), patch (issue 4), auth (issue 5),
- * delta and vcdiff (issue 6), express (issue 8).
+ * delta and vcdiff (issue 6), express (issue 8), postgres (the service on PostgreSQL vs SQLite).
  * Peak memory: VmHWM of every server process this process forks, sampled from /proc.
  */
 const fs = require('node:fs')
@@ -22,7 +22,7 @@ const { performance } = require('node:perf_hooks')
 const { compare } = require('./harness')
 const { ARTICLE_IDS, BASIC, BODY_2KB } = require('./express-service')
 
-const SECTIONS = ['foundation', 'conditional', 'patch', 'auth', 'delta', 'vcdiff', 'express']
+const SECTIONS = ['foundation', 'conditional', 'patch', 'auth', 'delta', 'vcdiff', 'express', 'postgres']
 const EXPRESS_TARGET = '>= 1.6'
 
 // ---------------------------------------------------------------- options
@@ -200,6 +200,8 @@ async function runSection (name, o) {
       return captured(() => require('./patch.js').run())
     case 'express':
       return captured(() => runExpress(o))
+    case 'postgres':
+      return captured(() => require('./postgres.js').run({ rounds: o.rounds, duration: o.seconds }))
   }
 }
 
@@ -293,7 +295,8 @@ function deltaTargets (v) {
   ]
 }
 
-const ISSUE = { foundation: 2, conditional: 3, patch: 4, auth: 5, delta: 6, vcdiff: 6, express: 8 }
+// The PostgreSQL comparison has no target: its ratio is printed for information.
+const ISSUE = { foundation: 2, conditional: 3, patch: 4, auth: 5, delta: 6, vcdiff: 6, express: 8, postgres: '-' }
 const TITLES = {
   express: 'Ours vs Express 5, same articles service (issue 8)',
   foundation: 'Foundation: Content-Type, Content-Length, validation (issue 2)',
@@ -301,7 +304,8 @@ const TITLES = {
   patch: 'PATCH (issue 4)',
   auth: 'Authentication (issue 5)',
   delta: 'Delta encoding on the wire, instance store memory (issue 6)',
-  vcdiff: 'VCDIFF encoder vs xdelta3 (issue 6)'
+  vcdiff: 'VCDIFF encoder vs xdelta3 (issue 6)',
+  postgres: 'Articles on PostgreSQL vs SQLite, same reference service'
 }
 
 function targetsOf (name, result) {
@@ -394,6 +398,10 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
     }
     if (name === 'conditional') out.push('', 'Requests pipelined 10 deep (BENCH_PIPELINING) so that the server is the bottleneck.')
     if (name === 'patch') out.push('', 'The PATCH vs PUT ratio is printed (no target); the in-process core ratio has the target.')
+    if (name === 'postgres') {
+      out.push('', 'A: the reference service with DATABASE_URL (PostgreSQL 15 on 127.0.0.1, a pool of 10 connections, synchronous_commit=off), B: the same service on a SQLite file (WAL, synchronous=NORMAL): the same durability on both sides. ' +
+        'Both seeded with the same 10 articles of 2 KB (bench/postgres.js). A/B below 1 is the cost of a database over TCP, in another process, against one in the service\'s own process; PostgreSQL is what lets several instances share the articles (docs/fleet.md). No target: printed for information.')
+    }
     out.push('')
   }
   out.push('## Method', '',

@@ -1,8 +1,9 @@
 /**
  * The articles store on PostgreSQL through `pg` (DATABASE_URL). Same behaviour as the
- * SQLite store (store.ts): compare-and-set writes in one statement
+ * SQLite store (store.ts): conditional writes are a compare-and-set in one statement
  * (`UPDATE ... WHERE id = $1 AND etag = $2`), a unique constraint on the slug, timestamps
  * with sub-second precision (timestamptz), a later second for every version.
+ * Unconditional replacements lock the row (SELECT ... FOR UPDATE) instead of retrying.
  *
  * An unreachable database never hangs a request: the pool gives up connecting after
  * CONNECT_TIMEOUT_MS, the server cancels a statement after STATEMENT_TIMEOUT_MS and the
@@ -170,6 +171,7 @@ export class PostgresStore implements Store {
   }
 
   async replace (id: string, input: ArticleInput, expectedEtag: string | null = null, now = new Date()): Promise<WriteResult> {
+    if (expectedEtag === null) return await this.replaceLocked(id, input, now)
     for (let attempt = 0; attempt < REPLACE_ATTEMPTS; attempt++) {
       const current = await this.get(id)
       if (current === undefined) return 'not-found'
@@ -190,6 +192,45 @@ export class PostgresStore implements Store {
       if (expectedEtag !== null) return (await this.exists(id)) ? 'precondition-failed' : 'not-found'
     }
     throw new Error(`replace of ${id}: ${REPLACE_ATTEMPTS} attempts lost to concurrent writers`)
+  }
+
+  /**
+   * An unconditional replacement: the row is locked while the new version is computed
+   * from it, so concurrent writers queue instead of retrying their compare-and-set.
+   */
+  private async replaceLocked (id: string, input: ArticleInput, now: Date): Promise<WriteResult> {
+    let client: pg.PoolClient
+    try {
+      await this.ready()
+      client = await this.pool.connect()
+    } catch (err) {
+      if (isUnavailable(err)) throw this.unavailable(err as Error)
+      throw err
+    }
+    let failed: unknown
+    try {
+      await client.query('BEGIN')
+      const res = await client.query<Row>('SELECT * FROM articles WHERE id = $1 FOR UPDATE', [id])
+      if (res.rows.length === 0) {
+        await client.query('ROLLBACK')
+        return 'not-found'
+      }
+      const article = replaced(toStored(res.rows[0]).article, input, now)
+      const etag = etagOf(article)
+      await client.query('UPDATE articles SET slug = $2, title = $3, body = $4, tags = $5, published = $6, updated_at = $7, etag = $8 WHERE id = $1',
+        [id, article.slug, article.title, article.body, article.tags, article.published, article.updatedAt, etag])
+      await client.query('COMMIT')
+      return { article, etag, updatedAtMs: Date.parse(article.updatedAt) }
+    } catch (err) {
+      failed = err
+      await client.query('ROLLBACK').catch(() => {})
+      if (isSlugViolation(err)) return 'duplicate-slug'
+      if (isUnavailable(err)) throw this.unavailable(err as Error)
+      throw err
+    } finally {
+      // A connection that failed is not given back to the pool.
+      client.release(failed !== undefined && isUnavailable(failed) ? (failed as Error) : undefined)
+    }
   }
 
   async delete (id: string, expectedEtag: string | null = null): Promise<DeleteResult> {

@@ -7,6 +7,8 @@
  *   BENCH_ONLY='8MB' node bench/vcdiff.js   # only the documents whose label contains this
  *   BENCH_FULL=1 node bench/vcdiff.js     # adds the 32 MB documents
  *   VCDIFF_OPTIONS='{"maxProbes":8}' node bench/vcdiff.js   # encoder options (JSON)
+ *   VCDIFF_COMPARE=/tmp/old-build node bench/vcdiff.js   # also time another build, interleaved
+ *                                                        # with ours in the same run (column "other")
  *
  * Columns:
  *   MB/s        our encode throughput (target bytes / encode time)
@@ -16,6 +18,11 @@
  *               measured as the same command on empty files)
  *   size/xd3-3  our delta size / `xdelta3 -3 -S none -A -n` delta size
  *   gz/xd3-3    gzip(our delta) / gzip(xdelta3 -3 delta)
+ *   other       (VCDIFF_COMPARE) MB/s of the other build, measured alternately with ours
+ *   oth size    (VCDIFF_COMPARE) its delta size / xdelta3 -3
+ * A last row, "unrelated", encodes random bytes against a text source with
+ * tryEncode: the encoder gives up early (null, the plain instance is sent);
+ * its MB/s is the time to give up, its size columns are the plain target.
  * Every delta of ours is checked with our decoder before it is counted.
  */
 const fs = require('node:fs')
@@ -27,6 +34,10 @@ const DIST = process.env.VCDIFF_DIST !== undefined ? path.resolve(process.env.VC
 const { encode: encode0, decode, prepareSource } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
 const OPTIONS = process.env.VCDIFF_OPTIONS ? JSON.parse(process.env.VCDIFF_OPTIONS) : {}
 const encode = (s, t) => encode0(s, t, OPTIONS)
+const OTHER = process.env.VCDIFF_COMPARE !== undefined
+  ? require(path.join(path.resolve(process.env.VCDIFF_COMPARE), 'lib', 'vcdiff', 'index.js'))
+  : null
+const { tryEncode } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
 
 const KB = 1024
 const MB = 1024 * KB
@@ -176,6 +187,28 @@ function corpus (full) {
   return cases
 }
 
+/** Times `enc` and `other` alternately (same load for both), best of each. */
+function timePair (source, target, enc, other) {
+  enc(source, target)
+  other(source, target)
+  let runs = 0
+  let best = Infinity
+  let bestOther = Infinity
+  const start = process.hrtime.bigint()
+  let delta
+  let otherDelta
+  do {
+    let t0 = process.hrtime.bigint()
+    delta = enc(source, target)
+    best = Math.min(best, Number(process.hrtime.bigint() - t0))
+    t0 = process.hrtime.bigint()
+    otherDelta = other(source, target)
+    bestOther = Math.min(bestOther, Number(process.hrtime.bigint() - t0))
+    runs++
+  } while (runs < 50 && Number(process.hrtime.bigint() - start) < 600e6)
+  return { ms: best / 1e6, delta, otherMs: bestOther / 1e6, otherDelta }
+}
+
 function timeOurs (source, target, enc = encode) {
   // Warm up, then repeat until at least 300 ms (or 50 runs) have been measured.
   enc(source, target)
@@ -221,7 +254,9 @@ async function run (opts = {}) {
     const only = opts.only ?? process.env.BENCH_ONLY
     for (const c of corpus(full)) {
       if (only !== undefined && !`${c.kind} ${fmtSize(c.size)} ${c.level}`.includes(only)) continue
-      const ours = timeOurs(c.source, c.target)
+      const ours = OTHER === null
+        ? timeOurs(c.source, c.target)
+        : timePair(c.source, c.target, encode, (s, t) => OTHER.encode(s, t, OPTIONS))
       // The plugin's case: many targets against one base, its index built once (prepareSource).
       // (A dist/ built before prepareSource existed has no such column.)
       let oursPrepared = null
@@ -254,14 +289,39 @@ async function run (opts = {}) {
         sizeVsXd3Level3: round(ours.delta.length / x3.length, 3),
         gzipBytes: zlib.gzipSync(ours.delta).length,
         xd3Level3GzipBytes: zlib.gzipSync(x3).length,
-        gzipVsXd3Level3: round(zlib.gzipSync(ours.delta).length / zlib.gzipSync(x3).length, 3)
+        gzipVsXd3Level3: round(zlib.gzipSync(ours.delta).length / zlib.gzipSync(x3).length, 3),
+        otherMbPerS: ours.otherMs === undefined ? '-' : round(c.target.length / MB / (ours.otherMs / 1000), 1),
+        otherSizeVsXd3Level3: ours.otherDelta === undefined ? '-' : round(ours.otherDelta.length / x3.length, 3)
       })
     }
+    if (tryEncode !== undefined && (only === undefined || 'unrelated'.includes(only))) rows.push(unrelatedRow())
     rows.spawnMs = spawnMs
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
   return rows
+}
+
+/** Random bytes against 1 MB of text: tryEncode gives up (null) instead of searching the whole target. */
+function unrelatedRow () {
+  const r = rng(7)
+  const source = Buffer.from(textDoc(MB, r))
+  const target = Buffer.alloc(MB)
+  for (let i = 0; i < target.length; i++) target[i] = Math.floor(r() * 256)
+  const res = timeOurs(source, target, (s, t) => tryEncode(s, t, OPTIONS))
+  if (res.delta !== null) throw new Error('tryEncode did not give up on unrelated bytes')
+  return {
+    doc: 'unrelated 1MB (null)',
+    mbPerS: round(target.length / MB / (res.ms / 1000), 1),
+    preparedMbPerS: '-',
+    speedVsXd3Fast1: '-',
+    deltaBytes: target.length,
+    xd3Level3Bytes: '-',
+    sizeVsXd3Level3: '-',
+    gzipVsXd3Level3: '-',
+    otherMbPerS: '-',
+    otherSizeVsXd3Level3: '-'
+  }
 }
 
 function round (x, d) {
@@ -276,15 +336,17 @@ function fmtSize (n) {
 function print (rows) {
   const cols = [
     ['doc', 22], ['mbPerS', 8, 'MB/s'], ['preparedMbPerS', 9, 'prep MB/s'], ['speedVsXd3Fast1', 10, 'vs xd3 -1'], ['deltaBytes', 10, 'delta B'],
-    ['xd3Level3Bytes', 10, 'xd3-3 B'], ['sizeVsXd3Level3', 11, 'size/xd3-3'], ['gzipVsXd3Level3', 9, 'gz/xd3-3']
+    ['xd3Level3Bytes', 10, 'xd3-3 B'], ['sizeVsXd3Level3', 11, 'size/xd3-3'], ['gzipVsXd3Level3', 9, 'gz/xd3-3'],
+    ...(OTHER === null ? [] : [['otherMbPerS', 8, 'other'], ['otherSizeVsXd3Level3', 9, 'oth size']])
   ]
   const line = (cells) => cells.map((c, i) => i === 0 ? String(c).padEnd(cols[i][1]) : String(c).padStart(cols[i][1])).join(' ')
   console.log(`xdelta3 -1 process start on empty files: ${round(rows.spawnMs, 2)} ms (subtracted)`)
   console.log(line(cols.map((c) => c[2] ?? c[0])))
   for (const r of rows) console.log(line(cols.map((c) => r[c[0]])))
-  const geo = (key) => Math.exp(rows.reduce((s, r) => s + Math.log(r[key]), 0) / rows.length)
+  const corpusRows = rows.filter((r) => typeof r.sizeVsXd3Level3 === 'number')
+  const geo = (key) => Math.exp(corpusRows.reduce((s, r) => s + Math.log(r[key]), 0) / corpusRows.length)
   console.log(`geometric means: speed vs xd3 -1 ${round(geo('speedVsXd3Fast1'), 2)}, size vs xd3 -3 ${round(geo('sizeVsXd3Level3'), 3)}, gzip vs xd3 -3 ${round(geo('gzipVsXd3Level3'), 3)}`)
-  console.log(`worst size vs xd3 -3: ${Math.max(...rows.map((r) => r.sizeVsXd3Level3))}`)
+  console.log(`worst size vs xd3 -3: ${Math.max(...corpusRows.map((r) => r.sizeVsXd3Level3))}, worst gzip vs xd3 -3: ${Math.max(...corpusRows.map((r) => r.gzipVsXd3Level3))}`)
 }
 
 module.exports = { run, corpus, editText, textDoc }

@@ -22,8 +22,6 @@ const REACH_BACK = 64
 const LOOKAHEAD_PROBES = 2
 /** Bytes a long match found inside a short one must add to replace it. */
 const LOOKAHEAD_GAIN = 8
-/** Diagonals tried on either side of the last one (1b in `scan`). */
-const NEAR_DIAGONALS = 16
 /** Target bytes between two checks of the running size estimate (giving up early). */
 const CHECK_EVERY = 16 * 1024
 
@@ -120,25 +118,6 @@ export class Matcher {
               best[3] = addressCost(q - b, lastSrcEnd)
               bestSrc = 1
             }
-          }
-        }
-      }
-
-      // 1b. Diagonals close to it: a small insertion or deletion shifts the diagonal by its size,
-      // and the bytes after it match there long before the hash indexes (look + step - 1 bytes) see them.
-      if (best[0] === 0 && i > pend - 1 && srcLen > 0) {
-        for (let k = 1; k <= 2 * NEAR_DIAGONALS; k++) {
-          const q = sp + ((k & 1) === 1 ? (k + 1) >> 1 : -(k >> 1))
-          if (q < 0 || q >= srcLen || src[q] !== tgt[i]) continue
-          const max = Math.min(we - i, srcLen - q)
-          let f = 1
-          while (f < max && tgt[i + f] === src[q + f]) f++
-          if (f >= MIN_MATCH && f > best[0]) {
-            best[0] = f
-            best[1] = i
-            best[2] = q
-            best[3] = addressCost(q, lastSrcEnd)
-            bestSrc = 1
           }
         }
       }

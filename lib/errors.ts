@@ -44,6 +44,7 @@ export const errorCodes = {
   UNAUTHORIZED: createError(`${PREFIX}UNAUTHORIZED`, '%s', 401),
   FORBIDDEN: createError(`${PREFIX}FORBIDDEN`, '%s', 403),
   SERVICE_UNAVAILABLE: createError(`${PREFIX}SERVICE_UNAVAILABLE`, '%s', 503),
+  NOT_IMPLEMENTED: createError(`${PREFIX}NOT_IMPLEMENTED`, 'Not Implemented: %s', 501),
   /** A route asks for a convention it was never compiled with: refused, never served without it. */
   MISCONFIGURED: createError(`${PREFIX}MISCONFIGURED`, '%s', 500),
   /** Thrown at registration (boot) for options that make no sense; never per request. */
@@ -175,6 +176,11 @@ export function serviceUnavailable (message: string, retryAfterSeconds = 5): Con
     rendering: 'html',
     headers: { 'retry-after': String(retryAfterSeconds), 'cache-control': 'no-store' }
   })
+}
+
+// RFC 9112 6.1: a transfer coding the server does not understand; the body cannot be read.
+export function notImplemented (reason: string): ConventionError {
+  return make(errorCodes.NOT_IMPLEMENTED, [reason], { rendering: 'text', closeConnection: true })
 }
 
 // RFC 9110 15.6.1: the server is misconfigured for this route; fail closed and say so in the log.

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { badFraming, contentTooLarge, invalidOption, lengthRequired, type ConventionError } from '../lib/errors'
+import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemented, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { reasonPhrase, render } from '../lib/render'
 import { serializeEnvelope } from './errors'
@@ -139,9 +139,12 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
       }
       const headers = request.headers
       const cl = headers['content-length']
-      if (headers['transfer-encoding'] !== undefined) {
+      const te = headers['transfer-encoding']
+      if (te !== undefined) {
         // Spec 4.2: a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
         if (requireLength) return refuse(request, next, lengthRequired('a request body must be sent with Content-Length, not chunked'))
+        // RFC 9112 6.1: a transfer coding the server does not understand is 501; only chunked is read.
+        if (te.trim().toLowerCase() !== 'chunked') return refuse(request, next, notImplemented(`transfer coding ${JSON.stringify(te)} is not supported; send the body chunked or with Content-Length`))
         return next()
       }
       if (cl === undefined) {

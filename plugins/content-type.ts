@@ -6,11 +6,11 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { invalidOption, malformedBody, unsupportedMediaType } from '../lib/errors'
-import { parseJsonBody } from '../lib/json-body'
+import { invalidOption, unsupportedMediaType } from '../lib/errors'
+import { DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
-import { jsonToXml, xmlBodyToJson, XmlSyntaxError, type JsonSchemaLike } from '../lib/xml'
+import { jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
 import { declareConvention, type Next, type PayloadNext, type RouteCompiler } from './compose'
 import { profileError } from './shared'
@@ -26,6 +26,8 @@ export interface ContentTypeOptions {
   profile?: Profile
   /** Register the XML body parser (application/xml). Default true. */
   xml?: boolean
+  /** Deepest nesting of a JSON or XML body (default 64): deeper bodies are a 400, parsed by no one. */
+  maxDepth?: number
 }
 
 export interface ContentTypeRouteConfig {
@@ -37,6 +39,7 @@ export interface ContentTypeRouteConfig {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 const OFFERS = ['application/json', 'application/xml'] as const
+const XML_CHARSETS = new Set(['iso-8859-1', 'latin1', 'us-ascii', 'utf-16', 'utf-16le', 'utf-16be'])
 
 const PLUGIN = 'fastify-http-conventions-content-type'
 
@@ -60,8 +63,10 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   const badProfile = profileError('http-conventions/content-type', opts.profile)
   if (badProfile !== null) return done(badProfile)
   if (opts.xml !== undefined && typeof opts.xml !== 'boolean') {
-    return done(invalidOption('http-conventions/content-type', 'xml must be a boolean'))
+    return done(invalidOption(PLUGIN, 'xml must be a boolean'))
   }
+  const maxDepth = opts.maxDepth ?? DEFAULT_JSON_MAX_DEPTH
+  if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > 10_000) return done(invalidOption(PLUGIN, 'maxDepth must be an integer from 1 to 10000'))
 
   function compile (c: RouteCompiler): void {
     const config = validateRouteConfig(c)
@@ -80,8 +85,10 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
         if (value === undefined || value === '') return next(unsupportedMediaType('a request with a body must carry a Content-Type header'))
         const mt = parseMediaType(value)
         if (mt === null) return next(unsupportedMediaType('Content-Type is not a valid media type'))
-        // RFC 9110 8.3.2: only UTF-8 is decoded.
-        if (!isUtf8Charset(mt)) return next(unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`))
+        // RFC 9110 8.3.2: only UTF-8 is decoded (XML: also the encodings RFC 7303 lets a document declare).
+        if (!isUtf8Charset(mt) && !(mt.essence === 'application/xml' && XML_CHARSETS.has(String(mt.parameters.charset).toLowerCase()))) {
+          return next(unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`))
+        }
         if (accept !== null && !accept.has(mt.essence)) return next(unsupportedMediaType(`Content-Type ${mt.essence} is not accepted here; send one of ${[...accept].join(', ')}`))
         next()
       })
@@ -117,37 +124,39 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   } catch (err) {
     return done(err as Error)
   }
-  installParsers(fastify, opts.xml !== false)
+  installParsers(fastify, opts.xml !== false, maxDepth)
   done()
 }
 
 /** Replaces the context's parser for `types` (a child context may have inherited one). */
-function setParser (fastify: FastifyInstance, types: string[], parser: Parameters<FastifyInstance['addContentTypeParser']>[2]): void {
+function setParser (fastify: FastifyInstance, types: string[], parser: Parameters<FastifyInstance['addContentTypeParser']>[2], parseAs: 'string' | 'buffer' = 'string'): void {
   for (const type of types) {
     if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
   }
-  fastify.addContentTypeParser(types, { parseAs: 'string' }, parser as never)
+  fastify.addContentTypeParser(types, { parseAs } as { parseAs: 'string' }, parser as never)
 }
 
-function installParsers (fastify: FastifyInstance, xml: boolean): void {
+function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: number): void {
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
+  // Bytes, not a string: invalid UTF-8 is refused, never turned into U+FFFD (RFC 8259 8.1); the
+  // nesting depth is checked before JSON.parse sees the text.
   setParser(fastify, ['application/json'], function parseJson (_req: FastifyRequest, body: string | Buffer, next: (err: Error | null, value?: unknown) => void) {
-    const parsed = parseJsonBody(body as string)
+    const parsed = parseJsonBuffer(body as Buffer, { maxDepth })
     if (parsed.ok) next(null, parsed.value)
     else next(parsed.error, undefined)
-  } as never)
+  } as never, 'buffer')
   setParser(fastify, ['text/plain', 'text/html'], function parseText (_req: FastifyRequest, body: string | Buffer, next: (err: Error | null, value?: unknown) => void) {
     next(null, body)
   } as never)
   if (xml) {
-    setParser(fastify, ['application/xml'], function parseXmlBody (req: FastifyRequest, body: string | Buffer, next: (err: Error | null, value?: unknown) => void) {
-      try {
-        const schema = (req.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
-        next(null, xmlBodyToJson(body as string, schema))
-      } catch (err) {
-        next(malformedBody(err instanceof XmlSyntaxError ? err.message : 'body is not well-formed XML'), undefined)
-      }
-    } as never)
+    // RFC 7303 3.2: the charset parameter, else the XML declaration, says how the bytes decode.
+    setParser(fastify, ['application/xml'], function parseXml (req: FastifyRequest, body: string | Buffer, next: (err: Error | null, value?: unknown) => void) {
+      const schema = (req.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
+      const charset = parseMediaType(req.headers['content-type'] ?? '')?.parameters.charset
+      const parsed = parseXmlBody(body as Buffer, charset, schema, { maxDepth })
+      if (parsed.ok) next(null, parsed.value)
+      else next(parsed.error, undefined)
+    } as never, 'buffer')
   }
 }
 

@@ -9,8 +9,8 @@ import fp from 'fastify-plugin'
 import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption, preconditionFailed, unprocessable, unsupportedMediaType } from '../lib/errors'
-import { parseJsonBody } from '../lib/json-body'
-import { applyJsonPatch, applyMergePatch, readOnlyViolations } from '../lib/json-patch'
+import { parseJsonBuffer } from '../lib/json-body'
+import { applyJsonPatch, DEFAULT_PATCH_LIMITS, mergePatch, patchError, readOnlyViolations, type PatchLimits } from '../lib/json-patch'
 import { isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
@@ -53,6 +53,16 @@ export interface PatchOptions {
   profile?: Profile
   /** How many times an unconditional PATCH is re-applied after losing a race before giving up with 412. Default 5. */
   maxRetries?: number
+  /** Most operations in one JSON Patch document (default 1000); more is a 422. */
+  maxOperations?: number
+  /** Deepest nesting of a patch value or of the patched document (default 64). */
+  maxDepth?: number
+  /**
+   * How large the working document may grow while a patch applies, as a multiple of the
+   * route's body limit (default 2, at least 1 MiB): `copy` and `add` of large values are
+   * refused with 422 before they are made.
+   */
+  maxDocumentGrowth?: number
 }
 
 declare module 'fastify' {
@@ -65,6 +75,7 @@ declare module 'fastify' {
 const PLUGIN = 'fastify-http-conventions-patch'
 const WHERE = PLUGIN
 const ROUTE_KEYS = new Set(['schema', 'load', 'save', 'formats'])
+const OPTION_KEYS = new Set(['profile', 'maxRetries', 'maxOperations', 'maxDepth', 'maxDocumentGrowth'])
 const ACCEPT_PATCH_METHODS = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'OPTIONS'])
 const kLoaded = Symbol('http-conventions.patch.loaded')
 
@@ -95,7 +106,10 @@ function routeConfig (c: RouteCompiler): PatchRouteConfig | null {
   return r
 }
 
-function patchConvention (opts: PatchOptions, maxRetries: number): Convention {
+function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimit: number): Convention {
+  const maxOperations = opts.maxOperations ?? DEFAULT_PATCH_LIMITS.maxOperations
+  const maxDepth = opts.maxDepth ?? DEFAULT_PATCH_LIMITS.maxDepth
+  const growth = opts.maxDocumentGrowth ?? 2
   /** Accept-Patch value by route URL: filled by the PATCH route, read by every route of the resource. */
   const acceptPatch = new Map<string, { value: string | undefined }>()
   const cellFor = (url: string): { value: string | undefined } => {
@@ -125,6 +139,8 @@ function patchConvention (opts: PatchOptions, maxRetries: number): Convention {
     cellFor(url).value = types.join(', ')
     const validate = compileResourceSchema({ schema: config.schema, method: 'PATCH', url, httpPart: 'body' })
     const { load, save, schema } = config
+    const bodyLimit = c.route.bodyLimit ?? serverBodyLimit
+    const limits: PatchLimits = { maxOperations, maxDepth, maxDocumentBytes: Math.max(1024 * 1024, growth * bodyLimit) }
 
     c.respond(415, { description: 'Unsupported Media Type: the patch document is not one of the types in Accept-Patch', body: 'envelope', headers: ['Accept-Patch'] })
     c.respond(422, { description: 'Unprocessable Entity: the patch cannot apply (failed test, unresolvable path, invalid patch document) or its result violates the resource schema', body: 'envelope' })
@@ -156,8 +172,10 @@ function patchConvention (opts: PatchOptions, maxRetries: number): Convention {
       let current = tracked[kLoaded] !== undefined ? tracked[kLoaded] : (await load(request)) ?? null
       for (let attempt = 0; ; attempt++) {
         if (current === null) return false
-        const patched = merge ? { ok: true as const, document: applyMergePatch(current.document, request.body) } : applyJsonPatch(current.document, request.body)
-        if (!patched.ok) throw unprocessable(patched.errors)
+        // Bounded work: operations, the working document's size (a multiple of the body limit)
+        // and its depth are checked as the patch applies, before their cost is paid.
+        const patched = merge ? mergePatch(current.document, request.body, limits) : applyJsonPatch(current.document, request.body, limits)
+        if (!patched.ok) throw patchError(patched)
         const readOnly = readOnlyViolations(current.document, patched.document, schema)
         if (readOnly.length > 0) throw unprocessable(readOnly)
         if (!validate(patched.document)) throw unprocessable(ajvErrorsToEntries(validate.errors ?? [], 'body'))
@@ -198,12 +216,16 @@ function patchConvention (opts: PatchOptions, maxRetries: number): Convention {
 function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?: Error) => void): void {
   try {
     for (const key of Object.keys(opts)) {
-      if (key !== 'profile' && key !== 'maxRetries') throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
+      if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
     }
     assertProfile(WHERE, opts.profile)
     const maxRetries = opts.maxRetries ?? 5
     if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw invalidOption(WHERE, 'maxRetries must be a non-negative integer')
-    declareConvention(fastify, patchConvention(opts, maxRetries), { profile: opts.profile })
+    for (const name of ['maxOperations', 'maxDepth', 'maxDocumentGrowth'] as const) {
+      const v = opts[name]
+      if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw invalidOption(WHERE, `${name} must be a positive integer`)
+    }
+    declareConvention(fastify, patchConvention(opts, maxRetries, fastify.initialConfig.bodyLimit ?? 1048576), { profile: opts.profile })
   } catch (err) {
     return done(err as Error)
   }
@@ -214,8 +236,9 @@ function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?:
   for (const type of types) {
     if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
   }
-  fastify.addContentTypeParser(types, { parseAs: 'string' }, function parsePatchBody (_req, body, next) {
-    const parsed = parseJsonBody(body as string)
+  // Bytes: invalid UTF-8 is refused; the depth is checked before JSON.parse sees the text.
+  fastify.addContentTypeParser(types, { parseAs: 'buffer' }, function parsePatchBody (_req, body, next) {
+    const parsed = parseJsonBuffer(body as Buffer, { maxDepth: opts.maxDepth ?? DEFAULT_PATCH_LIMITS.maxDepth })
     if (parsed.ok) next(null, parsed.value)
     else next(parsed.error, undefined)
   })

@@ -143,7 +143,8 @@ export function createDigestAdapter (opts: DigestAuthOptions, realm: string): Di
       let result
       try {
         // RFC 7616 3.4.6: the uri is compared with the request target as the client sent it
-        result = await digest.verify(params, request.method, request.originalUrl, lookupUser)
+        // RFC 7616 3.4.6: the uri parameter must designate the request target (host included when absolute).
+        result = await digest.verify(params, request.method, request.originalUrl, lookupUser, { host: request.host })
       } catch (err) {
         if (err instanceof StoreFailure) return fail('unavailable', `digest: the nonce-count store failed: ${String((err.failure as Error)?.message ?? err.failure)}`)
         throw err

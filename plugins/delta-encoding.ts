@@ -16,10 +16,12 @@
  * that fails), the answer stays the ordinary 200: a server is never obliged to apply a
  * manipulation (RFC 3229 10.5.3; spec 4.5).
  */
-import { gzipSync } from 'node:zlib'
+import { gzip, gzipSync, type ZlibOptions } from 'node:zlib'
+import { promisify } from 'node:util'
 import fp from 'fastify-plugin'
+import { availableParallelism } from 'node:os'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { encode, type EncodeOptions } from '../lib/vcdiff/index'
+import { createEncoderPool, encode, tryEncode, type EncodeOptions, type EncoderPool } from '../lib/vcdiff/index'
 import { parseWeightedTokens } from '../lib/headers/qlist'
 import { splitList } from '../lib/headers/tokens'
 import { formatEntityTag, parseEntityTag, parseEntityTagList, type EntityTag } from '../lib/headers/etag'
@@ -51,6 +53,13 @@ export interface DeltaEncodingOptions {
   /** How many entity-tags of If-None-Match are looked up as bases, in order (default 4). */
   maxBaseLookups?: number
   /**
+   * Encoding off the event loop: instances of at least `minBytes` (default 256 KiB) are
+   * encoded by a pool of worker threads that keeps each base's index (bounded in bytes); a
+   * full queue or a passed deadline answers the plain instance (200), never an unbounded
+   * wait. false encodes every delta on the event loop.
+   */
+  offload?: false | { minBytes?: number, threads?: number, maxQueue?: number, deadlineMs?: number, cacheBytes?: number }
+  /**
    * How many instances one client (its principal, else its address) may add to the store per
    * minute (default 120): a client varying a query string cannot flush everyone's bases.
    */
@@ -69,12 +78,15 @@ export type DeltaEncodingRouteConfig = DeltaEncodingRouteOptions | boolean
 
 const PLUGIN = 'fastify-http-conventions-delta-encoding'
 const WHERE = PLUGIN
-const OPTION_KEYS = new Set(['profile', 'store', 'manipulations', 'ttl', 'maxInstanceBytes', 'vcdiff', 'gzipLevel', 'maxBaseLookups', 'maxInsertsPerClient'])
+const OPTION_KEYS = new Set(['profile', 'store', 'manipulations', 'ttl', 'maxInstanceBytes', 'vcdiff', 'gzipLevel', 'maxBaseLookups', 'maxInsertsPerClient', 'offload'])
+const OFFLOAD_KEYS = new Set(['minBytes', 'threads', 'maxQueue', 'deadlineMs', 'cacheBytes'])
 const ROUTE_KEYS = new Set(['manipulations', 'ttl'])
 const KNOWN_MANIPULATIONS = new Set<string>(['vcdiff', 'gzip'])
 const SAFE = new Set(['GET', 'HEAD'])
 // RFC 3229 10.8.2: an IM-aware cache may keep the 226 (im); every other cache must not (no-store).
 const CACHE_CONTROL_226 = 'no-store, im'
+const ASYNC_GZIP_BYTES = 64 * 1024
+const gzipAsync = promisify(gzip) as (data: Buffer, options: ZlibOptions) => Promise<Buffer>
 
 type OnSendHook = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown>
 
@@ -218,6 +230,28 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
     throw invalidOption(WHERE, `vcdiff: ${(err as Error).message}`)
   }
   const store = opts.store ?? new MemoryInstanceStore()
+  const offload = opts.offload ?? {}
+  if (offload !== false && (typeof offload !== 'object' || offload === null)) throw invalidOption(WHERE, 'offload must be false or { minBytes?, threads?, maxQueue?, deadlineMs?, cacheBytes? }')
+  if (offload !== false) {
+    for (const key of Object.keys(offload)) {
+      if (!OFFLOAD_KEYS.has(key)) throw invalidOption(WHERE, `unknown offload option ${JSON.stringify(key)}`)
+    }
+  }
+  const off = offload === false ? {} : offload
+  const offloadBytes = checkPositiveInt('offload.minBytes', off.minBytes, 256 * 1024)
+  const deadlineMs = checkPositiveInt('offload.deadlineMs', off.deadlineMs, 1000)
+  const poolOptions = {
+    threads: checkPositiveInt('offload.threads', off.threads, Math.max(1, Math.min(4, availableParallelism() - 1)), 64),
+    maxQueue: checkPositiveInt('offload.maxQueue', off.maxQueue, 64),
+    cacheBytes: checkPositiveInt('offload.cacheBytes', off.cacheBytes, 64 * 1024 * 1024),
+    deadlineMs
+  }
+  let encoderPool: EncoderPool | undefined
+  // Started at the first large delta; closed with the app.
+  const pool: (() => EncoderPool) | null = offload === false ? null : () => (encoderPool ??= createEncoderPool(poolOptions))
+  fastify.addHook('onClose', async function closeEncoderPool () {
+    if (encoderPool !== undefined) await encoderPool.close()
+  })
 
   function compile (c: RouteCompiler): void {
     const config = c.config.deltaEncoding
@@ -298,10 +332,14 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
             }
             if (source !== undefined) { base = tag; break }
           }
-          if (source !== undefined) {
-            const delta = encode(source, body, vcdiffOptions)
-            // A delta no smaller than the instance saves nothing: send the instance.
-            if (delta.length < body.length) {
+          if (source !== undefined && base !== null) {
+            // A delta no smaller than the instance saves nothing: the encoder gives up as soon as
+            // it knows (null), and the instance is sent. Large instances are encoded off the event
+            // loop; a saturated pool or a passed deadline also means the plain instance.
+            const delta = body.length >= offloadBytes && pool !== null
+              ? await pool().encode(instanceKey(selector, base), source, body, { deadlineMs })
+              : tryEncode(source, body, { ...vcdiffOptions, maxSize: body.length - 1 })
+            if (delta !== null && delta.length < body.length) {
               out = Buffer.from(delta.buffer, delta.byteOffset, delta.length)
               applied.push('vcdiff')
             } else {
@@ -311,7 +349,8 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
         }
       }
       if (want.gzip) {
-        const gz = gzipSync(out, { level: gzipLevel })
+        // zlib runs on libuv's thread pool for anything but small bodies.
+        const gz = out.length < ASYNC_GZIP_BYTES ? gzipSync(out, { level: gzipLevel }) : await gzipAsync(out, { level: gzipLevel })
         if (gz.length < out.length) {
           out = gz
           applied.push('gzip')

@@ -35,6 +35,11 @@ export type PayloadNext = (err: Error | null, payload?: unknown) => void
 export type HookStep = (request: FastifyRequest, reply: FastifyReply, next: Next) => void
 /** A step of preSerialization or onSend. */
 export type PayloadStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) => void
+/** A context step of onRequest: synchronous; an error refuses the request, SENT means it answered it. */
+export type ContextRequestStep = (request: FastifyRequest, reply: FastifyReply) => Error | typeof SENT | undefined
+/** A context step of onSend: synchronous, it sets or removes headers of the answer. */
+export type ContextSendStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => void
+export const SENT = 'sent'
 
 export type ConventionKey =
   'redirect' | 'content-length' | 'auth' | 'content-type' | 'validation' | 'patch' | 'conditional' | 'delta-encoding' | 'resource-policy'
@@ -110,7 +115,7 @@ export interface Convention {
   /** Compiles the route; called for every route of the contexts where the convention is in effect. */
   compile?: (c: RouteCompiler) => void
   /** Steps of this convention that run for every response of the context. */
-  context?: { onRequest?: HookStep, onSend?: PayloadStep }
+  context?: { onRequest?: ContextRequestStep, onSend?: ContextSendStep }
   /** Conventions compiled with their defaults for a route when not registered (e.g. patch needs conditional). */
   needs?: Partial<Record<ConventionKey, () => Convention>>
 }
@@ -136,7 +141,7 @@ interface Registry {
   profile: Profile | undefined
   fallback: ErrorFallback | undefined
   /** Context steps resolved once the app is ready (registrations cannot change after that). */
-  resolved: { onRequest: HookStep[], onSend: PayloadStep[] } | null
+  resolved: { onRequest: ContextRequestStep[], onSend: ContextSendStep[] } | null
 }
 
 export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
@@ -232,8 +237,8 @@ function sortByTable<T> (table: readonly string[], items: Array<{ name: string, 
 /** Context steps of the conventions in effect for a registry, in CONTEXT_PIPELINE order. */
 function resolveContext (registry: Registry): NonNullable<Registry['resolved']> {
   if (registry.resolved !== null) return registry.resolved
-  const onRequest: Array<{ name: string, fn: HookStep }> = []
-  const onSend: Array<{ name: string, fn: PayloadStep }> = []
+  const onRequest: Array<{ name: string, fn: ContextRequestStep }> = []
+  const onSend: Array<{ name: string, fn: ContextSendStep }> = []
   for (const key of COMPILE_ORDER) {
     const c = lookup(registry, key)
     if (c?.context?.onRequest !== undefined) onRequest.push({ name: key, fn: c.context.onRequest })
@@ -318,14 +323,41 @@ function install (instance: FastifyInstance, outermost: boolean): void {
   // One hook per phase for the whole context tree; each request resolves the steps of its
   // own route's context (`this` is the instance the route was declared in).
   instance.addHook('onRequest', contextOnRequest())
-  instance.addHook('onSend', function httpConventionsContextOnSend (this: FastifyInstance, request, reply, payload, done) {
-    const registry = registryOf(this)
-    if (registry === undefined) return done(null, payload)
-    const steps = resolveContext(registry).onSend
-    if (steps.length === 0) return done(null, payload)
-    if (steps.length === 1) return steps[0](request, reply, payload, done as PayloadNext)
-    runPayloadSteps(steps)(request, reply, payload, done as PayloadNext)
+  instance.addHook('onSend', contextOnSend())
+}
+
+function runContextRequest (steps: ContextRequestStep[], request: FastifyRequest, reply: FastifyReply, done: Next): void {
+  for (let i = 0; i < steps.length; i++) {
+    const out = steps[i](request, reply)
+    if (out === SENT) return
+    if (out !== undefined) return done(out)
+  }
+  done()
+}
+
+function contextSteps (instance: FastifyInstance): NonNullable<Registry['resolved']> {
+  const registry = registryOf(instance)
+  return registry === undefined ? { onRequest: [], onSend: [] } : resolveContext(registry)
+}
+
+/** The context-level onSend hook: the context's header steps, bound per route like the onRequest hook. */
+function contextOnSend (): PayloadStep {
+  const unbound = function httpConventionsContextOnSend (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
+    const steps = contextSteps(this).onSend
+    for (let i = 0; i < steps.length; i++) steps[i](request, reply, payload)
+    done(null, payload)
+  }
+  Object.defineProperty(unbound, 'bind', {
+    value: function bindToRoute (instance: FastifyInstance) {
+      let steps: ContextSendStep[] | null = null
+      return function httpConventionsContextOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
+        steps ??= contextSteps(instance).onSend
+        for (let i = 0; i < steps.length; i++) steps[i](request, reply, payload)
+        done(null, payload)
+      }
+    }
   })
+  return unbound as PayloadStep
 }
 
 /** Why a route's requests are refused: it asks for conventions it was never compiled with (null: fine). */
@@ -353,35 +385,25 @@ function refuse (request: FastifyRequest, reply: FastifyReply, message: string):
  * route's first request. Called unbound, it decides on every request (correct, slower).
  */
 function contextOnRequest (): HookStep {
-  function run (instance: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: Next): void {
-    const registry = registryOf(instance)
-    if (registry === undefined) return done()
-    const steps = resolveContext(registry).onRequest
-    if (steps.length === 0) return done()
-    if (steps.length === 1) return steps[0](request, reply, done)
-    runHooks(steps)(request, reply, done)
-  }
   const unbound = function httpConventionsContextOnRequest (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: Next): void {
     const refused = refusal(request)
     if (refused !== null) return refuse(request, reply, refused)
-    run(this, request, reply, done)
+    runContextRequest(contextSteps(this).onRequest, request, reply, done)
   }
   Object.defineProperty(unbound, 'bind', {
     value: function bindToRoute (instance: FastifyInstance) {
       let decided = false
       let refused: string | null = null
-      let steps: HookStep | null = null
+      let steps: ContextRequestStep[] = []
       return function httpConventionsContextOnRequest (request: FastifyRequest, reply: FastifyReply, done: Next): void {
         if (!decided) {
           refused = refusal(request)
-          const registry = registryOf(instance)
-          const list = registry === undefined ? [] : resolveContext(registry).onRequest
-          steps = list.length === 0 ? null : runHooks(list)
+          steps = contextSteps(instance).onRequest
           decided = true
         }
         if (refused !== null) return refuse(request, reply, refused)
-        if (steps === null) return done()
-        steps(request, reply, done)
+        if (steps.length === 0) return done()
+        runContextRequest(steps, request, reply, done)
       }
     }
   })

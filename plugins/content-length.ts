@@ -11,7 +11,7 @@ import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemen
 import { profileDefaults, type Profile } from '../lib/profile'
 import { reasonPhrase, render } from '../lib/render'
 import { serializeEnvelope } from './errors'
-import { declareConvention, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, type Next, type RouteCompiler } from './compose'
 import { assertProfile } from './shared'
 
 export interface ContentLengthOptions {
@@ -88,14 +88,15 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
 
   // Any answer that closes its connection (a redirect or a 401 that left the body unread)
   // ends the connection's pipeline too: later requests on it must not run.
-  function markClosingConnection (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext): void {
+  // Any answer that closes its connection (a redirect or a 401 that left the body unread)
+  // ends the connection's pipeline too: later requests on it must not run.
+  function markClosingConnection (request: FastifyRequest, reply: FastifyReply): void {
     if (reply.getHeader('connection') === 'close') {
       markRefused(request)
       const headers = request.headers
       const cl = headers['content-length']
       if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')) lingerOnClose(request.raw.socket)
     }
-    next(null, payload)
   }
 
   function routeLimit (c: RouteCompiler): number | false {
@@ -186,18 +187,22 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   }
 
   /** GET and HEAD routes have no compiled step: their (unread) bodies are checked here. */
-  function checkSafeMethodLength (request: FastifyRequest, _reply: FastifyReply, next: Next): void {
+  function checkSafeMethodLength (request: FastifyRequest): Error | undefined {
     const method = request.method
-    if ((method !== 'GET' && method !== 'HEAD') || request.is404) return next()
+    if ((method !== 'GET' && method !== 'HEAD') || request.is404) return undefined
     const headers = request.headers
     // Spec 4.2: a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
     if (headers['transfer-encoding'] !== undefined) {
-      if (requireLength) return refuse(request, next, lengthRequired('a request body must be sent with Content-Length, not chunked'))
-      return next()
+      if (!requireLength) return undefined
+      markRefused(request)
+      return lengthRequired('a request body must be sent with Content-Length, not chunked')
     }
     const cl = headers['content-length']
-    if (cl !== undefined && Number(cl) > pluginLimit) return refuse(request, next, tooLarge(`the body is larger than the limit of ${pluginLimit} bytes`))
-    next()
+    if (cl !== undefined && Number(cl) > pluginLimit) {
+      markRefused(request)
+      return tooLarge(`the body is larger than the limit of ${pluginLimit} bytes`)
+    }
+    return undefined
   }
 
   declareConvention(fastify, {

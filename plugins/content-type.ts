@@ -107,8 +107,8 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   }
 
   // Spec 4.1: every response with a body carries Content-Type; text types say charset=utf-8.
-  function contentTypeOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext): void {
-    if (payload === null || payload === undefined || payload === '') return next(null, payload)
+  function contentTypeOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
+    if (payload === null || payload === undefined || payload === '') return
     const type = reply.getHeader('content-type')
     if (type === undefined) {
       reply.header('content-type', 'application/octet-stream')
@@ -116,7 +116,6 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
       const mt = parseMediaType(type)
       if (mt !== null && isTextual(mt.essence)) reply.header('content-type', `${type}; charset=utf-8`)
     }
-    next(null, payload)
   }
 
   try {

@@ -8,7 +8,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../lib/redirect'
-import { declareConvention, type Next, type RouteCompiler } from './compose'
+import { declareConvention, SENT, type RouteCompiler } from './compose'
 
 export type { RedirectMatch, RedirectRule } from '../lib/redirect'
 
@@ -64,20 +64,21 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
   }
 
   // onRequest: after routing, before the body is read (unrouted URLs too: their 404 context runs it).
-  function redirectOnRequest (request: FastifyRequest, reply: FastifyReply, next: Next): void {
-    if ((request.routeOptions.config as { redirect?: unknown } | undefined)?.redirect === false) return next()
+  function redirectOnRequest (request: FastifyRequest, reply: FastifyReply): Error | typeof SENT | undefined {
+    if ((request.routeOptions.config as { redirect?: unknown } | undefined)?.redirect === false) return undefined
     let location: string | null
     try {
       location = redirectFor(request.method, request.url)
     } catch (err) {
-      return next(err as Error)
+      return err as Error
     }
-    if (location === null) return next()
+    if (location === null) return undefined
     const headers = request.headers
     const cl = headers['content-length']
     // The body stays unread: the connection cannot carry another request after it.
     if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')) reply.header('connection', 'close')
     reply.temporaryRedirect(location)
+    return SENT
   }
 
   try {

@@ -14,7 +14,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { declareConvention, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, type Next, type RouteCompiler } from './compose'
 import { invalidOption } from '../lib/errors'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
@@ -66,11 +66,10 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
   }
 
   // Fetch standard, CORP check: applies to every response, so errors and 404s carry it too.
-  function resourcePolicyOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext): void {
+  function resourcePolicyOnSend (_request: FastifyRequest, reply: FastifyReply): void {
     const set = reply.getHeader(HEADER)
     if (set === NONE) reply.removeHeader(HEADER)
     else if (set === undefined && fallback !== null) reply.header(HEADER, fallback)
-    next(null, payload)
   }
 
   try {

@@ -1,6 +1,7 @@
 import { test } from 'tap'
 import Fastify from 'fastify'
-import { httpConventions, serverOptions, MemoryInstanceStore } from '../../plugins/index'
+import { httpConventions, serverOptions } from '../../plugins/index'
+import { MemoryInstanceStore } from '../../plugins/entries/stores'
 
 const users = { alice: 'a-secret', bob: 'b-secret' }
 const basic = (user: keyof typeof users): string => 'Basic ' + Buffer.from(`${user}:${users[user]}`).toString('base64')

@@ -4,7 +4,9 @@
  */
 import { test } from 'tap'
 import Fastify from 'fastify'
-import { httpConventions, serverOptions, MemoryInstanceStore, DeltaClient } from '../../plugins/index'
+import { httpConventions, serverOptions } from '../../plugins/index'
+import { MemoryInstanceStore } from '../../plugins/entries/stores'
+import { DeltaClient } from '../../plugins/entries/client'
 import { listen } from '../helpers/app'
 
 function doc (version: number): string {

@@ -20,6 +20,10 @@ const LONG_ENOUGH = 64
 const REACH_BACK = 64
 /** Candidates examined per position probed inside a short match. */
 const LOOKAHEAD_PROBES = 2
+/** Matches shorter than this are compared with the match one byte later (lazy matching). */
+const LAZY_BELOW = 36
+/** Positions a match may be deferred by, one byte each (lazy matching). */
+const MAX_LAZY = 4
 /** Bytes a long match found inside a short one must add to replace it. */
 const LOOKAHEAD_GAIN = 8
 /** Target bytes between two checks of the running size estimate (giving up early). */
@@ -31,6 +35,11 @@ const CHECK_EVERY = 16 * 1024
  */
 const GIVE_UP_SHARE = 1 / 8
 const MIN_PROBE_BYTES = 32 * 1024
+
+/** Bytes of a match [start, start + len) after `pend` (what an earlier match has not covered), unless it is long enough to cut back earlier matches. */
+function covered (len: number, start: number, pend: number): number {
+  return start < pend && len < LONG_ENOUGH ? len - (pend - start) : len
+}
 
 export class Matcher {
   private readonly best = newCandidate()
@@ -61,11 +70,8 @@ export class Matcher {
    * it gave up: the delta would not come under `limit`.
    */
   scan (ws: number, we: number, m: Matches): boolean {
-    const { src, tgt, best, long, short, tTable, tShift } = this
-    const srcLen = src.length
+    const { best, long, short } = this
     const longLast = long !== null ? we - long.index.look : -1
-    const shortLast = short !== null ? we - short.index.look : -1
-    const useTarget = this.targetMatches
     const limit = this.limit
     const startEstimate = this.estimate
     let estimate = startEstimate
@@ -93,65 +99,30 @@ export class Matcher {
         }
         nextCheck = i + CHECK_EVERY
       }
-      best[0] = 0
-      best[3] = 0
-      let bestSrc = 0
-      let bestCost = 0
       const floor = Math.max(keep, pend - REACH_BACK)
-
-      // 1. The diagonal of the previous source match (an edit usually leaves it intact), then
-      // that of the last long one: a short match from elsewhere must not lose the document's alignment.
-      const sp = i + diag
-      for (let k = 0, q = sp; k < 2; k++, q = i + mainDiag) {
-        if (k === 1 && (mainDiag === diag || best[0] >= LONG_ENOUGH)) break
-        if (q >= 0 && q < srcLen && src[q] === tgt[i]) {
-          const max = Math.min(we - i, srcLen - q)
-          let f = 1
-          while (f < max && tgt[i + f] === src[q + f]) f++
-          if (f >= MIN_MATCH) {
-            let b = 0
-            while (i - b > floor && q - b > 0 && tgt[i - b - 1] === src[q - b - 1]) b++
-            if (f + b > best[0]) {
-              best[0] = f + b
-              best[1] = i - b
-              best[2] = q - b
-              best[3] = addressCost(q - b, lastSrcEnd)
-              bestSrc = 1
-            }
-          }
+      let bestSrc = this.probe(i, ws, we, floor, diag, mainDiag, lastSrcEnd)
+      // Lazy matching: a short match may start one byte later and save more
+      // (its length less its address cost, once trimmed to what is not yet covered).
+      for (let lazy = 0; lazy < MAX_LAZY && best[0] >= MIN_MATCH && best[0] < LAZY_BELOW && i + 1 <= we - MIN_MATCH; lazy++) {
+        const b0 = best[0]
+        const b1 = best[1]
+        const b2 = best[2]
+        const b3 = best[3]
+        const gain = covered(b0, b1, pend) - b3
+        if (gain < b3 + 3) break
+        const s = this.probe(i + 1, ws, we, floor, diag, mainDiag, lastSrcEnd)
+        if (best[0] >= MIN_MATCH && covered(best[0], best[1], pend) - best[3] > gain) {
+          bestSrc = s
+          i++
+          continue
         }
+        best[0] = b0
+        best[1] = b1
+        best[2] = b2
+        best[3] = b3
+        break
       }
-
-      // 2. The source hash indexes, long look first.
-      if (i <= longLast && best[0] < LONG_ENOUGH && (long as HashCursor).lookup(i, we, floor, sp, (long as HashCursor).index.maxProbes, lastSrcEnd)) bestSrc = 1
-      if (i <= shortLast && best[0] < LONG_ENOUGH && (short as HashCursor).lookup(i, we, floor, sp, (short as HashCursor).index.maxProbes, lastSrcEnd)) bestSrc = 1
-      if (bestSrc === 1) bestCost = best[3]
-
-      // 3. Earlier target bytes (a self-referencing COPY, RFC 3284 section 3).
-      if (useTarget) {
-        const x = tgt[i] | (tgt[i + 1] << 8) | (tgt[i + 2] << 16) | (tgt[i + 3] << 24)
-        const tb = Math.imul(x, MIX) >>> tShift
-        const c = tTable[tb]
-        tTable[tb] = i
-        if (c >= ws && best[0] < LONG_ENOUGH) {
-          const max = we - i
-          let f = 0
-          while (f < max && tgt[i + f] === tgt[c + f]) f++
-          if (f >= MIN_MATCH) {
-            let b = 0
-            while (i - b > floor && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++
-            const cost = varintSize(i - c)
-            if (f + b - cost > best[0] - bestCost) {
-              best[0] = f + b
-              best[1] = i - b
-              best[2] = c - b
-              best[3] = cost
-              bestSrc = 0
-              bestCost = cost
-            }
-          }
-        }
-      }
+      let bestCost = best[3]
 
       // 4. A short match must not hide a long one on another diagonal: the long
       // index is sampled, so probe it at every position the short match covers.
@@ -226,5 +197,78 @@ export class Matcher {
     }
     this.estimate = estimate + (we - pend)
     return this.estimate < limit
+  }
+
+  /**
+   * The best match at target position i into `best` (length, start, address,
+   * address cost), extended backwards down to `floor`. Returns 1 for a source
+   * match, 0 for a match in the target (or none: best[0] = 0).
+   */
+  private probe (i: number, ws: number, we: number, floor: number, diag: number, mainDiag: number, lastSrcEnd: number): number {
+    const { src, tgt, best, long, short, tTable, tShift } = this
+    const srcLen = src.length
+    const longLast = long !== null ? we - long.index.look : -1
+    const shortLast = short !== null ? we - short.index.look : -1
+    const useTarget = this.targetMatches
+    best[0] = 0
+    best[3] = 0
+    let bestSrc = 0
+    let bestCost = 0
+
+    // 1. The diagonal of the previous source match (an edit usually leaves it intact), then
+    // that of the last long one: a short match from elsewhere must not lose the document's alignment.
+    const sp = i + diag
+    for (let k = 0, q = sp; k < 2; k++, q = i + mainDiag) {
+      if (k === 1 && (mainDiag === diag || best[0] >= LONG_ENOUGH)) break
+      if (q >= 0 && q < srcLen && src[q] === tgt[i]) {
+        const max = Math.min(we - i, srcLen - q)
+        let f = 1
+        while (f < max && tgt[i + f] === src[q + f]) f++
+        if (f >= MIN_MATCH) {
+          let b = 0
+          while (i - b > floor && q - b > 0 && tgt[i - b - 1] === src[q - b - 1]) b++
+          if (f + b > best[0]) {
+            best[0] = f + b
+            best[1] = i - b
+            best[2] = q - b
+            best[3] = addressCost(q - b, lastSrcEnd)
+            bestSrc = 1
+          }
+        }
+      }
+    }
+
+    // 2. The source hash indexes, long look first.
+    if (i <= longLast && best[0] < LONG_ENOUGH && (long as HashCursor).lookup(i, we, floor, sp, (long as HashCursor).index.maxProbes, lastSrcEnd)) bestSrc = 1
+    if (i <= shortLast && best[0] < LONG_ENOUGH && (short as HashCursor).lookup(i, we, floor, sp, (short as HashCursor).index.maxProbes, lastSrcEnd)) bestSrc = 1
+    if (bestSrc === 1) bestCost = best[3]
+
+    // 3. Earlier target bytes (a self-referencing COPY, RFC 3284 section 3).
+    if (useTarget) {
+      const x = tgt[i] | (tgt[i + 1] << 8) | (tgt[i + 2] << 16) | (tgt[i + 3] << 24)
+      const tb = Math.imul(x, MIX) >>> tShift
+      const c = tTable[tb]
+      tTable[tb] = i
+      if (c >= ws && c < i && best[0] < LONG_ENOUGH) {
+        const max = we - i
+        let f = 0
+        while (f < max && tgt[i + f] === tgt[c + f]) f++
+        if (f >= MIN_MATCH) {
+          let b = 0
+          while (i - b > floor && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++
+          const cost = varintSize(i - c)
+          if (f + b - cost > best[0] - bestCost) {
+            best[0] = f + b
+            best[1] = i - b
+            best[2] = c - b
+            best[3] = cost
+            bestSrc = 0
+            bestCost = cost
+          }
+        }
+      }
+    }
+
+    return bestSrc
   }
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import net from 'node:net'
 import { once } from 'node:events'
+import { requirePeer } from './peers'
 
 export function freePort (): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -15,10 +16,16 @@ export function freePort (): Promise<number> {
 
 export interface RedisServer { port: number, url: string, proc: ChildProcess, stop: () => Promise<void> }
 
-/** Starts Debian's redis-server on 127.0.0.1 (a free port, or `port` to restart on the same one), without persistence. */
+/**
+ * Starts redis-server on 127.0.0.1 (a free port, or `port` to restart on the same one),
+ * without persistence. Tests call `peer(t, 'redis-server')` (./peers) first, so that a
+ * machine without it skips them; called without that check, a missing redis-server
+ * throws an error naming the install command.
+ */
 export async function startRedis (port?: number): Promise<RedisServer> {
+  const bin = requirePeer('redis-server')
   const p = port ?? await freePort()
-  const proc = spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const proc = spawn(bin, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] })
   await new Promise<void>((resolve, reject) => {
     let out = ''
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10000)

@@ -4,7 +4,7 @@
  */
 import { test } from 'tap'
 import net from 'node:net'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { Pool } from 'undici'
 import { startService, type RunningService } from '../helpers/service'
 import { parseResponses } from '../helpers/raw'
@@ -12,7 +12,11 @@ import { parseResponses } from '../helpers/raw'
 let svc: RunningService
 const AUTH = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 
+// Memory is read from /proc (Linux); elsewhere the memory bounds are not checked.
+const PROC = existsSync('/proc/self/status')
+
 function rssMiB (pid: number): number {
+  if (!PROC) return 0
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024
 }
@@ -72,7 +76,7 @@ test('100 concurrent oversized uploads all get 411, and the service\'s memory st
   t.same([...new Set(results.map((r) => r.status))], [411], 'every upload is refused with 411 from its Content-Length')
   t.equal(results.filter((r) => r.continued).length, 0, 'no refused upload was told to continue')
   const offered = results.reduce((n, r) => n + r.sent, 0) / 1024 / 1024
-  t.ok(after - before < 64, `RSS grew ${(after - before).toFixed(1)} MiB while clients pushed ${offered.toFixed(0)} MiB (bound 64 MiB)`)
+  if (PROC) t.ok(after - before < 64, `RSS grew ${(after - before).toFixed(1)} MiB while clients pushed ${offered.toFixed(0)} MiB (bound 64 MiB)`)
   const ok = await fetch(`${svc.url}/articles`)
   t.equal(ok.status, 200, 'the service still serves')
 })
@@ -97,7 +101,7 @@ test('100 concurrent naive uploads that push their body at once still read their
   t.same([...new Set(results.map((r) => r.status))], [411], 'every client reads its 411 even though it kept sending')
   const offered = results.reduce((n, r) => n + r.sent, 0) / 1024 / 1024
   t.ok(offered > 10, `clients pushed ${offered.toFixed(0)} MiB`)
-  t.ok(after - before < 64, `RSS grew ${(after - before).toFixed(1)} MiB (bound 64 MiB)`)
+  if (PROC) t.ok(after - before < 64, `RSS grew ${(after - before).toFixed(1)} MiB (bound 64 MiB)`)
   t.equal((await fetch(`${svc.url}/articles`)).status, 200, 'the service still serves')
 })
 

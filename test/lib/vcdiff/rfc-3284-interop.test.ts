@@ -1,8 +1,10 @@
+// Interop with xdelta3 (skipped without it, see test/helpers/peers.ts) and @ably/vcdiff-decoder.
 import { test } from 'tap'
 import fc from 'fast-check'
 import { decode as ablyDecode } from '@ably/vcdiff-decoder'
 import { encode, decode } from '../../../lib/vcdiff'
 import { equalBytes, xdelta3Decode, xdelta3Encode, text, edit, rng, inspect } from './fixtures/helpers'
+import { peer } from '../../helpers/peers'
 
 /** Every delta we produce must give back the exact target in all three decoders. */
 function allDecoders (source: Uint8Array, target: Uint8Array): { ours: boolean, ably: boolean, xdelta3: boolean } {
@@ -17,6 +19,7 @@ function allDecoders (source: Uint8Array, target: Uint8Array): { ours: boolean, 
 const ALL = { ours: true, ably: true, xdelta3: true }
 
 test('RFC 3284 interop: our deltas decode in xdelta3 and @ably/vcdiff-decoder (fixed cases)', async (t) => {
+  if (peer(t, 'xdelta3') === undefined) return
   const doc = text(50_000, 1)
   const runs = Buffer.concat([Buffer.alloc(5000, 0x61), text(300, 2), Buffer.alloc(3000, 0x20), Buffer.from('abcabcabcabcabcabcabcabcabcabc')])
   const r = rng(3)
@@ -40,6 +43,7 @@ test('RFC 3284 interop: our deltas decode in xdelta3 and @ably/vcdiff-decoder (f
 })
 
 test('RFC 3284 interop: random and edited inputs decode in xdelta3 and @ably/vcdiff-decoder', async (t) => {
+  if (peer(t, 'xdelta3') === undefined) return
   const alphabet = fc.uint8Array({ maxLength: 600, min: 97, max: 100 })
   t.doesNotThrow(() => fc.assert(fc.property(
     fc.oneof(fc.uint8Array({ maxLength: 600 }), alphabet), fc.oneof(fc.uint8Array({ maxLength: 600 }), alphabet),
@@ -55,6 +59,7 @@ test('RFC 3284 interop: random and edited inputs decode in xdelta3 and @ably/vcd
 })
 
 test('RFC 3284 interop: a target over 8 MiB is split into windows every decoder reads', async (t) => {
+  if (peer(t, 'xdelta3') === undefined) return
   const block = text(1 << 16, 7)
   const source = Buffer.concat(Array.from({ length: 8 }, () => edit(block, 2, 8)))
   const parts: Buffer[] = []
@@ -71,6 +76,7 @@ test('RFC 3284 interop: a target over 8 MiB is split into windows every decoder 
 })
 
 test('RFC 3284 interop: small windows (windowSize option) decode in every decoder', async (t) => {
+  if (peer(t, 'xdelta3') === undefined) return
   const source = text(20_000, 9)
   const target = edit(source, 20, 10)
   for (const windowSize of [1, 100, 4096]) {
@@ -83,6 +89,7 @@ test('RFC 3284 interop: small windows (windowSize option) decode in every decode
 })
 
 test('RFC 3284 interop: our decoder reads xdelta3 -e -S none -A -n output exactly', async (t) => {
+  if (peer(t, 'xdelta3') === undefined) return
   const doc = text(100_000, 11)
   const runs = Buffer.concat([text(1000, 12), Buffer.alloc(4000, 0x7a), text(1000, 13), Buffer.alloc(100, 0)])
   const cases: Array<[string, Uint8Array, Uint8Array]> = [
@@ -105,6 +112,7 @@ test('RFC 3284 interop: our decoder reads xdelta3 -e -S none -A -n output exactl
 })
 
 test('xdelta3 extensions: Adler-32 window checksums and the application header are skipped', async (t) => {
+  if (peer(t, 'xdelta3') === undefined) return
   const source = text(30_000, 16)
   const target = edit(source, 30, 17)
   const withChecksum = xdelta3Encode(source, target, ['-S', 'none', '-A'])

@@ -86,6 +86,14 @@ export interface Preconditions {
    * then insert only, and a duplicate is a lost race).
    */
   readonly expectedEtag: string | null
+  /**
+   * For a compare-and-set on dates, when If-Unmodified-Since governs the write (no If-Match,
+   * RFC 9110 13.2.2): the date the client held, in ms. The store writes only while the
+   * stored version is not later (`... WHERE modified_second <= :expected`). Sound because
+   * every write moves Last-Modified to a later second than the version before it (dates have
+   * one-second resolution, RFC 9110 8.8.2.2). Null otherwise.
+   */
+  readonly expectedLastModified: number | null
   /** True when the conditions still hold against validators read inside the write (null: resource gone). */
   holds: (current: ProvidedValidators | null) => boolean
   /** Throws the 412 when the conditions do not hold against `current`. */
@@ -206,6 +214,12 @@ class RequestPreconditions implements Preconditions {
     const c = this.conditions
     const onState = hasWritePrecondition(c) || c.ifNoneMatch !== undefined
     return onState && this.current.exists && this.current.raw !== undefined ? this.current.raw : null
+  }
+
+  get expectedLastModified (): number | null {
+    const c = this.conditions
+    const ius = c.ifUnmodifiedSince
+    return c.ifMatch === undefined && typeof ius === 'number' && this.current.exists ? ius : null
   }
 
   private outcome (current: ProvidedValidators | null): { outcome: PreconditionOutcome, c: Current } {

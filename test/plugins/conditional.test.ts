@@ -6,9 +6,9 @@ import fresh from 'fresh'
 import { boot, buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
 import {
-  httpConventions, httpConventionsConditional, conventionResponses, unauthorized, serverOptions,
-  type HttpConventionsOptions, type ConditionalOptions, type ProvidedValidators
+  httpConventions, httpConventionsConditional, unauthorized, serverOptions, type HttpConventionsOptions, type ConditionalOptions, type ProvidedValidators
 } from '../../plugins/index'
+import { conventionResponses } from '../../plugins/entries/openapi'
 import { formatHttpDate } from '../../lib/headers/http-date'
 
 // Conformance fixture (shared/conformance/conditional-requests.md): current ETag "v2",
@@ -732,4 +732,15 @@ test('OpenAPI: the route records 412, and 304 / 428 where they apply', async (t)
   t.same(Object.keys(conventionResponses(routes['GET /g'])).sort(), ['304', '412'])
   t.same(Object.keys(conventionResponses(routes['PUT /g'])).filter((s) => ['304', '412', '428'].includes(s)).sort(), ['412', '428'], 'no 304 on a write')
   t.match(conventionResponses(routes['PUT /g'])['412'], { body: 'envelope', headers: ['ETag'] })
+})
+
+test('request.preconditions.expectedLastModified: the date the client held when If-Unmodified-Since governs the write, else null', async (t) => {
+  const app = await buildApp()
+  const lastModified = Date.UTC(2026, 0, 1, 12, 0, 0)
+  app.put('/x', { config: { conditional: { validators: () => ({ etag: '"v1"', lastModified }) } } }, async (request) => ({ expected: request.preconditions?.expectedLastModified ?? null }))
+  const put = async (headers: Record<string, string>): Promise<unknown> => (await app.inject({ method: 'PUT', url: '/x', headers: { 'content-type': 'application/json', ...headers }, payload: '{}' })).json()
+  const date = new Date(lastModified).toUTCString()
+  t.same(await put({ 'if-unmodified-since': date }), { expected: lastModified })
+  t.same(await put({ 'if-unmodified-since': date, 'if-match': '"v1"' }), { expected: null }, 'If-Match governs: compare the ETag instead (RFC 9110 13.2.2)')
+  t.same(await put({}), { expected: null })
 })

@@ -7,9 +7,11 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import swagger from '@fastify/swagger'
 import Redis from 'ioredis'
 import {
-  httpConventions, serverOptions, unprocessable, negotiateMediaType, conventionsOpenApiTransform, ERRORS_SCHEMA_ID, type Profile,
-  RedisNonceStore, type AuthOptions, type BearerTokenInfo, RedisInstanceStore, type DeltaEncodingOptions, serviceUnavailable
+  httpConventions, serverOptions, unprocessable, ERRORS_SCHEMA_ID, type Profile, type AuthOptions, type BearerTokenInfo, type DeltaEncodingOptions, serviceUnavailable
 } from '../plugins/index'
+import { negotiateMediaType } from '../plugins/entries/headers'
+import { conventionsOpenApiTransform } from '../plugins/entries/openapi'
+import { RedisNonceStore, RedisInstanceStore } from '../plugins/entries/stores'
 import { openStore, type Article, type ArticleInput, type Stored } from './store'
 import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
 import { homePage, logoSvg } from './pages'

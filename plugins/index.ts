@@ -105,37 +105,30 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
 export const httpConventions = fp(umbrella, { fastify: '5.x', name: 'fastify-http-conventions' })
 export default httpConventions
 
+// The root holds the plugins, their options and route config, the error catalogue and
+// serverOptions. Helpers live in subpaths: /vcdiff, /client, /stores, /openapi, /headers.
 export { httpConventionsErrors, sendConventionError, fromFastifyError, serializeEnvelope, ERRORS_SCHEMA_ID } from './errors'
 export type { ErrorHandler, ErrorsOptions } from './errors'
 export { httpConventionsContentLength } from './content-length'
 export type { ContentLengthOptions, ContentLengthRouteConfig } from './content-length'
 export { httpConventionsContentType } from './content-type'
 export type { ContentTypeOptions, ContentTypeRouteConfig, XmlConfig } from './content-type'
-export { httpConventionsValidation, serverOptions, probeValidator } from './validation'
-export type { ValidationOptions } from './validation'
-export { httpConventionsPatch, PATCH_MEDIA_TYPES } from './patch'
+export { httpConventionsValidation, serverOptions } from './validation'
+export type { ValidationOptions, ServerOptions } from './validation'
+export { httpConventionsPatch } from './patch'
 export type { PatchOptions, PatchRouteConfig, PatchableResource, PatchFormat } from './patch'
-export { applyJsonPatch, applyMergePatch } from '../lib/json-patch'
 export { httpConventionsConditional } from './conditional'
 export type { ConditionalOptions, ConditionalRouteConfig, Preconditions, ProvidedValidators, ValidatorsProvider } from './conditional'
 export { httpConventionsDeltaEncoding } from './delta-encoding'
 export type { DeltaEncodingOptions, DeltaEncodingRouteConfig, DeltaEncodingRouteOptions, InstanceManipulation } from './delta-encoding'
-export { MemoryInstanceStore } from '../lib/stores/instance-memory'
-export type { MemoryInstanceStoreOptions } from '../lib/stores/instance-memory'
-export { RedisInstanceStore } from '../lib/stores/instance-redis'
-export type { RedisInstanceStoreOptions, RedisBufferClient } from '../lib/stores/instance-redis'
-export type { InstanceStore } from '../lib/stores/instance-store'
 export { httpConventionsRedirect } from './redirect'
 export type { RedirectOptions, RedirectRouteConfig, RedirectRule, RedirectMatch } from './redirect'
 export { httpConventionsResourcePolicy } from './resource-policy'
 export type { ResourcePolicy, ResourcePolicyOptions, ResourcePolicyRouteConfig } from './resource-policy'
-export { DeltaClient, DeltaClientError } from '../lib/delta-client'
-export type { DeltaClientOptions, DeltaResult } from '../lib/delta-client'
-export { httpConventionsAuth, RedisNonceStore, MemoryNonceStore, createBearerKeyMatcher } from './auth/index'
+export { httpConventionsAuth } from './auth/index'
 export type {
   AuthOptions, AuthRouteConfig, AuthPrincipal, AuthScheme, AuthUser, BasicAuthOptions, BasicVerifyResult,
-  BearerAuthOptions, BearerTokenInfo, BearerVerifyResult, DigestAuthOptions, DigestLookupRecord, DigestAlgorithm,
-  NonceCountStore, RedisNonceStoreOptions, RedisScriptClient, MemoryNonceStoreOptions
+  BearerAuthOptions, BearerTokenInfo, BearerVerifyResult, DigestAuthOptions, DigestLookupRecord, DigestAlgorithm
 } from './auth/index'
 export {
   errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired, lengthRequired,
@@ -143,8 +136,3 @@ export {
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'
 export type { Profile } from '../lib/profile'
-export { conventionsOpenApiTransform, withConventionResponses, conventionResponses, recordResponse } from './openapi'
-export type { ConventionResponse, ResponseBody } from './openapi'
-export { negotiateMediaType } from '../lib/headers/qlist'
-export { parseMediaType } from '../lib/headers/media-type'
-export { jsonToXml, xmlBodyToJson } from '../lib/xml'

@@ -38,11 +38,20 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
 }
 
 /**
+ * The server options `serverOptions` sets: only `ajv` and `schemaController`, so the
+ * object spreads into every overload of `Fastify()` (http2, https, loggerInstance, ...).
+ */
+export interface ServerOptions {
+  readonly ajv: NonNullable<FastifyServerOptions['ajv']>
+  readonly schemaController: NonNullable<FastifyServerOptions['schemaController']>
+}
+
+/**
  * Fastify server options the suite needs: every problem reported (allErrors), unknown
  * properties refused (removeAdditional: false), bodies validated without coercion.
  * `Fastify({ ...serverOptions, logger: true })`.
  */
-export const serverOptions = Object.freeze({
+export const serverOptions: ServerOptions = Object.freeze({
   ajv: Object.freeze({
     customOptions: Object.freeze({
       allErrors: true,
@@ -52,9 +61,9 @@ export const serverOptions = Object.freeze({
     })
   }),
   schemaController: Object.freeze({
-    compilersFactory: Object.freeze({ buildValidator })
+    compilersFactory: Object.freeze({ buildValidator: buildValidator as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator'] })
   })
-}) as unknown as FastifyServerOptions
+})
 
 type Compile = (route: { schema: object, method: string, url: string, httpPart: string }) => (data: unknown) => unknown
 

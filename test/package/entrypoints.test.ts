@@ -1,17 +1,44 @@
 /**
  * The package is usable from CommonJS `require`, ESM `import` and TypeScript: each is
- * proven against the built output through the package's own `exports` map.
+ * proven against the built output through the package's own `exports` map (a package can
+ * import itself by name), for the root and for every subpath.
  */
 import { test } from 'tap'
-import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 
 const root = join(__dirname, '..', '..')
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 
 function run (args: string[], input?: string): string {
   return execFileSync(process.execPath, args, { cwd: root, input, encoding: 'utf8' })
+}
+
+const cjs = (code: string): string => run(['-e', code])
+const esm = (code: string): string => run(['--input-type=module', '-e', code])
+
+/** What the root exports at run time: the plugins, the error catalogue, serverOptions. */
+const ROOT = [
+  'httpConventions', 'httpConventionsErrors', 'httpConventionsContentLength', 'httpConventionsContentType', 'httpConventionsValidation',
+  'httpConventionsPatch', 'httpConventionsConditional', 'httpConventionsDeltaEncoding', 'httpConventionsAuth', 'httpConventionsRedirect',
+  'httpConventionsResourcePolicy',
+  'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'lengthRequired', 'unsupportedMediaType',
+  'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'sendConventionError', 'fromFastifyError', 'serializeEnvelope', 'ERRORS_SCHEMA_ID',
+  'serverOptions'
+]
+
+/** What each subpath exports at run time. */
+const SUBPATHS: Record<string, string[]> = {
+  vcdiff: ['encode', 'decode', 'prepareSource', 'tryEncode', 'createEncoderPool', 'VcdiffError', 'DEFAULT_WINDOW_SIZE', 'DEFAULT_MAX_TARGET_SIZE'],
+  client: ['DeltaClient', 'DeltaClientError'],
+  stores: ['MemoryInstanceStore', 'RedisInstanceStore', 'MemoryNonceStore', 'RedisNonceStore'],
+  openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse'],
+  headers: [
+    'negotiateMediaType', 'parseMediaType', 'jsonToXml', 'xmlBodyToJson', 'applyJsonPatch', 'applyMergePatch', 'createBearerKeyMatcher',
+    'redactUrl', 'createRedactingSerializers', 'SECRET_QUERY_NAMES'
+  ]
 }
 
 const probe = `
@@ -23,23 +50,153 @@ const probe = `
 `
 
 test('CommonJS: require("fastify-http-conventions") through the exports map', async (t) => {
-  const out = run(['-e', `const m = require('${pkg.name}');` + probe.replace('FASTIFY', 'require("fastify")')])
+  const out = cjs(`const m = require('${pkg.name}');` + probe.replace('FASTIFY', 'require("fastify")'))
   t.equal(out.trim(), '422 {"errors":[{"field":"slug","message":"taken"}]}')
 })
 
+test('CommonJS: the module is the plugin itself, with .default and every export as a property', async (t) => {
+  const out = cjs(`
+    const m = require('${pkg.name}')
+    console.log(JSON.stringify({
+      fn: typeof m, default: m.default === m, named: m.httpConventions === m,
+      keys: Object.keys(m).filter((k) => k !== 'default' && k !== 'fastifyHttpConventions').sort()
+    }))
+  `)
+  const r = JSON.parse(out)
+  t.equal(r.fn, 'function')
+  t.ok(r.default, 'require(...).default is the plugin')
+  t.ok(r.named, 'require(...).httpConventions is the plugin')
+  t.same(r.keys, [...ROOT].sort(), 'the root exports the plugins, the error catalogue and serverOptions, nothing else')
+})
+
 test('ESM: import from "fastify-http-conventions", default and named exports', async (t) => {
-  const out = run(['--input-type=module', '-e', `import * as m from '${pkg.name}'; import Fastify from 'fastify';` + probe.replace('FASTIFY', 'Fastify')])
+  const out = esm(`import * as m from '${pkg.name}'; import Fastify from 'fastify';` + probe.replace('FASTIFY', 'Fastify'))
   t.equal(out.trim(), '422 {"errors":[{"field":"slug","message":"taken"}]}')
-  const same = run(['--input-type=module', '-e', `import def, { httpConventions } from '${pkg.name}'; console.log(def === httpConventions)`])
-  t.equal(same.trim(), 'true')
+  const same = esm(`import def, { httpConventions } from '${pkg.name}'; import * as ns from '${pkg.name}'; console.log(def === httpConventions, JSON.stringify(Object.keys(ns).filter((k) => k !== 'default').sort()))`)
+  const [equal, keys] = same.trim().split(' ')
+  t.equal(equal, 'true', 'the default export is httpConventions')
+  t.same(JSON.parse(keys), [...ROOT].sort())
+  const shared = esm(`import { createRequire } from 'node:module'; import { unprocessable } from '${pkg.name}'; console.log(createRequire(import.meta.url)('${pkg.name}').unprocessable === unprocessable)`)
+  t.equal(shared.trim(), 'true', 'import and require share one instance')
+})
+
+test('subpaths: each is the same module from require and import, with its exports', async (t) => {
+  for (const [sub, names] of Object.entries(SUBPATHS)) {
+    const id = `${pkg.name}/${sub}`
+    const fromRequire = JSON.parse(cjs(`console.log(JSON.stringify(Object.keys(require('${id}')).sort()))`))
+    t.same(fromRequire, [...names].sort(), `require('${id}')`)
+    const fromImport = esm(`import * as ns from '${id}'; import { createRequire } from 'node:module'
+      const r = createRequire(import.meta.url)('${id}')
+      console.log(${JSON.stringify(names)}.every((n) => ns[n] !== undefined && ns[n] === r[n]))`)
+    t.equal(fromImport.trim(), 'true', `import from '${id}': named exports, shared with require`)
+    for (const name of names) t.notOk(ROOT.includes(name), `${name} is not at the root`)
+  }
+  const works = cjs(`
+    const { encode, decode } = require('${pkg.name}/vcdiff')
+    const { negotiateMediaType, redactUrl } = require('${pkg.name}/headers')
+    const { MemoryInstanceStore } = require('${pkg.name}/stores')
+    const a = Buffer.from('hello world'), b = Buffer.from('hello there world')
+    console.log(Buffer.from(decode(a, encode(a, b))).toString(), negotiateMediaType('application/xml', ['application/json', 'application/xml']),
+      redactUrl('/x?token=abc'), typeof new MemoryInstanceStore().get)
+  `)
+  t.equal(works.trim(), 'hello there world application/xml /x?token=[REDACTED] function')
+})
+
+/**
+ * TypeScript consumers, written to a scratch directory inside the package (so that they
+ * import it by name) at test time: .mts/.cts/.ts files in test/ would be run as tests.
+ */
+const CONSUMER: Record<string, string> = {
+  'esm.mts': `// An ESM consumer (module: nodenext): default and named imports, and every subpath.
+import Fastify from 'fastify'
+import httpConventions, { httpConventions as named, serverOptions, unprocessable, type HttpConventionsOptions } from 'fastify-http-conventions'
+import { encode, decode } from 'fastify-http-conventions/vcdiff'
+import { DeltaClient } from 'fastify-http-conventions/client'
+import { MemoryInstanceStore, type InstanceStore } from 'fastify-http-conventions/stores'
+import { conventionsOpenApiTransform } from 'fastify-http-conventions/openapi'
+import { negotiateMediaType, redactUrl } from 'fastify-http-conventions/headers'
+
+const options: HttpConventionsOptions = { profile: 'spec', deltaEncoding: { store: new MemoryInstanceStore() satisfies InstanceStore } }
+const app = Fastify({ ...serverOptions, http2: true })
+app.register(httpConventions, options)
+app.register(named, options)
+const delta: Uint8Array = encode(Buffer.from('a'), Buffer.from('ab'))
+const back: Uint8Array = decode(Buffer.from('a'), delta)
+const type: string | null = negotiateMediaType('application/json', ['application/json'])
+export const used = [unprocessable, DeltaClient, conventionsOpenApiTransform, back, type, redactUrl('/?token=x')]
+`,
+  'cjs.cts': `// A CommonJS consumer (module: nodenext): \`import x = require()\` and ES imports compiled to require.
+import Fastify = require('fastify')
+import conventions = require('fastify-http-conventions')
+import httpConventions, { serverOptions } from 'fastify-http-conventions'
+import { encode } from 'fastify-http-conventions/vcdiff'
+import { DeltaClient } from 'fastify-http-conventions/client'
+import { MemoryNonceStore } from 'fastify-http-conventions/stores'
+import { withConventionResponses } from 'fastify-http-conventions/openapi'
+import { applyJsonPatch } from 'fastify-http-conventions/headers'
+
+const app = Fastify.fastify({ ...conventions.serverOptions, loggerInstance: Fastify.fastify().log })
+app.register(conventions.default, { auth: { basic: { users: { a: 'b' } }, digest: { secret: 'x'.repeat(32), users: { a: 'b' }, store: new MemoryNonceStore() } } })
+app.register(conventions.httpConventions)
+app.register(httpConventions)
+export const used = [serverOptions, encode, DeltaClient, withConventionResponses, applyJsonPatch]
+`,
+  'bundler.ts': `// A consumer resolved as bundlers do (moduleResolution: bundler).
+import Fastify from 'fastify'
+import httpConventions, { httpConventionsAuth, serverOptions, errorCodes } from 'fastify-http-conventions'
+import { createEncoderPool } from 'fastify-http-conventions/vcdiff'
+import { DeltaClientError } from 'fastify-http-conventions/client'
+import { RedisInstanceStore } from 'fastify-http-conventions/stores'
+import { conventionResponses } from 'fastify-http-conventions/openapi'
+import { jsonToXml } from 'fastify-http-conventions/headers'
+
+const app = Fastify({ ...serverOptions, logger: true })
+app.register(httpConventions)
+app.register(httpConventionsAuth, { bearer: { verify: () => null } })
+export const used = [errorCodes.LENGTH_REQUIRED, createEncoderPool, DeltaClientError, RedisInstanceStore, conventionResponses, jsonToXml('x', 'a')]
+`,
+}
+
+test('TypeScript: the root and every subpath type-check under nodenext (ESM and CJS) and bundler resolution', async (t) => {
+  const scratch = join(root, '.tap')
+  mkdirSync(scratch, { recursive: true })
+  const dir = mkdtempSync(join(scratch, 'consumer-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  for (const [name, text] of Object.entries(CONSUMER)) writeFileSync(join(dir, name), text)
+  const compilerOptions = { target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'], typeRoots: [join(root, 'node_modules', '@types')] }
+  const projects = {
+    'tsconfig.nodenext.json': { compilerOptions: { ...compilerOptions, module: 'nodenext', moduleResolution: 'nodenext' }, files: ['esm.mts', 'cjs.cts'] },
+    'tsconfig.bundler.json': { compilerOptions: { ...compilerOptions, module: 'esnext', moduleResolution: 'bundler' }, files: ['bundler.ts'] }
+  }
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  const exec = promisify(execFile)
+  for (const [config, project] of Object.entries(projects)) {
+    writeFileSync(join(dir, config), JSON.stringify(project))
+    const res = await exec(process.execPath, [tsc, '-p', join(dir, config)], { cwd: root, encoding: 'utf8' })
+      .then(() => ({ code: 0, out: '' }), (err) => ({ code: err.code, out: String(err.stdout) + String(err.stderr) }))
+    t.equal(res.code, 0, `${config}: ${res.out}`)
+  }
 })
 
 test('package.json: exports, files, engines, peer dependency', async (t) => {
   t.equal(pkg.name, 'fastify-http-conventions')
-  t.match(pkg.exports['.'], { types: './dist/plugins/index.d.ts', import: './dist/esm/index.mjs', require: './dist/plugins/index.js' })
+  t.same(pkg.exports['.'], {
+    import: { types: './dist/esm/index.d.mts', default: './dist/esm/index.mjs' },
+    require: { types: './dist/cjs/index.d.ts', default: './dist/cjs/index.js' }
+  })
+  for (const sub of Object.keys(SUBPATHS)) {
+    t.same(pkg.exports[`./${sub}`], { types: `./dist/plugins/entries/${sub}.d.ts`, default: `./dist/plugins/entries/${sub}.js` })
+    // Resolvers that ignore `exports` (TypeScript's node10) find the types through typesVersions.
+    t.same(pkg.typesVersions['*'][sub], [`./dist/plugins/entries/${sub}.d.ts`])
+  }
+  t.equal(pkg.main, './dist/cjs/index.js')
+  t.equal(pkg.types, './dist/cjs/index.d.ts')
   t.equal(pkg.engines.node, '>=20')
   t.equal(pkg.peerDependencies.fastify, '^5.0.0')
-  t.ok(pkg.files.includes('dist/plugins'))
+  for (const dir of ['dist/cjs', 'dist/esm', 'dist/plugins', 'dist/lib']) t.ok(pkg.files.includes(dir), dir)
+  t.match(pkg.scripts.test, /npm run test:package/, 'npm test checks the package with attw and publint')
   const dts = readFileSync(join(root, 'dist', 'plugins', 'index.d.ts'), 'utf8')
   t.match(dts, /export declare const httpConventions/, 'types are generated from the sources')
+  const dmts = readFileSync(join(root, 'dist', 'esm', 'index.d.mts'), 'utf8')
+  t.match(dmts, /export default httpConventions/, 'ESM has its own types, whose default is the plugin')
 })

@@ -9,9 +9,10 @@ import { boot, buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
 import { answer, authorization, challengeParams } from '../lib/auth/digest-client'
 import {
-  httpConventionsAuth, conventionResponses, MemoryNonceStore,
-  type AuthOptions, type AuthPrincipal, type HttpConventionsOptions
+  httpConventionsAuth, type AuthOptions, type AuthPrincipal, type HttpConventionsOptions
 } from '../../plugins/index'
+import { conventionResponses } from '../../plugins/entries/openapi'
+import { MemoryNonceStore } from '../../plugins/entries/stores'
 import type { NonceCountStore } from '../../lib/stores/nonce-store'
 import { digestHa1 } from '../../lib/auth/digest'
 

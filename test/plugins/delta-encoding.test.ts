@@ -7,9 +7,10 @@ import { fastifyEtag } from '@fastify/etag'
 import { request } from 'undici'
 import { boot, buildApp, listen } from '../helpers/app'
 import {
-  httpConventions, httpConventionsDeltaEncoding, httpConventionsConditional, conventionResponses, serverOptions,
-  MemoryInstanceStore, type HttpConventionsOptions, type InstanceStore
+  httpConventions, httpConventionsDeltaEncoding, httpConventionsConditional, serverOptions, type HttpConventionsOptions
 } from '../../plugins/index'
+import { conventionResponses } from '../../plugins/entries/openapi'
+import { MemoryInstanceStore, type InstanceStore } from '../../plugins/entries/stores'
 import { decode } from '../../lib/vcdiff/index'
 
 /** A document of `n` paragraphs of prose-like text (about 400 bytes each). */

@@ -2,9 +2,9 @@ import { test } from 'tap'
 import Fastify from 'fastify'
 import { boot, buildApp } from '../helpers/app'
 import {
-  httpConventions, httpConventionsErrors, unprocessable, preconditionFailed, preconditionRequired, unauthorized, forbidden,
-  sendConventionError, isConventionError, ERRORS_SCHEMA_ID, serverOptions, fromFastifyError, recordResponse, conventionResponses, conventionsOpenApiTransform
+  httpConventions, httpConventionsErrors, unprocessable, preconditionFailed, preconditionRequired, unauthorized, forbidden, sendConventionError, isConventionError, ERRORS_SCHEMA_ID, serverOptions, fromFastifyError
 } from '../../plugins/index'
+import { recordResponse, conventionResponses, conventionsOpenApiTransform } from '../../plugins/entries/openapi'
 
 test('spec section 7: a service raises its own 422 through the envelope with one call', async (t) => {
   const app = await buildApp()

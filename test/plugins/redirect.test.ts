@@ -4,7 +4,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import { boot, buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
-import { conventionsOpenApiTransform, httpConventions, httpConventionsRedirect, type RedirectRule } from '../../plugins/index'
+import { httpConventions, httpConventionsRedirect, type RedirectRule } from '../../plugins/index'
+import { conventionsOpenApiTransform } from '../../plugins/entries/openapi'
 
 const V1: RedirectRule[] = [{ from: '/v1/', to: '/' }]
 

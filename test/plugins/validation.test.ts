@@ -1,7 +1,8 @@
 import { test } from 'tap'
 import Fastify from 'fastify'
 import { boot, buildApp } from '../helpers/app'
-import { httpConventions, httpConventionsValidation, serverOptions, probeValidator } from '../../plugins/index'
+import { httpConventions, httpConventionsValidation, serverOptions } from '../../plugins/index'
+import { probeValidator } from '../../plugins/validation'
 
 const body = {
   type: 'object',

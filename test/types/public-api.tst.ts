@@ -1,12 +1,23 @@
 // Type tests of the public API, against the generated .d.ts through the package's exports map.
-import Fastify, { type FastifyError, type FastifyReply } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify'
 import { expect, test } from 'tstyche'
-import httpConventions, {
-  httpConventionsContentLength, serverOptions, unprocessable, isConventionError, errorCodes, negotiateMediaType,
-  MemoryInstanceStore, MemoryNonceStore, DeltaClient, applyJsonPatch,
-  type ConventionError, type ErrorEntry, type HttpConventionsOptions, type Profile, type PatchableResource, type AuthPrincipal,
-  type InstanceStore, type NonceCountStore, type DeltaResult
+import { createServer } from 'node:http'
+import { type Http2Server } from 'node:http2'
+import httpConventions, * as root from 'fastify-http-conventions'
+import {
+  httpConventionsContentLength, serverOptions, unprocessable, isConventionError, errorCodes,
+  type ConventionError, type ErrorEntry, type HttpConventionsOptions, type Profile, type PatchableResource, type AuthPrincipal
 } from 'fastify-http-conventions'
+import { encode, decode, prepareSource, tryEncode, createEncoderPool, type EncoderPool, type PreparedSource } from 'fastify-http-conventions/vcdiff'
+import { DeltaClient, DeltaClientError, type DeltaResult, type DeltaClientOptions } from 'fastify-http-conventions/client'
+import {
+  MemoryInstanceStore, RedisInstanceStore, MemoryNonceStore, RedisNonceStore, type InstanceStore, type NonceCountStore, type RedisBufferClient
+} from 'fastify-http-conventions/stores'
+import { conventionsOpenApiTransform, withConventionResponses, conventionResponses, recordResponse, type ConventionResponse } from 'fastify-http-conventions/openapi'
+import {
+  negotiateMediaType, parseMediaType, jsonToXml, xmlBodyToJson, applyJsonPatch, applyMergePatch, createBearerKeyMatcher,
+  redactUrl, createRedactingSerializers, SECRET_QUERY_NAMES
+} from 'fastify-http-conventions/headers'
 
 test('the umbrella registers with one typed options object', () => {
   const app = Fastify({ ...serverOptions })
@@ -63,9 +74,69 @@ test('conditional, PATCH, delta encoding, auth, redirect and CORP route config i
   })
 })
 
-test('stores and the client helper are typed', () => {
+test('serverOptions spreads into every overload of Fastify()', () => {
+  const http2 = Fastify({ ...serverOptions, http2: true })
+  expect(http2.server).type.toBe<Http2Server>()
+  const logged = Fastify({ ...serverOptions, loggerInstance: Fastify().log })
+  expect(logged.log).type.toBeAssignableTo<FastifyBaseLogger>()
+  expect(Fastify({ ...serverOptions, https: null, logger: true }).server).type.toBeAssignableTo<ReturnType<typeof createServer>>()
+  expect(Fastify({ ...serverOptions, serverFactory: (handler) => createServer(handler) })).type.not.toBe<never>()
+  expect(serverOptions).type.not.toHaveProperty('logger')
+  expect(serverOptions).type.toHaveProperty('ajv')
+  expect(serverOptions).type.toHaveProperty('schemaController')
+})
+
+test('the root holds the plugins, their options, the error catalogue and serverOptions; helpers are in subpaths', () => {
+  expect(root).type.not.toHaveProperty('negotiateMediaType')
+  expect(root).type.not.toHaveProperty('MemoryInstanceStore')
+  expect(root).type.not.toHaveProperty('DeltaClient')
+  expect(root).type.not.toHaveProperty('conventionsOpenApiTransform')
+  expect(root).type.not.toHaveProperty('encode')
+  expect(root).type.toHaveProperty('httpConventionsAuth')
+  expect(root).type.toHaveProperty('sendConventionError')
+  expect(root.default).type.toBe<typeof root.httpConventions>()
+})
+
+test('vcdiff: encode and decode bytes', () => {
+  const source = new Uint8Array(4)
+  expect(encode(source, source)).type.toBe<Uint8Array>()
+  expect(decode(source, source)).type.toBe<Uint8Array>()
+  expect(prepareSource(source)).type.toBe<PreparedSource>()
+  expect(tryEncode).type.not.toBeCallableWith('a', 'b')
+  expect(createEncoderPool()).type.toBe<EncoderPool>()
+})
+
+test('client: DeltaClient and its error', () => {
+  expect(new DeltaClient({} satisfies DeltaClientOptions).get('http://x/')).type.toBe<Promise<DeltaResult>>()
+  expect(new DeltaClientError('x')).type.toBeAssignableTo<Error>()
+})
+
+test('stores: instance and nonce stores', () => {
   expect(new MemoryInstanceStore({ maxBytes: 1024 })).type.toBeAssignableTo<InstanceStore>()
+  expect(RedisInstanceStore).type.toBeConstructableWith({} as RedisBufferClient)
   expect(new MemoryNonceStore()).type.toBeAssignableTo<NonceCountStore>()
-  expect(new DeltaClient().get('http://x/')).type.toBe<Promise<DeltaResult>>()
+  expect(RedisNonceStore).type.not.toBeConstructableWith('redis://x')
+  const app = Fastify()
+  expect(app.register).type.toBeCallableWith(httpConventions, { deltaEncoding: { store: new MemoryInstanceStore() } })
+})
+
+test('openapi: the transform and the recorded responses', () => {
+  const route = { config: {} }
+  expect(conventionResponses(route)).type.toBe<Record<string, ConventionResponse>>()
+  expect(withConventionResponses(undefined, route)).type.toBe<Record<string, unknown>>()
+  expect(conventionsOpenApiTransform).type.toBeCallableWith({ schema: {}, url: '/', route })
+  expect(recordResponse).type.not.toBeCallableWith(route, '404', { description: 'x', body: 'none' })
+})
+
+test('headers: negotiation, media types, XML, patches, keys, redaction', () => {
+  expect(negotiateMediaType(undefined, ['application/json'])).type.toBe<string | null>()
+  expect(parseMediaType('text/plain')?.essence).type.toBe<string | undefined>()
+  expect(jsonToXml({ a: 1 }, 'root')).type.toBe<string>()
+  expect(xmlBodyToJson('<a/>')).type.toBe<unknown>()
   expect(applyJsonPatch({}, [])).type.not.toBeAssignableTo<string>()
+  expect(applyMergePatch({}, {})).type.toBe<unknown>()
+  expect(createBearerKeyMatcher(['k'])).type.toBe<(token: string) => boolean>()
+  expect(redactUrl('/?token=x')).type.toBe<string>()
+  expect(createRedactingSerializers()).type.toHaveProperty('req')
+  expect(SECRET_QUERY_NAMES).type.toBe<readonly string[]>()
 })

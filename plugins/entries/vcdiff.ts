@@ -1,0 +1,9 @@
+/**
+ * `fastify-http-conventions/vcdiff`: the VCDIFF (RFC 3284) encoder and decoder behind the
+ * A-IM: vcdiff deltas, usable without Fastify.
+ */
+export { encode, tryEncode, prepareSource, decode, createEncoderPool, VcdiffError, DEFAULT_WINDOW_SIZE, DEFAULT_MAX_TARGET_SIZE } from '../../lib/vcdiff/index'
+export type {
+  EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions, DecodeOptions,
+  EncoderPool, EncoderPoolOptions, EncoderPoolStats, PoolEncodeOptions
+} from '../../lib/vcdiff/index'

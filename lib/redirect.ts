@@ -354,6 +354,11 @@ export function compileRules (rules: unknown, where = 'http-conventions/redirect
   return function redirectFor (method, url) {
     // Origin-form only (RFC 9112 3.2.1); absolute-form and `*` are left alone.
     if (url.charCodeAt(0) !== 47) return null
+    // RFC 9112 3.2: a request-target has no fragment. A client that sends one anyway is routed
+    // by the path before it (the router stops at `#` too): the rules match that same path and
+    // the fragment is dropped, so the redirect and the router never disagree.
+    const hash = url.indexOf('#')
+    if (hash !== -1) url = url.slice(0, hash)
     const q = url.indexOf('?')
     const path = encodeRequestPart(q === -1 ? url : url.slice(0, q))
     for (let i = 0; i < compiled.length; i++) {

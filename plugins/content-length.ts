@@ -41,9 +41,10 @@ const kCurrent = Symbol('http-conventions.current-request')
 const kSeq = Symbol('http-conventions.request-seq')
 const kRefusedAt = Symbol('http-conventions.refused-at')
 const kCurrentResponse = Symbol('http-conventions.current-response')
+const kHosts = Symbol('http-conventions.host-lines')
 const kListening = Symbol.for('fastify-http-conventions.content-length-listeners')
 
-type TrackedRequest = IncomingMessage & { [kMisframed]?: boolean, [kSeq]?: number }
+type TrackedRequest = IncomingMessage & { [kMisframed]?: boolean, [kSeq]?: number, [kHosts]?: number }
 type TrackedSocket = Socket & { [kHadBody]?: boolean, [kSeq]?: number, [kRefusedAt]?: number, [kCurrent]?: TrackedRequest, [kCurrentResponse]?: ServerResponse }
 
 // Parser errors that are about the message's framing (RFC 9112 6.1-6.3).
@@ -186,8 +187,12 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     next()
   }
 
-  /** GET and HEAD routes have no compiled step: their (unread) bodies are checked here. */
+  /** Every request of the context: its Host lines; for GET and HEAD routes (no compiled step), their unread bodies. */
   function checkSafeMethodLength (request: FastifyRequest): Error | undefined {
+    if ((request.raw as TrackedRequest)[kHosts] !== undefined) {
+      markRefused(request)
+      return badFraming('the request carries more than one Host field (RFC 9112 3.2)')
+    }
     const method = request.method
     if ((method !== 'GET' && method !== 'HEAD') || request.is404) return undefined
     const headers = request.headers
@@ -239,6 +244,14 @@ function installServerListeners (fastify: FastifyInstance, mismatch: (reason: st
     const cl = req.headers['content-length']
     socket[kHadBody] = (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined
     socket[kCurrent] = req
+    // RFC 9112 3.2: more than one Host line is a 400 (Node keeps the first and drops the rest).
+    const raw = req.rawHeaders
+    let hosts = 0
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]
+      if (name.length === 4 && name.toLowerCase() === 'host') hosts++
+    }
+    if (hosts > 1) req[kHosts] = hosts
   })
   server.prependListener('clientError', function answerFramingError (err: Error & { code?: string }, socket: TrackedSocket) {
     const code = err.code ?? ''

@@ -90,7 +90,7 @@ test('header injection: CR, LF and controls in the path or query are encoded in 
   const loc = r('GET', '/v1/a\r\nSet-Cookie: x=1?q=\r\nX: y') as string
   t.equal(loc, '/a%0D%0ASet-Cookie:%20x=1?q=%0D%0AX:%20y')
   t.ok(isValidLocation(loc))
-  t.equal(r('GET', '/v1/x?a#b'), '/x?a%23b')
+  t.equal(r('GET', '/v1/x?a#b'), '/x?a', 'a fragment is no part of the request-target (RFC 9112 3.2): dropped')
 })
 
 test('methods limit a rule; GET covers HEAD (RFC 9110 9.3.2); the first matching rule wins', async (t) => {
@@ -187,4 +187,11 @@ test('rulesForRoute tells which routes a rule can redirect (OpenAPI 307)', async
   t.ok(rulesForRoute(rules, 'HEAD', '/old/x'))
   t.ok(rulesForRoute(rules, 'get', '/old/x'))
   t.notOk(rulesForRoute(rules, 'PUT', '/old/x'))
+})
+
+test('RFC 9112 3.2: a fragment sent in the request-target is dropped; the rules match the path the router routes', async (t) => {
+  const redirectFor = compileRules([{ from: '/v1/', to: '/' }])
+  t.equal(redirectFor('GET', '/v1/a#frag'), '/a', 'not /a%23frag, which the router would not find')
+  t.equal(redirectFor('GET', '/v1/a?x=1#frag'), '/a?x=1')
+  t.equal(redirectFor('GET', '/v2/a#/v1/'), null, 'a rule never matches inside the fragment')
 })

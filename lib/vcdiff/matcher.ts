@@ -109,7 +109,7 @@ export class Matcher {
         const b2 = best[2]
         const b3 = best[3]
         const gain = covered(b0, b1, pend) - b3
-        if (gain < b3 + 3) break
+        if (gain < 3) break
         const s = this.probe(i + 1, ws, we, floor, diag, mainDiag, lastSrcEnd)
         if (best[0] >= MIN_MATCH && covered(best[0], best[1], pend) - best[3] > gain) {
           bestSrc = s
@@ -137,10 +137,13 @@ export class Matcher {
           long.roll(j, we)
           j++
           if (long.lookup(j, we, floor, -1, probes, lastSrcEnd)) {
-            if (best[0] >= b0 + LOOKAHEAD_GAIN) {
-              // The short match keeps the bytes before the long one (from `pend` on), if they pay for a COPY.
-              const ps = Math.max(b1, pend)
-              if (best[1] - ps >= MIN_MATCH && best[1] - ps >= bestCost + 3) {
+            // The short match keeps the bytes before the long one (from `pend` on), if they pay for a COPY;
+            // a long match that would leave them to an ADD must gain that much more.
+            const ps = Math.max(b1, pend)
+            const prefix = best[1] - ps
+            const keepPrefix = prefix >= MIN_MATCH && prefix >= bestCost + 3
+            if (best[0] >= b0 + LOOKAHEAD_GAIN + (keepPrefix || prefix <= 0 ? 0 : LOOKAHEAD_GAIN * prefix)) {
+              if (keepPrefix) {
                 m.push(ps, best[1] - ps, b2 + ps - b1, bestSrc)
                 estimate += (ps - pend) + 1 + bestCost
                 pend = best[1]

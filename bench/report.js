@@ -1,7 +1,7 @@
 'use strict'
 /**
- * The benchmark report (issue 8): every benchmark of the earlier issues side by side in one
- * run, plus the articles service against the same service written on Express 5
+ * The benchmark report: every benchmark of the suite side by side in one run, plus the
+ * articles service against the same service written on Express 5
  * (bench/express-service.js), written to bench/RESULTS.md and bench/results.svg.
  *
  *   npm run build && node bench/report.js              # everything (about 8 minutes)
@@ -11,8 +11,9 @@
  * Env: BENCH_ROUNDS (default 5) and BENCH_SECONDS (default 3) for every side-by-side pair,
  * BENCH_QUICK=1, BENCH_OUT (directory of RESULTS.md and results.svg, default bench/).
  *
- * Sections: foundation (issue 2), conditional (issue 3), patch (issue 4), auth (issue 5),
- * delta and vcdiff (issue 6), express (issue 8), postgres (the service on PostgreSQL vs SQLite).
+ * Sections: foundation (Content-Type, Content-Length, validation), conditional, patch, auth,
+ * delta and vcdiff (A-IM), express (the service vs Express 5), postgres (the service on
+ * PostgreSQL vs SQLite).
  * Peak memory: VmHWM of every server process this process forks, sampled from /proc.
  */
 const fs = require('node:fs')
@@ -224,7 +225,7 @@ const HINTS = {
   'PUT /articles/:id (Basic auth, validation, replace)': 'ours evaluates preconditions (an extra SQLite read for the validators) before the replace, which reads again and writes; the shared SQLite write and sha256 dominate both sides'
 }
 
-function ratioTarget (issue, row) {
+function ratioTarget (section, row) {
   const t = parseTarget(row.target)
   if (t === null || typeof row.ratio !== 'number') return null
   const ok = meets(row.ratio, t)
@@ -236,7 +237,7 @@ function ratioTarget (issue, row) {
       (HINTS[row.benchmark] ? `; ${HINTS[row.benchmark]}` : '') +
       (row.detail ? `; ${row.detail}` : '')
   }
-  return { issue, target: `${row.benchmark}: ${row.target}x`, measured: `${row.ratio}x`, status: ok ? 'MET' : 'MISSED', why }
+  return { section, target: `${row.benchmark}: ${row.target}x`, measured: `${row.ratio}x`, status: ok ? 'MET' : 'MISSED', why }
 }
 
 function vcdiffTargets (rows) {
@@ -245,7 +246,7 @@ function vcdiffTargets (rows) {
   const mb = rows.filter((r) => / 1MB /.test(r.doc))
   const slow = mb.filter((r) => r.mbPerS < 100)
   out.push({
-    issue: 6,
+    section: 'vcdiff',
     target: 'VCDIFF encode >= 100 MB/s on every 1 MB document',
     measured: `min ${Math.min(...mb.map((r) => r.mbPerS))} MB/s, geomean ${round(geo(mb.map((r) => r.mbPerS)), 1)} MB/s (${mb.length} docs)`,
     status: slow.length === 0 ? 'MET' : 'MISSED',
@@ -254,7 +255,7 @@ function vcdiffTargets (rows) {
   const speed = geo(rows.map((r) => r.speedVsXd3Fast1))
   const slowest = rows.reduce((m, r) => (r.speedVsXd3Fast1 < m.speedVsXd3Fast1 ? r : m))
   out.push({
-    issue: 6,
+    section: 'vcdiff',
     target: 'VCDIFF encode speed >= 0.5x `xdelta3 -1` (geometric mean over the corpus)',
     measured: `geomean ${round(speed, 2)}x (slowest ${slowest.doc} ${slowest.speedVsXd3Fast1}x)`,
     status: speed >= 0.5 ? 'MET' : 'MISSED',
@@ -264,7 +265,7 @@ function vcdiffTargets (rows) {
     const worst = rows.reduce((m, r) => (r[key] > m[key] ? r : m))
     const over = rows.filter((r) => r[key] > limit)
     out.push({
-      issue: 6,
+      section: 'vcdiff',
       target: `VCDIFF ${label}`,
       measured: `worst ${worst[key]}x (${worst.doc}), geomean ${round(geo(rows.map((r) => r[key])), 3)}x`,
       status: over.length === 0 ? 'MET' : 'MISSED',
@@ -279,14 +280,14 @@ function deltaTargets (v) {
   const MiB = 1024 * 1024
   return [
     {
-      issue: 6,
+      section: 'delta',
       target: '226 <= 2% of the 200 (one-paragraph edit of a 100 KB article, bytes on the wire)',
       measured: `${pct(v.wire.ratio)} (${v.wire.delta} B vs ${v.wire.full} B)`,
       status: v.wire.ratio <= 0.02 ? 'MET' : 'MISSED',
       why: v.wire.ratio <= 0.02 ? '' : `the 226 is ${v.wire.delta} B of ${v.wire.full} B`
     },
     {
-      issue: 6,
+      section: 'delta',
       target: 'instance store within its bound under 10k distinct instances',
       measured: `charged ${(v.memory.peak / MiB).toFixed(1)} MiB, held ${(v.memory.measured / MiB).toFixed(1)} MiB, bound ${(v.memory.maxBytes / MiB).toFixed(0)} MiB`,
       status: v.memory.peak <= v.memory.maxBytes && v.memory.measured <= v.memory.maxBytes ? 'MET' : 'MISSED',
@@ -296,26 +297,25 @@ function deltaTargets (v) {
 }
 
 // The PostgreSQL comparison has no target: its ratio is printed for information.
-const ISSUE = { foundation: 2, conditional: 3, patch: 4, auth: 5, delta: 6, vcdiff: 6, express: 8, postgres: '-' }
 const TITLES = {
-  express: 'Ours vs Express 5, same articles service (issue 8)',
-  foundation: 'Foundation: Content-Type, Content-Length, validation (issue 2)',
-  conditional: 'Conditional requests (issue 3)',
-  patch: 'PATCH (issue 4)',
-  auth: 'Authentication (issue 5)',
-  delta: 'Delta encoding on the wire, instance store memory (issue 6)',
-  vcdiff: 'VCDIFF encoder vs xdelta3 (issue 6)',
+  express: 'Ours vs Express 5, same articles service',
+  foundation: 'Foundation: Content-Type, Content-Length, validation',
+  conditional: 'Conditional requests',
+  patch: 'PATCH',
+  auth: 'Authentication',
+  delta: 'Delta encoding on the wire, instance store memory',
+  vcdiff: 'VCDIFF encoder vs xdelta3',
   postgres: 'Articles on PostgreSQL vs SQLite, same reference service'
 }
 
 function targetsOf (name, result) {
   if (result.error !== undefined) {
-    return [{ issue: ISSUE[name], target: `${name} benchmarks`, measured: '-', status: 'NOT MEASURED', why: `the ${name} benchmark failed: ${result.error}` }]
+    return [{ section: name, target: `${name} benchmarks`, measured: '-', status: 'NOT MEASURED', why: `the ${name} benchmark failed: ${result.error}` }]
   }
   const v = result.value
   if (name === 'vcdiff') return vcdiffTargets(v)
   if (name === 'delta') return deltaTargets(v)
-  return v.map((row) => ratioTarget(ISSUE[name], row)).filter((t) => t !== null)
+  return v.map((row) => ratioTarget(name, row)).filter((t) => t !== null)
 }
 
 // ---------------------------------------------------------------- RESULTS.md
@@ -371,14 +371,14 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
     'The machine is shared and noisy: only ratios measured in one run mean something; absolute req/s do not travel.' +
     (o.quick ? ' **Quick mode (BENCH_QUICK=1): a smoke test, not a measurement.**' : ''), '')
   out.push('## Machine', '', machine(load), '')
-  out.push('## Targets', '', '| issue | target | measured | status |', '|---:|---|---|---|')
-  for (const t of targets) out.push(`| ${t.issue} | ${cell(t.target)} | ${cell(t.measured)} | ${t.status === 'MET' ? 'MET' : `**${t.status}**`} |`)
+  out.push('## Targets', '', '| section | target | measured | status |', '|---|---|---|---|')
+  for (const t of targets) out.push(`| ${t.section} | ${cell(t.target)} | ${cell(t.measured)} | ${t.status === 'MET' ? 'MET' : `**${t.status}**`} |`)
   const short = targets.filter((t) => t.status !== 'MET')
   out.push('')
   if (short.length === 0) out.push('Every target measured in this run is met.')
   else {
     out.push('Shortfalls, from the numbers of this run:', '')
-    for (const t of short) out.push(`- issue ${t.issue}, ${t.target}: ${t.why}`)
+    for (const t of short) out.push(`- ${t.section}, ${t.target}: ${t.why}`)
   }
   out.push('', '![ratios against their targets](results.svg)', '')
   for (const name of SECTIONS) {
@@ -433,7 +433,7 @@ function chartBars (results) {
     for (const row of r.value) {
       const target = parseTarget(row.target)
       if (target === null || typeof row.ratio !== 'number') continue
-      bars.push({ label: `${ISSUE[name]} ${name}: ${row.benchmark}`, value: row.ratio, target, ok: meets(row.ratio, target) })
+      bars.push({ label: `${name}: ${row.benchmark}`, value: row.ratio, target, ok: meets(row.ratio, target) })
     }
   }
   return bars
@@ -533,7 +533,7 @@ module.exports = { report, options, svg, markdown, SECTIONS, EXPRESS_ROUTES, Mem
 if (require.main === module) {
   const only = process.argv.slice(2)
   report(only.length > 0 ? { only } : {}).then(({ targets, files, elapsedS }) => {
-    console.log(`\n${targets.map((t) => `${t.status.padEnd(12)} issue ${t.issue}: ${t.target}: ${t.measured}`).join('\n')}`)
+    console.log(`\n${targets.map((t) => `${t.status.padEnd(12)} ${t.section}: ${t.target}: ${t.measured}`).join('\n')}`)
     console.log(`\nwrote ${files.markdown} and ${files.svg} in ${Math.round(elapsedS)} s`)
   }, (err) => { console.error(err); process.exit(1) })
 }

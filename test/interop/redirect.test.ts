@@ -1,5 +1,5 @@
 /**
- * Spec 4.6 and section 7 row 307 with real clients: `curl -L` and Node's fetch (undici)
+ * The 307 convention (docs/conventions.md#redirects-307) with real clients: `curl -L` and Node's fetch (undici)
  * follow the reference service's `/v1/...` rule and repeat the same method with the same
  * body (RFC 9110 15.4.8), against the compiled service that `npm start` runs. The curl
  * tests are skipped without curl (failed under CI=true), see test/helpers/peers.ts.

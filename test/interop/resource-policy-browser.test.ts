@@ -1,6 +1,6 @@
 /**
- * Spec 4.7 in a real browser: headless Chromium (Debian's `chromium`, driven by
- * playwright-core) loads pages from one origin that embed images and scripts from
+ * The Cross-Origin-Resource-Policy convention (docs/conventions.md) in a real browser:
+ * headless Chromium (Debian's `chromium`, driven by playwright-core) loads pages from one origin that embed images and scripts from
  * another, and blocks or loads each one exactly as its Cross-Origin-Resource-Policy says
  * (Fetch standard, "cross-origin resource policy check").
  *

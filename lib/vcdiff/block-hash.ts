@@ -23,6 +23,11 @@ const LINKS_PER_PROBE = 2
 /** Smallest COPY the default code table has an opcode size for (RFC 3284 section 5.6). */
 export const MIN_MATCH = 4
 
+/** bytes[at, at + 4) as one integer (the caller ensures at + 4 <= length). */
+export function word (bytes: Uint8Array, at: number): number {
+  return bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)
+}
+
 export function log2ceil (n: number): number {
   let b = 0
   while ((1 << b) < n) b++
@@ -113,7 +118,11 @@ export function addressCost (a: number, ref: number): number {
 export class SourceIndex {
   readonly shift: number
   readonly head: Int32Array
-  /** Per entry, side by side (one cache line per link): the next entry of the chain, then the entry's full hash. */
+  /**
+   * Per entry, the next entry of its chain (4 bytes an entry: a dense index
+   * stays small). Entries of other hashes sharing a bucket are told apart by
+   * their first 4 source bytes, compared with the target's as one integer.
+   */
   readonly chain: Int32Array
   /** HASH_MUL^(look-1), to roll the oldest byte out. */
   readonly outMul: number
@@ -132,7 +141,7 @@ export class SourceIndex {
     // otherwise one cache miss per entry. Chains absorb the collisions.
     const bits = Math.min(log2ceil(entries), MAX_TABLE_BITS)
     this.head = new Int32Array(1 << bits).fill(-1)
-    this.chain = new Int32Array(entries * 2)
+    this.chain = new Int32Array(entries)
     this.shift = 32 - bits
     this.outMul = power(look - 1)
     const filterBits = Math.min(Math.max(log2ceil(entries) + 3, 5), FILTER_BITS)
@@ -143,8 +152,7 @@ export class SourceIndex {
     for (let k = 0; k < entries; k++) {
       const h = hashes[k]
       const b = Math.imul(h, MIX) >>> shift
-      chain[2 * k] = head[b]
-      chain[2 * k + 1] = h
+      chain[k] = head[b]
       head[b] = k
       const fb = Math.imul(h, FILTER_MIX) >>> filterShift
       filter[fb >>> 5] |= 1 << (fb & 31)
@@ -206,16 +214,15 @@ export class HashCursor {
     let probes = maxProbes
     let links = probes * LINKS_PER_PROBE
     let changed = false
+    // The first 4 bytes as one integer: most candidates that do not match differ there.
+    const x = word(tgt, i)
+    const max0 = we - i
     while (k >= 0 && links-- > 0) {
-      if (chain[2 * k + 1] !== h) {
-        k = chain[2 * k]
-        continue
-      }
       const sp = k * step
-      k = chain[2 * k]
-      if (sp === skip) continue
-      const max = Math.min(we - i, srcLen - sp)
-      let f = 0
+      k = chain[k]
+      if (sp === skip || word(src, sp) !== x) continue
+      const max = Math.min(max0, srcLen - sp)
+      let f = 4
       while (f < max && tgt[i + f] === src[sp + f]) f++
       if (f >= MIN_MATCH) {
         let b = 0

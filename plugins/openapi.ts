@@ -1,7 +1,20 @@
 /**
- * OpenAPI: each plugin records, per route, the error responses it can give that route;
- * `conventionsOpenApiTransform` (for @fastify/swagger's `transform` option) adds them to
- * the route's documented responses, so no route lists them by hand.
+ * OpenAPI: each plugin records, per route, the responses it can give that route (and the
+ * auth plugin the schemes that protect it); `conventionsOpenApiTransform` (for
+ * @fastify/swagger's `transform` option) documents them, so no route lists them by hand:
+ *
+ * - the recorded responses (400, 401, 304, 412, 415, 422, 226, ...), with their headers;
+ * - a success response where the route documents none: 200, 204 for DELETE, and for a
+ *   PATCH route of the patch plugin the patched resource;
+ * - `components.securitySchemes` (basic, bearer, digest) and `security` on protected routes;
+ * - the request headers the conventions read: If-Match, If-None-Match, If-Unmodified-Since
+ *   and If-Modified-Since where preconditions are evaluated (412), A-IM where deltas are
+ *   offered (226);
+ * - request bodies in every accepted media type: the two patch formats of a PATCH route,
+ *   and application/xml where the route accepts XML.
+ *
+ * The transform works on the route schema @fastify/swagger converts: a response is a JSON
+ * schema whose `description` and `headers` (JSON schemas by name) become the response's.
  */
 import type { RouteOptions } from 'fastify'
 import envelopeSchema from '../schemas/errors.json'
@@ -10,46 +23,282 @@ export type ResponseBody = 'envelope' | 'text' | 'html' | 'none'
 
 export interface ConventionResponse { description: string, body: ResponseBody, headers?: string[] }
 
+/** The authentication schemes that protect a route; any one of them is enough. */
+export interface ConventionSecurity {
+  schemes: ReadonlyArray<'basic' | 'bearer' | 'digest'>
+  /** Scopes the route needs (listed in `security` of OpenAPI 3.1 documents; 3.0 allows none for HTTP schemes). */
+  scopes?: readonly string[]
+}
+
 const kResponses = Symbol.for('fastify-http-conventions.responses')
+const kSecurity = Symbol.for('fastify-http-conventions.security')
 
-type WithResponses = { [kResponses]?: Record<string, ConventionResponse> }
+interface Recorded {
+  [kResponses]?: Record<string, ConventionResponse>
+  [kSecurity]?: ConventionSecurity
+}
 
-/** Called by plugins from their onRoute hooks. */
+function recordsOf (route: RouteOptions): Recorded {
+  return (route.config ?? (route.config = {})) as Recorded
+}
+
+/** Called by plugins when they compile a route (`c.respond(status, response)`). */
 export function recordResponse (route: RouteOptions, status: number, response: ConventionResponse): void {
-  const config = (route.config ?? (route.config = {})) as WithResponses
+  const config = recordsOf(route)
   const map = config[kResponses] ?? (config[kResponses] = {})
   map[String(status)] ??= response
 }
 
-/** The error responses the suite's plugins can give this route, by status. */
-export function conventionResponses (route: { config?: unknown }): Record<string, ConventionResponse> {
-  return (route.config as WithResponses | undefined)?.[kResponses] ?? {}
+/** Called by the auth plugin when it compiles a protected route: the schemes that protect it. */
+export function recordSecurity (route: RouteOptions, security: ConventionSecurity): void {
+  recordsOf(route)[kSecurity] = { schemes: [...security.schemes], scopes: [...(security.scopes ?? [])] }
 }
+
+/** The responses the suite's plugins can give this route, by status. */
+export function conventionResponses (route: { config?: unknown }): Record<string, ConventionResponse> {
+  return (route.config as Recorded | undefined)?.[kResponses] ?? {}
+}
+
+const ALL_SCHEMES = ['basic', 'bearer', 'digest'] as const
+
+/**
+ * The schemes that protect this route, or null when it is open. Without a recorded
+ * marker a recorded 401 says the route is protected, by the schemes its config names
+ * (`auth: { schemes }`) or else by any of the three.
+ */
+export function conventionSecurity (route: { config?: unknown }): ConventionSecurity | null {
+  const config = route.config as (Recorded & { auth?: unknown }) | undefined
+  const recorded = config?.[kSecurity]
+  if (recorded !== undefined) return recorded
+  if (conventionResponses(route)['401'] === undefined) return null
+  const auth = config?.auth as { schemes?: unknown, scopes?: unknown } | undefined
+  const schemes = Array.isArray(auth?.schemes) ? ALL_SCHEMES.filter((s) => (auth.schemes as unknown[]).includes(s)) : [...ALL_SCHEMES]
+  const scopes = Array.isArray(auth?.scopes) ? (auth.scopes as unknown[]).filter((s): s is string => typeof s === 'string') : []
+  return { schemes, scopes }
+}
+
+/** The security schemes of the suite, by the name `security` requirements use. */
+export const conventionSecuritySchemes: Readonly<Record<string, Record<string, string>>> = Object.freeze({
+  basicAuth: Object.freeze({ type: 'http', scheme: 'basic', description: 'HTTP Basic (RFC 7617), UTF-8 credentials' }),
+  bearerAuth: Object.freeze({ type: 'http', scheme: 'bearer', description: 'Bearer token (RFC 6750) in the Authorization header' }),
+  digestAuth: Object.freeze({ type: 'http', scheme: 'digest', description: 'HTTP Digest (RFC 7616): SHA-256 or MD5, qop=auth' })
+})
+
+const SCHEME_NAMES: Record<ConventionSecurity['schemes'][number], string> = { basic: 'basicAuth', bearer: 'bearerAuth', digest: 'digestAuth' }
 
 const { $id: _id, $schema: _schema, ...envelopeBody } = envelopeSchema
 
+const HEADER_DESCRIPTIONS: Record<string, string> = {
+  ETag: 'The current entity tag of the resource',
+  'WWW-Authenticate': 'One challenge per accepted scheme',
+  Location: 'Where to repeat the request',
+  'Accept-Patch': 'The patch document types the resource accepts',
+  IM: 'The instance manipulations applied (vcdiff, gzip)',
+  'Delta-Base': 'The entity tag of the instance the delta applies to',
+  'Cache-Control': 'no-store or private, no-transform'
+}
+
+const NO_BODY = Object.freeze({ type: 'null' })
+
+function mediaOf (body: ResponseBody): Record<string, unknown> | undefined {
+  if (body === 'envelope') return { 'application/json': { schema: envelopeBody } }
+  if (body === 'text') return { 'text/plain': { schema: { type: 'string' } } }
+  if (body === 'html') return { 'text/html': { schema: { type: 'string' } } }
+  return undefined
+}
+
+/** A recorded response as @fastify/swagger reads a route's response schema. */
 function openApiResponse (r: ConventionResponse): Record<string, unknown> {
   const out: Record<string, unknown> = { description: r.description }
-  if (r.body === 'envelope') out.content = { 'application/json': { schema: envelopeBody } }
-  else if (r.body === 'text') out.content = { 'text/plain': { schema: { type: 'string' } } }
-  else if (r.body === 'html') out.content = { 'text/html': { schema: { type: 'string' } } }
+  const content = mediaOf(r.body)
+  // `type: 'null'`: @fastify/swagger documents no content (304, 226 bodies are not JSON).
+  if (content === undefined) Object.assign(out, NO_BODY)
+  else out.content = content
   if (r.headers !== undefined) {
-    out.headers = Object.fromEntries(r.headers.map((h) => [h, { schema: { type: 'string' } }]))
+    // Header schemas, by name: @fastify/swagger wraps each into { schema } itself.
+    out.headers = Object.fromEntries(r.headers.map((h) => [h, HEADER_DESCRIPTIONS[h] === undefined ? { type: 'string' } : { type: 'string', description: HEADER_DESCRIPTIONS[h] }]))
   }
   return out
 }
 
-/** Adds the recorded responses to a route schema (those the route documents itself win). */
-export function withConventionResponses (schema: Record<string, unknown> | undefined, route: { config?: unknown }): Record<string, unknown> {
+type Json = Record<string, unknown>
+
+function isObject (v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+function methodsOf (route: { method?: unknown }): string[] {
+  const m = route.method
+  return (Array.isArray(m) ? m : typeof m === 'string' ? [m] : []).map((x) => String(x).toUpperCase())
+}
+
+const NOT_FOUND = {
+  description: 'Not Found: there is no resource to patch',
+  content: {
+    'application/json': {
+      schema: { type: 'object', properties: { statusCode: { type: 'integer' }, error: { type: 'string' }, message: { type: 'string' } } }
+    }
+  }
+}
+
+function isPatchRoute (route: { method?: unknown, config?: unknown }): boolean {
+  return methodsOf(route).includes('PATCH') && isObject((route.config as { patch?: unknown } | undefined)?.patch)
+}
+
+const SUCCESS = /^(2(\d\d|XX)|default)$/i
+
+/** The success response of a route that documents none. */
+function successResponse (route: { method?: unknown, config?: unknown }): [string, Json] {
+  const methods = methodsOf(route)
+  const patch = (route.config as { patch?: unknown } | undefined)?.patch
+  if (methods.includes('PATCH') && isObject(patch) && isObject(patch.schema)) {
+    const { $id: _i, $schema: _s, ...resource } = patch.schema
+    return ['200', { description: 'OK: the patched resource', content: { 'application/json': { schema: resource } } }]
+  }
+  if (methods.length > 0 && methods.every((m) => m === 'DELETE')) return ['204', { description: 'No Content: the resource is deleted', ...NO_BODY }]
+  return ['200', { description: 'Default Response' }]
+}
+
+/** Adds the recorded responses to a route schema (those the route documents itself win), and a success response if it has none. */
+export function withConventionResponses (schema: Json | undefined, route: { config?: unknown, method?: unknown }): Json {
   const recorded = conventionResponses(route)
   const keys = Object.keys(recorded)
   if (keys.length === 0) return schema ?? {}
-  const response: Record<string, unknown> = { ...(schema?.response as Record<string, unknown> | undefined) }
+  const own = isObject(schema?.response) ? schema.response : undefined
+  const response: Json = { ...own }
+  // Without a response schema @fastify/swagger documents a default 200: keep one.
+  if (!Object.keys(response).some((s) => SUCCESS.test(s))) {
+    const [status, success] = successResponse(route)
+    response[status] = success
+  }
   for (const status of keys) response[status] ??= openApiResponse(recorded[status])
+  // The patch plugin answers 404 itself when `load` finds no resource (RFC 5789 2.2).
+  if (isPatchRoute(route)) response['404'] ??= NOT_FOUND
   return { ...schema, response }
 }
 
-/** `transform` for @fastify/swagger: `fastify.register(swagger, { openapi: {...}, transform: conventionsOpenApiTransform })`. */
-export function conventionsOpenApiTransform ({ schema, url, route }: { schema?: unknown, url: string, route: { config?: unknown } }): { schema: Record<string, unknown>, url: string } {
-  return { schema: withConventionResponses(schema as Record<string, unknown> | undefined, route), url }
+const JSON_PATCH_SCHEMA = {
+  description: 'A JSON Patch document (RFC 6902): operations applied in order, all or none',
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['op', 'path'],
+    properties: {
+      op: { type: 'string', enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
+      path: { type: 'string', description: 'JSON Pointer (RFC 6901)' },
+      from: { type: 'string', description: 'JSON Pointer, for move and copy' },
+      value: { description: 'For add, replace and test' }
+    }
+  }
+}
+
+const MERGE_PATCH_SCHEMA = {
+  description: 'A JSON Merge Patch (RFC 7396) of the resource: members to set, null to remove a member',
+  type: 'object'
+}
+
+const PATCH_TYPES: Record<string, [string, Json]> = {
+  'json-patch': ['application/json-patch+json', JSON_PATCH_SCHEMA],
+  'merge-patch': ['application/merge-patch+json', MERGE_PATCH_SCHEMA]
+}
+
+/** The request body of a PATCH route of the patch plugin: one entry per accepted format. */
+function patchBody (patch: Json): Json {
+  const formats = Array.isArray(patch.formats) ? patch.formats : ['json-patch', 'merge-patch']
+  const content: Json = {}
+  for (const f of formats) {
+    const known = PATCH_TYPES[String(f)]
+    if (known !== undefined) content[known[0]] = { schema: known[1] }
+  }
+  return { content }
+}
+
+/** The body schema in each media type the route accepts, when that is more than JSON. */
+function bodyMedia (body: unknown, contentType: unknown): Json | undefined {
+  if (!isObject(body) || body.content !== undefined || !isObject(contentType)) return undefined
+  const accept = Array.isArray(contentType.accept) ? contentType.accept.map((t) => String(t).toLowerCase()) : undefined
+  const xml = isObject(contentType.xml) && typeof contentType.xml.root === 'string' ? contentType.xml.root : undefined
+  // XML is documented where the route names it: in its accepted types, or by its XML config.
+  const types = accept ?? (xml === undefined ? [] : ['application/json', 'application/xml'])
+  if (!types.includes('application/xml')) return undefined
+  const content: Json = {}
+  for (const type of types) {
+    if (type !== 'application/xml') content[type] = { schema: body }
+    else if (xml === undefined) content[type] = { schema: body }
+    else content[type] = { schema: body.$ref === undefined ? { ...body, xml: { name: xml } } : { allOf: [body], xml: { name: xml } } }
+  }
+  return { content }
+}
+
+const PRECONDITION_HEADERS: Array<[string, string, boolean]> = [
+  ['If-Match', 'Entity tags (or *): the request applies only if the current one is among them (412 otherwise)', false],
+  ['If-None-Match', 'Entity tags (or *): on GET/HEAD a match is answered 304; on other methods it is a 412', false],
+  ['If-Modified-Since', 'HTTP-date: unchanged since then is answered 304 (GET and HEAD, without If-None-Match)', true],
+  ['If-Unmodified-Since', 'HTTP-date: the request applies only if unchanged since then (412 otherwise; ignored with If-Match)', false]
+]
+
+/** The request headers the conventions read on this route, merged into its own headers schema. */
+function requestHeaders (own: unknown, route: { method?: unknown }, recorded: Record<string, ConventionResponse>): Json | undefined {
+  const add: Json = {}
+  if (recorded['412'] !== undefined) {
+    const safe = methodsOf(route).some((m) => m === 'GET' || m === 'HEAD')
+    for (const [name, description, safeOnly] of PRECONDITION_HEADERS) if (safe || !safeOnly) add[name] = { type: 'string', description }
+  }
+  if (recorded['226'] !== undefined) {
+    add['A-IM'] = { type: 'string', description: 'Instance manipulations the client accepts (RFC 3229): vcdiff, gzip; If-None-Match names the instance it holds' }
+  }
+  if (Object.keys(add).length === 0) return undefined
+  if (own === undefined) return { type: 'object', properties: add }
+  // A headers schema the route gives by reference, or without properties, is left as it is.
+  if (!isObject(own) || own.$ref !== undefined || (own.properties !== undefined && !isObject(own.properties))) return undefined
+  const properties: Json = { ...(own.properties as Json | undefined) }
+  const taken = new Set(Object.keys(properties).map((k) => k.toLowerCase()))
+  for (const [name, schema] of Object.entries(add)) if (!taken.has(name.toLowerCase())) properties[name] = schema
+  return { ...own, type: own.type ?? 'object', properties }
+}
+
+interface OpenApiObject { openapi?: string, components?: Json }
+
+/** Adds the suite's security schemes the document lacks; returns false when it cannot hold them (Swagger 2). */
+function ensureSecuritySchemes (doc: OpenApiObject | undefined, names: string[]): boolean {
+  if (doc === undefined || typeof doc.openapi !== 'string') return false
+  const components = doc.components ?? (doc.components = {})
+  const schemes = (isObject(components.securitySchemes) ? components.securitySchemes : (components.securitySchemes = {})) as Json
+  for (const name of names) schemes[name] ??= { ...conventionSecuritySchemes[name] }
+  return true
+}
+
+/**
+ * `transform` for @fastify/swagger: `fastify.register(swagger, { openapi: {...}, transform: conventionsOpenApiTransform })`.
+ * Security schemes are added to the document being built (`openapiObject`) when a
+ * protected route is met.
+ */
+export function conventionsOpenApiTransform ({ schema, url, route, openapiObject }: { schema?: unknown, url: string, route: { config?: unknown, method?: unknown }, openapiObject?: unknown }): { schema: Record<string, unknown>, url: string } {
+  const base = schema as Json | undefined
+  const recorded = conventionResponses(route)
+  if (Object.keys(recorded).length === 0 && conventionSecurity(route) === null) return { schema: base ?? {}, url }
+  const out: Json = withConventionResponses(base, route)
+  const config = (route.config ?? {}) as Json
+
+  const headers = requestHeaders(out.headers, route, recorded)
+  if (headers !== undefined) out.headers = headers
+
+  if (isPatchRoute(route) && out.body === undefined) {
+    out.body = patchBody(config.patch as Json)
+  } else {
+    const body = bodyMedia(out.body, config.contentType)
+    if (body !== undefined) out.body = body
+  }
+
+  const security = conventionSecurity(route)
+  if (security !== null && out.security === undefined && security.schemes.length > 0) {
+    const doc = openapiObject as OpenApiObject | undefined
+    const names = security.schemes.map((s) => SCHEME_NAMES[s])
+    if (ensureSecuritySchemes(doc, names)) {
+      // OpenAPI 3.0 allows scopes only for OAuth 2 and OpenID Connect; 3.1 lets HTTP schemes list roles.
+      const scopes = doc?.openapi?.startsWith('3.0') === true ? [] : [...(security.scopes ?? [])]
+      out.security = names.map((name) => ({ [name]: scopes }))
+    }
+  }
+  return { schema: out, url }
 }

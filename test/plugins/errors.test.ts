@@ -165,7 +165,7 @@ test('OpenAPI: recorded responses become documented responses; the route\'s own 
   t.same(Object.keys(conventionResponses(route)).sort(), ['304', '401', '411', '422'])
   t.match(out['401'], { description: 'auth', content: { 'text/html': {} }, headers: { 'WWW-Authenticate': {} } })
   t.match(out['411'], { description: 'length', content: { 'text/plain': {} } })
-  t.same(out['304'], { description: 'not modified' })
+  t.same(out['304'], { description: 'not modified', type: 'null' }, 'no body: @fastify/swagger documents no content')
   t.same(out['422'], { description: 'the route\'s own' })
   t.same(conventionsOpenApiTransform({ url: '/y', route: {} }).schema, {}, 'nothing recorded: the schema is untouched')
 })

@@ -23,7 +23,7 @@ const { performance } = require('node:perf_hooks')
 const { compare } = require('./harness')
 const { ARTICLE_IDS, BASIC, BODY_2KB } = require('./express-service')
 
-const SECTIONS = ['foundation', 'conditional', 'patch', 'auth', 'delta', 'vcdiff', 'express', 'postgres']
+const SECTIONS = ['foundation', 'conditional', 'patch', 'auth', 'delta', 'delta-scale', 'vcdiff', 'express', 'postgres']
 const EXPRESS_TARGET = '>= 1.6'
 
 // ---------------------------------------------------------------- options
@@ -195,6 +195,8 @@ async function runSection (name, o) {
       return captured(() => require(`./${name}.js`).run())
     case 'delta':
       return captured(() => require('./delta.js').run())
+    case 'delta-scale':
+      return captured(() => require('./delta-scale.js').run({ quick: o.quick, rounds: o.rounds, seconds: o.seconds }))
     case 'vcdiff':
       return captured(() => require('./vcdiff.js').run())
     case 'patch':
@@ -304,6 +306,7 @@ const TITLES = {
   patch: 'PATCH',
   auth: 'Authentication',
   delta: 'Delta encoding on the wire, instance store memory',
+  'delta-scale': 'Delta encoding of a 6 MiB document under load, beside a tiny route',
   vcdiff: 'VCDIFF encoder vs xdelta3',
   postgres: 'Articles on PostgreSQL vs SQLite, same reference service'
 }
@@ -315,6 +318,7 @@ function targetsOf (name, result) {
   const v = result.value
   if (name === 'vcdiff') return vcdiffTargets(v)
   if (name === 'delta') return deltaTargets(v)
+  if (name === 'delta-scale') return require('./delta-scale.js').targets(v)
   return v.map((row) => ratioTarget(name, row)).filter((t) => t !== null)
 }
 
@@ -390,7 +394,7 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
       continue
     }
     if (name === 'vcdiff') out.push(vcdiffTable(r.value))
-    else if (name === 'delta') out.push(r.output.trim())
+    else if (name === 'delta' || name === 'delta-scale') out.push(r.output.trim())
     else out.push(rowsTable(r.value))
     if (name === 'express') {
       out.push('', 'A: the reference service (example/app.ts, `buildService`, in-memory SQLite), B: bench/express-service.js (Express 5: express.json with the same 1 MiB limit, strong ETag with its own 304, express-basic-auth on writes, hand-written validation, the same SQLite store). ' +
@@ -429,7 +433,7 @@ function chartBars (results) {
       }
       continue
     }
-    if (name === 'delta') continue
+    if (name === 'delta' || name === 'delta-scale') continue
     for (const row of r.value) {
       const target = parseTarget(row.target)
       if (target === null || typeof row.ratio !== 'number') continue

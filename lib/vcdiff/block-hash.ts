@@ -48,12 +48,52 @@ export function hashAt (bytes: Uint8Array, at: number, look: number): number {
   return h
 }
 
+/** The hash of bytes[at, at + 4) (as `hashAt`, unrolled). */
+function hash4 (bytes: Uint8Array, at: number): number {
+  return (Math.imul((Math.imul((Math.imul(bytes[at], HASH_MUL) + bytes[at + 1]) | 0, HASH_MUL) + bytes[at + 2]) | 0, HASH_MUL) + bytes[at + 3]) | 0
+}
+
 /**
  * Rolling hashes of src[k * step, k * step + look) for every entry k. Sparse
  * entries (step >= look) are hashed afresh: fewer loads than rolling over every byte.
+ * When 4 bytes tile both the step and the look, each 4-byte block is hashed
+ * once and an entry joins its blocks (H(ab) = H(a) * HASH_MUL^|b| + H(b)): about
+ * one multiplication a byte, a third of rolling.
  */
 export function entryHashes (src: Uint8Array, look: number, step: number): Int32Array {
   const hashes = new Int32Array(Math.floor((src.length - look) / step) + 1)
+  if (step % 4 === 0 && look % 4 === 0 && look <= 16) {
+    const mul = power(4)
+    const n = look / 4
+    if (step >= look) {
+      for (let k = 0, p = 0; k < hashes.length; k++, p += step) {
+        let h = hash4(src, p)
+        for (let j = 1; j < n; j++) h = (Math.imul(h, mul) + hash4(src, p + 4 * j)) | 0
+        hashes[k] = h
+      }
+      return hashes
+    }
+    if (step === 4 && n === 2) {
+      // The default look every 4th byte: each block joins the entry before and the entry after it.
+      let prev = hash4(src, 0)
+      for (let k = 0, p = 4; k < hashes.length; k++, p += 4) {
+        const next = hash4(src, p)
+        hashes[k] = (Math.imul(prev, mul) + next) | 0
+        prev = next
+      }
+      return hashes
+    }
+    // Entries overlap: hash every block once.
+    const blocks = new Int32Array((hashes.length - 1) * step / 4 + n)
+    for (let b = 0; b < blocks.length; b++) blocks[b] = hash4(src, 4 * b)
+    const stride = step / 4
+    for (let k = 0, b = 0; k < hashes.length; k++, b += stride) {
+      let h = blocks[b]
+      for (let j = 1; j < n; j++) h = (Math.imul(h, mul) + blocks[b + j]) | 0
+      hashes[k] = h
+    }
+    return hashes
+  }
   if (step >= look) {
     for (let k = 0, p = 0; k < hashes.length; k++, p += step) hashes[k] = hashAt(src, p, look)
     return hashes

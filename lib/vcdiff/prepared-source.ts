@@ -5,10 +5,11 @@
  * Indexes: a short look (`hashLength`, default 8 bytes: xdelta3's source
  * checksum) every `sourceStep` positions, and a long look (32 bytes:
  * open-vcdiff's block hash) on blocks. Small sources are indexed finely
- * (every 2nd / 16th position); sources over 512 KiB sparsely (every 8th
- * position / whole 32-byte blocks, whose hashes are joined from the short
+ * (every 2nd / 16th position); sources over 512 KiB more sparsely (every
+ * 4th position / whole 32-byte blocks, whose hashes are joined from the short
  * ones), as building the index is then most of the work: matches are
- * extended backwards, so a sparse index loses only short matches.
+ * extended backwards, so a sparser index loses only short matches (every
+ * 8th position lost too many of them in edited text and JSON).
  */
 import { SourceIndex, entryHashes, joinHashes } from './block-hash'
 import { Matcher } from './matcher'
@@ -20,7 +21,7 @@ export interface EncodeOptions {
   windowSize?: number
   /** Bytes covered by the short rolling hash, 4..64 (default 8). */
   hashLength?: number
-  /** Distance between indexed source positions, 1..64 (default 2, 8 for sources over 512 KiB). */
+  /** Distance between indexed source positions, 1..64 (default 2, 4 for sources over 512 KiB). */
   sourceStep?: number
   /** Source candidates examined per lookup in each index, 1..1024 (default 4). */
   maxProbes?: number
@@ -84,8 +85,8 @@ class Prepared implements PreparedSource {
   constructor (readonly source: Uint8Array, readonly options: EncodeOptions) {
     const large = source.length > LARGE_SOURCE
     const look = checkInt('hashLength', options.hashLength, 4, 64, 8)
-    // Every 2nd position (xdelta3 samples its source checksum finely); every 8th for large sources, as xdelta3 -3 does.
-    const step = checkInt('sourceStep', options.sourceStep, 1, 64, large ? 8 : 2)
+    // Every 2nd position (xdelta3 samples its source checksum finely); every 4th for large sources.
+    const step = checkInt('sourceStep', options.sourceStep, 1, 64, large ? 4 : 2)
     const maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 4)
     checkOptions(options)
     // Long look on aligned blocks (whole blocks only for large sources) finds the long

@@ -7,10 +7,12 @@
 import createError from '@fastify/error'
 
 export interface ErrorEntry {
-  /** Name of the field at fault: a dotted path for body data, a header name, or `body`. */
-  field: string
+  /** Name of the field at fault: a dotted path for body data, a header name, or `body`; absent where no field is at fault (a 404, a 429). */
+  field?: string
   /** Human-readable message. */
   message: string
+  /** Machine-readable code of the problem, where one is known. */
+  code?: string
 }
 
 /** How an error's body is written: the JSON `errors[]` envelope, plain text, or a small HTML page. */

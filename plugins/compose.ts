@@ -27,7 +27,7 @@ import { invalidOption, misconfigured } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { asArray } from './shared'
 import { recordResponse, type ConventionResponse } from './openapi'
-import { addEnvelopeSchema, renderError, sendConventionError, type ErrorPolicy } from './errors'
+import { addEnvelopeSchema, renderError, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
 
 export type Next = (err?: Error) => void
 export type PayloadNext = (err: Error | null, payload?: unknown) => void
@@ -37,16 +37,16 @@ export type HookStep = (request: FastifyRequest, reply: FastifyReply, next: Next
 export type PayloadStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) => void
 /** A context step of onRequest: synchronous; an error refuses the request, SENT means it answered it. */
 export type ContextRequestStep = (request: FastifyRequest, reply: FastifyReply) => Error | typeof SENT | undefined
-/** A context step of onSend: synchronous, it sets or removes headers of the answer. */
-export type ContextSendStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => void
+/** A context step of onSend: synchronous; it sets or removes headers, and may return a new payload. */
+export type ContextSendStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown
 export const SENT = 'sent'
 
 export type ConventionKey =
-  'redirect' | 'content-length' | 'auth' | 'content-type' | 'validation' | 'patch' | 'conditional' | 'delta-encoding' | 'resource-policy'
+  'errors' | 'redirect' | 'content-length' | 'auth' | 'content-type' | 'validation' | 'patch' | 'conditional' | 'delta-encoding' | 'resource-policy'
 
 /** The order in which conventions compile a route: a convention may read what an earlier one provided. */
 export const COMPILE_ORDER: readonly ConventionKey[] = [
-  'redirect', 'content-length', 'auth', 'content-type', 'validation', 'patch', 'conditional', 'delta-encoding', 'resource-policy'
+  'errors', 'redirect', 'content-length', 'auth', 'content-type', 'validation', 'patch', 'conditional', 'delta-encoding', 'resource-policy'
 ]
 
 /**
@@ -77,7 +77,8 @@ export const PIPELINE = {
 /** Steps that run for every response of a context, from one context-level hook per phase. */
 export const CONTEXT_PIPELINE = {
   onRequest: ['redirect', 'content-length'],
-  onSend: ['content-length:close', 'content-type:charset', 'resource-policy']
+  // Errors other plugins wrote in Fastify's shape are re-rendered first; the headers follow.
+  onSend: ['errors', 'content-length:close', 'content-type:charset', 'resource-policy']
 } as const
 
 type RoutePhase = keyof typeof PIPELINE
@@ -140,6 +141,7 @@ interface Registry {
   /** Profile and fallback handler for errors, when this context's registrations set them. */
   profile: Profile | undefined
   fallback: ErrorFallback | undefined
+  format: ErrorFormat | undefined
   /** Context steps resolved once the app is ready (registrations cannot change after that). */
   resolved: { onRequest: ContextRequestStep[], onSend: ContextSendStep[] } | null
 }
@@ -176,6 +178,18 @@ function profileOf (registry: Registry | null | undefined): Profile | undefined 
     if (r.profile !== undefined) return r.profile
   }
   return undefined
+}
+
+function formatOf (registry: Registry | null | undefined): ErrorFormat {
+  for (let r = registry; r !== undefined && r !== null; r = r.parent) {
+    if (r.format !== undefined) return r.format
+  }
+  return 'envelope'
+}
+
+/** The error format of `fastify`'s context ('envelope' unless configured). */
+export function errorFormatOf (fastify: FastifyInstance): ErrorFormat {
+  return formatOf(registryOf(fastify))
 }
 
 function fallbackOf (registry: Registry | null | undefined): ErrorFallback | undefined {
@@ -282,8 +296,9 @@ export function declareConvention (fastify: FastifyInstance, convention: Convent
 }
 
 /** Sets the profile and the handler of errors the suite does not own, for `fastify`'s context. */
-export function configureContext (fastify: FastifyInstance, opts: { profile?: Profile, fallback?: ErrorFallback }): void {
+export function configureContext (fastify: FastifyInstance, opts: { profile?: Profile, fallback?: ErrorFallback, format?: ErrorFormat }): void {
   const registry = ownRegistry(fastify)
+  if (opts.format !== undefined) registry.format = opts.format
   if (opts.profile !== undefined) registry.profile = opts.profile
   if (opts.fallback !== undefined) registry.fallback = opts.fallback
 }
@@ -292,7 +307,7 @@ function ownRegistry (fastify: FastifyInstance): Registry {
   const instance = fastify as WithRegistry
   const inherited = registryOf(instance)
   if (Object.prototype.hasOwnProperty.call(instance, kRegistry)) return inherited as Registry
-  const registry: Registry = { parent: inherited ?? null, owner: instance, entries: new Map(), profile: undefined, fallback: undefined, resolved: null }
+  const registry: Registry = { parent: inherited ?? null, owner: instance, entries: new Map(), profile: undefined, fallback: undefined, format: undefined, resolved: null }
   instance[kRegistry] = registry
   addEnvelopeSchema(instance)
   install(instance, inherited === undefined)
@@ -335,6 +350,14 @@ function runContextRequest (steps: ContextRequestStep[], request: FastifyRequest
   done()
 }
 
+function runContextSend (steps: ContextSendStep[], request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  for (let i = 0; i < steps.length; i++) {
+    const out = steps[i](request, reply, payload)
+    if (out !== undefined) payload = out
+  }
+  return payload
+}
+
 function contextSteps (instance: FastifyInstance): NonNullable<Registry['resolved']> {
   const registry = registryOf(instance)
   return registry === undefined ? { onRequest: [], onSend: [] } : resolveContext(registry)
@@ -343,17 +366,14 @@ function contextSteps (instance: FastifyInstance): NonNullable<Registry['resolve
 /** The context-level onSend hook: the context's header steps, bound per route like the onRequest hook. */
 function contextOnSend (): PayloadStep {
   const unbound = function httpConventionsContextOnSend (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
-    const steps = contextSteps(this).onSend
-    for (let i = 0; i < steps.length; i++) steps[i](request, reply, payload)
-    done(null, payload)
+    done(null, runContextSend(contextSteps(this).onSend, request, reply, payload))
   }
   Object.defineProperty(unbound, 'bind', {
     value: function bindToRoute (instance: FastifyInstance) {
       let steps: ContextSendStep[] | null = null
       return function httpConventionsContextOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
         steps ??= contextSteps(instance).onSend
-        for (let i = 0; i < steps.length; i++) steps[i](request, reply, payload)
-        done(null, payload)
+        done(null, runContextSend(steps, request, reply, payload))
       }
     }
   })
@@ -433,7 +453,7 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
   const onSend: Array<{ name: string, fn: PayloadStep }> = []
   const provided = new Map<string, unknown>()
   const defaults = profileDefaults(profileOf(registry))
-  const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus }
+  const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(registry) }
   const compiler: RouteCompiler = {
     route,
     config: config as Record<string, unknown>,

@@ -6,13 +6,13 @@
  * the context's handler, so a service's own handling keeps working.
  */
 import fp from 'fastify-plugin'
-import fjs from 'fast-json-stringify'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   badFraming, contentTooLarge, invalidOption, isConventionError, lengthRequired, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../lib/errors'
-import { render } from '../lib/render'
+import { reasonPhrase, render } from '../lib/render'
+import { negotiateMediaType } from '../lib/headers/qlist'
 import { ajvErrorsToEntries } from '../lib/validation-errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import envelopeSchema from '../schemas/errors.json'
@@ -20,8 +20,25 @@ import { profileError } from './shared'
 
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
 
-/** `{ errors: [...] }` serialized through the envelope schema (fast-json-stringify). */
-export const serializeEnvelope: (body: { errors: ErrorEntry[] }) => string = fjs(envelopeSchema as object)
+/**
+ * `{ errors: [...] }` as the envelope schema (schemas/errors.json) defines it: each entry's
+ * `field` (where one is at fault), `message` and `code` (where known), in that order, and
+ * nothing else: an entry never leaks another property.
+ */
+export function serializeEnvelope (body: { errors: ErrorEntry[] }): string {
+  let out = '{"errors":['
+  const errors = body.errors
+  for (let i = 0; i < errors.length; i++) {
+    const e = errors[i]
+    if (i > 0) out += ','
+    out += '{'
+    if (e.field !== undefined) out += '"field":' + JSON.stringify(String(e.field)) + ','
+    out += '"message":' + JSON.stringify(String(e.message))
+    if (e.code !== undefined) out += ',"code":' + JSON.stringify(String(e.code))
+    out += '}'
+  }
+  return out + ']}'
+}
 
 export type ErrorHandler = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 
@@ -61,21 +78,100 @@ export function fromFastifyError (error: FastifyError & { validation?: unknown, 
   return null
 }
 
+/** How error bodies are written: the `errors[]` envelope, or RFC 9457 problem details. */
+export type ErrorFormat = 'envelope' | 'problem'
+
+const PROBLEM_TYPE = 'application/problem+json'
+const FORMAT_OFFERS = ['application/json', PROBLEM_TYPE] as const
+
+/** The format of one answer: problem details when configured, or when the request's Accept prefers them (RFC 9457 3). */
+export function formatFor (request: FastifyRequest, format: ErrorFormat): ErrorFormat {
+  if (format === 'problem') return 'problem'
+  const accept = request.headers.accept
+  if (accept === undefined || accept.indexOf('problem') === -1) return 'envelope'
+  return negotiateMediaType(accept, FORMAT_OFFERS) === PROBLEM_TYPE ? 'problem' : 'envelope'
+}
+
+/**
+ * RFC 9457 3.1: problem details of an error, the envelope's entries kept as the `errors`
+ * extension member (3.2) so a client reads the same list in both formats.
+ */
+export function problemBody (status: number, entries: ErrorEntry[], instance: string): string {
+  return JSON.stringify({
+    type: 'about:blank',
+    title: reasonPhrase(status),
+    status,
+    detail: entries[0]?.message ?? reasonPhrase(status),
+    instance,
+    errors: entries
+  })
+}
+
 /** Writes a ConventionError to the reply. Usable from a service's own error handler. */
-export function sendConventionError (reply: FastifyReply, err: ConventionError): FastifyReply {
+export function sendConventionError (reply: FastifyReply, err: ConventionError, format: ErrorFormat = 'envelope'): FastifyReply {
   const r = render(err, serializeEnvelope)
   reply.code(r.statusCode)
   for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
+  if (err.rendering === 'envelope' && formatFor(reply.request, format) === 'problem') {
+    reply.header('content-type', PROBLEM_TYPE)
+    return reply.send(Buffer.from(problemBody(r.statusCode, err.errors, pathOf(reply.request.url))))
+  }
   reply.header('content-type', r.contentType)
   // A Buffer is sent as it is: the envelope's Content-Type stays exactly `application/json`
   // (spec section 7; RFC 8259 defines no charset parameter), Content-Length is set.
   return reply.send(Buffer.from(r.body))
 }
 
+function pathOf (url: string): string {
+  const q = url.indexOf('?')
+  return q === -1 ? url : url.slice(0, q)
+}
+
+/** Fastify's own error body (its default handler, its 404, and plugins that use them): `{ statusCode, error, message, code? }`. */
+function isFastifyErrorBody (body: unknown): body is { statusCode: number, error: string, message: string, code?: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false
+  const b = body as Record<string, unknown>
+  if (typeof b.statusCode !== 'number' || typeof b.message !== 'string' || typeof b.error !== 'string') return false
+  for (const key of Object.keys(b)) {
+    if (key !== 'statusCode' && key !== 'message' && key !== 'error' && key !== 'code') return false
+  }
+  return b.code === undefined || typeof b.code === 'string'
+}
+
+const MAX_FOREIGN_ERROR_BYTES = 64 * 1024
+
+/**
+ * Re-renders an error answer written in Fastify's shape (a 404, `reply.notFound()` of
+ * @fastify/sensible, a 429 of @fastify/rate-limit, an error a plugin's handler sent) in the
+ * suite's format, so one app has one error shape. Headers (Retry-After, Allow, ...) stay;
+ * bodies in any other shape are left alone. Returns the new payload, or undefined.
+ */
+export function renderForeignError (request: FastifyRequest, reply: FastifyReply, payload: unknown, format: ErrorFormat): Buffer | undefined {
+  if (reply.statusCode < 400 || typeof payload !== 'string' || payload.length > MAX_FOREIGN_ERROR_BYTES) return undefined
+  const type = reply.getHeader('content-type')
+  if (typeof type !== 'string' || !type.startsWith('application/json')) return undefined
+  let body: unknown
+  try {
+    body = JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+  if (!isFastifyErrorBody(body)) return undefined
+  const entry: ErrorEntry = { message: body.message }
+  if (body.code !== undefined) entry.code = body.code
+  if (formatFor(request, format) === 'problem') {
+    reply.header('content-type', PROBLEM_TYPE)
+    return Buffer.from(problemBody(reply.statusCode, [entry], pathOf(request.url)))
+  }
+  reply.header('content-type', 'application/json')
+  return Buffer.from(serializeEnvelope({ errors: [entry] }))
+}
+
 /** How a route's error handler maps Fastify's framing and size errors (from its Content-Length convention). */
 export interface ErrorPolicy {
   limitStatus: 411 | 413
   mismatchStatus: 411 | 400
+  format: ErrorFormat
 }
 
 /**
@@ -85,7 +181,7 @@ export interface ErrorPolicy {
 export function renderError (error: FastifyError, request: FastifyRequest, reply: FastifyReply, policy: ErrorPolicy): boolean {
   const err = fromFastifyError(error, request, policy)
   if (err === null) return false
-  sendConventionError(reply, err)
+  sendConventionError(reply, err, policy.format)
   return true
 }
 
@@ -111,7 +207,8 @@ function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err
   const defaults = profileDefaults(opts.profile)
   const policy: ErrorPolicy = {
     limitStatus: opts.limitStatus ?? defaults.limitStatus,
-    mismatchStatus: opts.mismatchStatus ?? defaults.mismatchStatus
+    mismatchStatus: opts.mismatchStatus ?? defaults.mismatchStatus,
+    format: 'envelope'
   }
   const fallback = opts.errorHandler
 

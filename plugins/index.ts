@@ -6,8 +6,8 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
-import { type ErrorHandler } from './errors'
-import { configureContext, type ErrorFallback } from './compose'
+import { renderForeignError, type ErrorFormat, type ErrorHandler } from './errors'
+import { configureContext, declareConvention, type ErrorFallback } from './compose'
 import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './content-length'
 import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './content-type'
 import { httpConventionsValidation, type ValidationOptions } from './validation'
@@ -24,6 +24,18 @@ export interface HttpConventionsOptions {
   profile?: Profile
   /** Handler for errors the suite does not own. Default: the parent's (Fastify's) handler. */
   errorHandler?: ErrorHandler
+  /**
+   * How error bodies are written: the `errors[]` envelope (default), or RFC 9457 problem
+   * details (`application/problem+json`, the entries kept as its `errors` member). With the
+   * envelope, a request whose Accept prefers `application/problem+json` gets problem details.
+   */
+  errorFormat?: ErrorFormat
+  /**
+   * Errors other plugins and Fastify itself write in Fastify's shape (a 404, `reply.notFound()`,
+   * a 429 of a rate limiter) are re-rendered in the same format (default true); headers such as
+   * Retry-After are kept. false leaves them as they are.
+   */
+  appErrors?: boolean
   contentLength?: Omit<ContentLengthOptions, 'profile'> | false
   contentType?: Omit<ContentTypeOptions, 'profile'> | false
   validation?: Omit<ValidationOptions, 'profile'> | false
@@ -59,7 +71,7 @@ declare module 'fastify' {
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy'])
+const KNOWN = new Set(['profile', 'errorHandler', 'errorFormat', 'appErrors', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy'])
 
 function section<T extends object> (name: string, value: T | false | undefined): T | false {
   if (value === false) return false
@@ -86,7 +98,17 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
 
     // One place orders the steps (compose.ts): the registration order below does not matter.
     if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') throw invalidOption('fastify-http-conventions', 'errorHandler must be a function')
-    configureContext(fastify, { profile, fallback: opts.errorHandler as ErrorFallback | undefined })
+    if (opts.errorFormat !== undefined && opts.errorFormat !== 'envelope' && opts.errorFormat !== 'problem') throw invalidOption('fastify-http-conventions', "errorFormat must be 'envelope' or 'problem'")
+    if (opts.appErrors !== undefined && typeof opts.appErrors !== 'boolean') throw invalidOption('fastify-http-conventions', 'appErrors must be a boolean')
+    configureContext(fastify, { profile, fallback: opts.errorHandler as ErrorFallback | undefined, format: opts.errorFormat })
+    if (opts.appErrors !== false) {
+      const format = opts.errorFormat ?? 'envelope'
+      declareConvention(fastify, {
+        key: 'errors',
+        plugin: 'fastify-http-conventions',
+        context: { onSend: (request, reply, payload) => renderForeignError(request, reply, payload, format) }
+      }, { profile })
+    }
     if (resourcePolicy !== false) fastify.register(httpConventionsResourcePolicy, resourcePolicy)
     if (redirect !== false) fastify.register(httpConventionsRedirect, redirect)
     if (contentLength !== false) fastify.register(httpConventionsContentLength, { ...contentLength, profile })
@@ -108,7 +130,7 @@ export default httpConventions
 // The root holds the plugins, their options and route config, the error catalogue and
 // serverOptions. Helpers live in subpaths: /vcdiff, /client, /stores, /openapi, /headers.
 export { httpConventionsErrors, sendConventionError, fromFastifyError, serializeEnvelope, ERRORS_SCHEMA_ID } from './errors'
-export type { ErrorHandler, ErrorsOptions } from './errors'
+export type { ErrorHandler, ErrorsOptions, ErrorFormat } from './errors'
 export { httpConventionsContentLength } from './content-length'
 export type { ContentLengthOptions, ContentLengthRouteConfig } from './content-length'
 export { httpConventionsContentType } from './content-type'

@@ -472,7 +472,7 @@ test('a provider that throws, rejects or answers nonsense is the route\'s error 
     const res = await app.inject({ url, headers: { 'if-match': '"v2"' } })
     t.equal(res.statusCode, 500, url)
   }
-  t.equal((await app.inject('/throws')).json().message, 'db down')
+  t.equal((await app.inject('/throws')).json().errors[0].message, 'db down', 'the error, in the app\'s one error shape')
 })
 
 test('payload-hashed ETag: @fastify/etag computes it; the plugin decides 412/304 on it', async (t) => {

@@ -1,6 +1,6 @@
 'use strict'
 /**
- * Authentication (issue 5): the cost of the auth plugin on a protected route.
+ * Authentication: the cost of the auth plugin on a protected route.
  *
  *   npm run build && node bench/auth.js
  *

@@ -1,6 +1,6 @@
 'use strict'
 /**
- * Conditional requests (issue 3): the cost of validators and precondition evaluation.
+ * Conditional requests: the cost of validators and precondition evaluation.
  *
  *   npx tsc -p tsconfig.build.json && node bench/conditional.js
  *

@@ -1,6 +1,6 @@
 'use strict'
 /**
- * Delta encoding benchmark (issue 6; spec 4.5, RFC 3229):
+ * Delta encoding benchmark (RFC 3229):
  *
  *   npm run build && node bench/delta.js
  *

@@ -1,6 +1,6 @@
 'use strict'
 /**
- * The articles service (REFERENCE-SERVICE.md) written on Express 5 with its usual
+ * The articles service (docs/reference-service.md) written on Express 5 with its usual
  * middleware, as the peer of the benchmark report (bench/report.js):
  *
  * - `express.json({ limit })` for bodies, validation written by hand (Express has no

@@ -1,6 +1,6 @@
 'use strict'
 /**
- * PATCH (issue 4).
+ * PATCH.
  *
  *   npm run build && node bench/patch.js
  *

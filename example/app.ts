@@ -1,5 +1,5 @@
 /**
- * The reference service (REFERENCE-SERVICE.md): an articles API built only from the
+ * The reference service (docs/reference-service.md): an articles API built only from the
  * package's public exports. `buildService()` returns the Fastify app; server.ts runs it.
  */
 import { createHash, randomBytes } from 'node:crypto'
@@ -29,7 +29,7 @@ export interface ServiceConfig {
   timeouts?: { requestMs: number, headersMs: number }
 }
 
-/** Who may write (REFERENCE-SERVICE.md): users (Basic, Digest) and tokens (Bearer) from the environment. */
+/** Who may write (docs/reference-service.md): users (Basic, Digest) and tokens (Bearer) from the environment. */
 export interface ServiceAuth {
   realm: string
   users: Record<string, string>
@@ -113,7 +113,7 @@ function deltaOptions (app: FastifyInstance, redisUrl: string | undefined): Omit
   return { store: new RedisInstanceStore(redis) }
 }
 
-// Spec 4.6: any method under /v1/ is answered 307 to the same path without /v1, query kept.
+// Conventions (Redirects): any method under /v1/ is answered 307 to the same path without /v1, query kept.
 const REDIRECTS = [{ from: '/v1/', to: '/' }]
 
 const XML = { root: 'article', itemNames: { tags: 'tag' } }
@@ -190,7 +190,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
 
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(homePage))
 
-  // Spec 4.7: the logo may be embedded by any origin; every other response is same-origin.
+  // Conventions (Cross-Origin-Resource-Policy): the logo may be embedded by any origin; every other response is same-origin.
   app.get('/public/logo.svg', { schema: { hide: true }, config: { resourcePolicy: 'cross-origin' } }, async (_request, reply) => reply.type('image/svg+xml').send(logoSvg))
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

@@ -1,4 +1,4 @@
-/** JSON Schemas of the articles API (REFERENCE-SERVICE.md "Resource"). */
+/** JSON Schemas of the articles API (docs/reference-service.md). */
 
 export const articleInput = {
   $id: 'https://fastify-http-conventions.dev/example/article-input.json',

@@ -48,7 +48,7 @@ export interface DeltaResult {
   etag: string | undefined
   /** The manipulations the server applied (the IM header), in the order it applied them. */
   im: string[]
-  /** True when the server said "not modified" (304, or 412 for If-None-Match, spec 4.4) and the kept instance was returned. */
+  /** True when the server said "not modified" (304, or 412 for If-None-Match, conventions (Conditional requests)) and the kept instance was returned. */
   notModified: boolean
   /** Bytes of the body on the wire. */
   wireBytes: number
@@ -128,7 +128,7 @@ export class DeltaClient {
     const etag = res.headers.get('etag') ?? undefined
     const result: DeltaResult = { status: res.status, wireStatus: res.status, body: wire, etag, im: [], notModified: false, wireBytes: wire.length, headers: res.headers }
     if (kept !== undefined && (res.status === 304 || (res.status === 412 && etag === kept.etag))) {
-      // RFC 9110 15.4.5 (304), spec 4.4 (412 for a matching If-None-Match): the kept instance is current.
+      // RFC 9110 15.4.5 (304), conventions (Conditional requests) (412 for a matching If-None-Match): the kept instance is current.
       this.#touch(url, kept)
       return { ...result, status: 200, body: kept.body, etag: kept.etag, notModified: true }
     }

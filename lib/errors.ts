@@ -1,6 +1,6 @@
 /**
  * The one catalogue of errors the suite raises. Every error carries its HTTP status,
- * how it is rendered (ARCHITECTURE.md "Errors: one envelope, one catalogue"), the
+ * how it is rendered (docs/architecture.md, "Errors"), the
  * `errors[]` entries of the envelope, and the headers that must travel with it.
  * Plugins throw these (or pass them to `done(err)`); one error handler renders them.
  */
@@ -77,7 +77,7 @@ export function isConventionError (err: unknown): err is ConventionError {
   return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[kConvention] === true
 }
 
-// RFC 9110 15.5.12 (spec 4.2): the body lacks a valid Content-Length, or is over the limit.
+// RFC 9110 15.5.12 (docs/conventions.md (Content-Length)): the body lacks a valid Content-Length, or is over the limit.
 export function lengthRequired (reason: string, closeConnection = true): ConventionError {
   return make(errorCodes.LENGTH_REQUIRED, [reason], { rendering: 'text', closeConnection })
 }

@@ -1,20 +1,20 @@
 /**
  * The spec is the default; the `rfc9110` profile restores every RFC behaviour the spec
- * departs from (ARCHITECTURE.md "Where the spec departs from the RFCs"). Each departure
+ * departs from (docs/conventions.md). Each departure
  * also has its own option in the plugin it belongs to; an explicit option wins.
  */
 export type Profile = 'spec' | 'rfc9110'
 
 export interface ProfileDefaults {
-  /** GET/HEAD "not modified": 412 (spec 4.4) or 304 (RFC 9110 13.1.2). */
+  /** GET/HEAD "not modified": 412 (docs/conventions.md (Conditional requests)) or 304 (RFC 9110 13.1.2). */
   notModifiedStatus: 412 | 304
-  /** Body over the limit: 411 (spec 4.2) or 413 (RFC 9110 15.5.14). */
+  /** Body over the limit: 411 (docs/conventions.md (Content-Length)) or 413 (RFC 9110 15.5.14). */
   limitStatus: 411 | 413
-  /** Content-Length that does not match the body: 411 (spec 4.2) or 400 (RFC 9112 6.3). */
+  /** Content-Length that does not match the body: 411 (docs/conventions.md (Content-Length)) or 400 (RFC 9112 6.3). */
   mismatchStatus: 411 | 400
   /** A body without Content-Length (chunked, or a POST/PUT/PATCH with none): refused (spec) or accepted (RFC 9112 6.1). */
   requireContentLength: boolean
-  /** Valid credentials lacking scope: 401 (spec 5.2) or 403 (RFC 6750 3.1). */
+  /** Valid credentials lacking scope: 401 (docs/conventions.md (Authentication)) or 403 (RFC 6750 3.1). */
   insufficientScopeStatus: 401 | 403
 }
 

@@ -1,5 +1,5 @@
 /**
- * Redirect rules and `Location` values (spec 4.6 and section 7 row 307; RFC 9110 15.4.8
+ * Redirect rules and `Location` values (docs/conventions.md, Redirects: the 307 rows; RFC 9110 15.4.8
  * and 10.2.2; RFC 3986 for the URI grammar). Framework-free: the plugin wires
  * `compileRules` to an onRequest hook and `formatLocation` to a reply decorator.
  *

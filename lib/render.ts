@@ -1,5 +1,5 @@
 /**
- * Renders a ConventionError into status, headers and body, as ARCHITECTURE.md's
+ * Renders a ConventionError into status, headers and body, as docs/architecture.md's
  * error table says. Pure: the error handler plugin writes the result to the reply.
  */
 import { STATUS_CODES } from 'node:http'
@@ -60,7 +60,7 @@ export function render (err: ConventionError, serializeEnvelope: (body: { errors
   if (err.closeConnection) headers.connection = 'close'
   switch (err.rendering) {
     case 'text':
-      // 411 (spec section 7): text/plain starting with the status phrase, then a one-line reason.
+      // 411 (docs/conventions.md (errors)): text/plain starting with the status phrase, then a one-line reason.
       return { statusCode, contentType: TEXT_CONTENT_TYPE, headers, body: `${phrase}\n${oneLine(reasonOf(err))}\n` }
     case 'html': {
       const title = `${statusCode} ${phrase}`

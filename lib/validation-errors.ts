@@ -1,5 +1,5 @@
 /**
- * Maps Ajv validation errors to `errors[]` entries (ARCHITECTURE.md: dotted paths,
+ * Maps Ajv validation errors to `errors[]` entries (docs/architecture.md: dotted paths,
  * a missing required property and an unknown property named by their own path).
  * Framework-free: takes the plain Ajv error objects Fastify attaches to its error.
  */

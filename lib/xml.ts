@@ -1,5 +1,5 @@
 /**
- * XML bodies (spec 4.1: application/xml) through fast-xml-parser, with the tricks XML
+ * XML bodies (docs/conventions.md (Content-Type): application/xml) through fast-xml-parser, with the tricks XML
  * allows refused: no DOCTYPE, hence no entity declarations, expansion bombs or
  * external entities; only the five predefined entities and character references.
  * Conversion to and from JSON is schema-driven so `<published>true</published>` becomes

@@ -59,9 +59,9 @@ export const PIPELINE = {
     'resource-policy',
     // RFC 9112 6: 411 before any byte of the body is read, before credentials are checked.
     'content-length',
-    // Spec 5: 401 before the body is parsed.
+    // Conventions (Authentication): 401 before the body is parsed.
     'auth',
-    // Spec 4.1 / 4.3: 415 from the headers alone.
+    // Conventions (Content-Type) / 4.3: 415 from the headers alone.
     'content-type', 'patch:media-type',
     // RFC 9110 10.1.1: 100 (Continue) only once every check above passed.
     'content-length:continue'

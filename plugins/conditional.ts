@@ -1,5 +1,5 @@
 /**
- * Conditional requests (spec 4.4, section 7 row 412; RFC 9110 section 13; RFC 6585 3).
+ * Conditional requests (docs/conventions.md (Conditional requests), the error table, row 412; RFC 9110 section 13; RFC 6585 3).
  *
  * A route opts in with `config.conditional`. With a `validators` provider, the current
  * ETag / Last-Modified of the resource are read in preHandler, i.e. after auth
@@ -7,7 +7,7 @@
  * there, before the handler runs. Without a provider (GET/HEAD routes only), the ETag
  * is computed from the response payload with @fastify/etag and the preconditions are
  * evaluated in onSend on it: only a safe method may run before its preconditions are
- * known (RFC 9110 13.2.1; @fastify/etag issue 116 is what that avoids).
+ * known (RFC 9110 13.2.1: deciding a write's preconditions in onSend would be after the write).
  *
  * The parsed preconditions are handed to the handler as `request.preconditions`, so a
  * store can write with a compare-and-set (`UPDATE ... WHERE etag = ?`) and turn a lost
@@ -58,7 +58,7 @@ export interface ConditionalRouteConfig {
 
 export interface ConditionalOptions {
   profile?: Profile
-  /** GET/HEAD "not modified": 412 (spec 4.4, default) or 304 (RFC 9110 13.1.2; the rfc9110 profile). */
+  /** GET/HEAD "not modified": 412 (docs/conventions.md (Conditional requests), default) or 304 (RFC 9110 13.1.2; the rfc9110 profile). */
   notModifiedStatus?: 412 | 304
   /** Unsafe methods without If-Match or If-Unmodified-Since are refused with 428 (RFC 6585 3). Default false. */
   requirePrecondition?: boolean
@@ -409,7 +409,7 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
         (request as Tracked)[kOutcome] = outcome
         return done()
       }
-      // RFC 9110 13.1: 412, before an unsafe method runs; spec 4.4: also GET/HEAD "not modified".
+      // RFC 9110 13.1: 412, before an unsafe method runs; conventions (Conditional requests): also GET/HEAD "not modified".
       done(failedFor(outcome, conditions, current))
     }
 
@@ -476,5 +476,5 @@ function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOptions, 
   done()
 }
 
-/** Conditional requests (spec 4.4): ETag / Last-Modified, If-Match, If-None-Match, If-(Un)Modified-Since, 412, 304, 428. */
+/** Conditional requests (docs/conventions.md (Conditional requests)): ETag / Last-Modified, If-Match, If-None-Match, If-(Un)Modified-Since, 412, 304, 428. */
 export const httpConventionsConditional = fp(conditionalPlugin, { fastify: '5.x', name: PLUGIN })

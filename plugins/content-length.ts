@@ -1,5 +1,5 @@
 /**
- * Content-Length (spec 4.2 and 8): POST, PUT and PATCH need a valid Content-Length; a
+ * Content-Length (docs/conventions.md, Content-Length): POST, PUT and PATCH need a valid Content-Length; a
  * body over the limit is refused from its declared length before any byte is read;
  * framing errors that Node's HTTP parser catches itself are answered with 411 too.
  */
@@ -143,7 +143,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
       const cl = headers['content-length']
       const te = headers['transfer-encoding']
       if (te !== undefined) {
-        // Spec 4.2: a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
+        // Conventions (Content-Length): a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
         if (requireLength) return refuse(request, next, lengthRequired('a request body must be sent with Content-Length, not chunked'))
         // RFC 9112 6.1: a transfer coding the server does not understand is 501; only chunked is read.
         if (te.trim().toLowerCase() !== 'chunked') return refuse(request, next, notImplemented(`transfer coding ${JSON.stringify(te)} is not supported; send the body chunked or with Content-Length`))
@@ -196,7 +196,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     const method = request.method
     if ((method !== 'GET' && method !== 'HEAD') || request.is404) return undefined
     const headers = request.headers
-    // Spec 4.2: a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
+    // Conventions (Content-Length): a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
     if (headers['transfer-encoding'] !== undefined) {
       if (!requireLength) return undefined
       markRefused(request)

@@ -1,5 +1,5 @@
 /**
- * Content-Type (spec 4.1): a request with a body carries a Content-Type whose charset, if
+ * Content-Type (docs/conventions.md (Content-Type)): a request with a body carries a Content-Type whose charset, if
  * any, is UTF-8; bodies are parsed as JSON (prototype poisoning refused), text/plain,
  * text/html or XML (no DOCTYPE). Every response body carries a Content-Type, text types
  * with `charset=utf-8`; routes that opt in answer JSON or XML by the request's Accept.
@@ -81,7 +81,7 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
         const hasBody = headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')
         if (!hasBody) return next()
         const value = headers['content-type']
-        // Spec 4.1: a request with a body carries Content-Type so that the body can be interpreted.
+        // Conventions (Content-Type): a request with a body carries Content-Type so that the body can be interpreted.
         if (value === undefined || value === '') return next(unsupportedMediaType('a request with a body must carry a Content-Type header'))
         const mt = parseMediaType(value)
         if (mt === null) return next(unsupportedMediaType('Content-Type is not a valid media type'))
@@ -106,7 +106,7 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
     }
   }
 
-  // Spec 4.1: every response with a body carries Content-Type; text types say charset=utf-8.
+  // Conventions (Content-Type): every response with a body carries Content-Type; text types say charset=utf-8.
   function contentTypeOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
     if (payload === null || payload === undefined || payload === '') return
     const type = reply.getHeader('content-type')

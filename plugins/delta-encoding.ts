@@ -1,5 +1,5 @@
 /**
- * Instance manipulation (spec 4.5; RFC 3229): A-IM, IM, Delta-Base and 226 IM Used, with
+ * Instance manipulation (docs/conventions.md (Delta encoding); RFC 3229): A-IM, IM, Delta-Base and 226 IM Used, with
  * VCDIFF deltas (RFC 3284, our encoder in lib/vcdiff) and gzip.
  *
  * A route opts in with `config.deltaEncoding`. Every 200 of such a route to GET/HEAD keeps
@@ -10,11 +10,11 @@
  *
  * The hook runs in onSend, after the conditional plugin's: by then the ETag is final (a
  * provider's, or the payload hash @fastify/etag computed), and an If-None-Match that names
- * the current instance has already been answered with 412 (spec 4.4) or 304 (RFC 9110).
+ * the current instance has already been answered with 412 (docs/conventions.md (Conditional requests)) or 304 (RFC 9110).
  * An If-None-Match naming an older instance lets the GET run, and this hook turns its 200
  * into the 226. Whatever goes wrong (unknown base, a delta that is not smaller, a store
  * that fails), the answer stays the ordinary 200: a server is never obliged to apply a
- * manipulation (RFC 3229 10.5.3; spec 4.5).
+ * manipulation (RFC 3229 10.5.3; conventions (Delta encoding)).
  */
 import { gzip, gzipSync, type ZlibOptions } from 'node:zlib'
 import { promisify } from 'node:util'
@@ -224,7 +224,7 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
   const vcdiffOptions = opts.vcdiff ?? {}
   if (typeof vcdiffOptions !== 'object' || vcdiffOptions === null) throw invalidOption(WHERE, 'vcdiff must be an object of encoder options')
   try {
-    // The encoder checks its options on every call: check them once, now (STYLE.md 1).
+    // The encoder checks its options on every call: check them once, now (a bad option fails at boot).
     encode(Buffer.alloc(0), Buffer.alloc(0), vcdiffOptions)
   } catch (err) {
     throw invalidOption(WHERE, `vcdiff: ${(err as Error).message}`)
@@ -371,5 +371,5 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
   }
 }
 
-/** Instance manipulation (spec 4.5, RFC 3229): A-IM, IM, Delta-Base, 226 IM Used; vcdiff and gzip. */
+/** Instance manipulation (docs/conventions.md (Delta encoding), RFC 3229): A-IM, IM, Delta-Base, 226 IM Used; vcdiff and gzip. */
 export const httpConventionsDeltaEncoding = fp(deltaEncodingPlugin, { fastify: '5.x', name: PLUGIN })

@@ -56,7 +56,7 @@ export interface ErrorsOptions {
 export function fromFastifyError (error: FastifyError & { validation?: unknown, validationContext?: string }, request: FastifyRequest, opts: { limitStatus: 411 | 413, mismatchStatus: 411 | 400 }): ConventionError | null {
   if (isConventionError(error)) return error
   if (Array.isArray(error.validation)) {
-    // Spec section 7, 422: one errors[] entry per problem Ajv found (allErrors).
+    // Conventions (errors), 422: one errors[] entry per problem Ajv found (allErrors).
     const entries = ajvErrorsToEntries(error.validation, error.validationContext ?? 'body')
     return unprocessable(entries.length > 0 ? entries : [{ field: error.validationContext ?? 'body', message: error.message }])
   }
@@ -118,7 +118,7 @@ export function sendConventionError (reply: FastifyReply, err: ConventionError, 
   }
   reply.header('content-type', r.contentType)
   // A Buffer is sent as it is: the envelope's Content-Type stays exactly `application/json`
-  // (spec section 7; RFC 8259 defines no charset parameter), Content-Length is set.
+  // (docs/conventions.md (errors); RFC 8259 defines no charset parameter), Content-Length is set.
   return reply.send(Buffer.from(r.body))
 }
 

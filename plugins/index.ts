@@ -42,7 +42,7 @@ export interface HttpConventionsOptions {
   conditional?: Omit<ConditionalOptions, 'profile'> | false
   patch?: Omit<PatchOptions, 'profile'> | false
   deltaEncoding?: Omit<DeltaEncodingOptions, 'profile'> | false
-  /** Basic, Bearer and Digest (spec section 5). Off unless given: it needs at least one scheme. */
+  /** Basic, Bearer and Digest (docs/conventions.md (Authentication)). Off unless given: it needs at least one scheme. */
   auth?: Omit<AuthOptions, 'profile'> | false
   /** 307 rules applied before the body is read, and `reply.temporaryRedirect()`; false leaves both out. */
   redirect?: RedirectOptions | false

@@ -1,5 +1,5 @@
 /**
- * PATCH (spec 4.3, section 7 rows 415 and 422; RFC 5789): JSON Patch (RFC 6902) and JSON
+ * PATCH (docs/conventions.md (PATCH), the error table, rows 415 and 422; RFC 5789): JSON Patch (RFC 6902) and JSON
  * Merge Patch (RFC 7396), applied atomically to the resource a route loads, validated
  * against the resource's JSON Schema (readOnly honoured), and stored with a
  * compare-and-set on the ETag of the document the patch was applied to: a concurrent
@@ -122,7 +122,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     const url = c.route.url
     if (c.methods.some((m) => ACCEPT_PATCH_METHODS.has(m))) {
       const cell = cellFor(url)
-      // RFC 5789 3.1: Accept-Patch on the resource's 2xx answers and on the 415 (spec 4.3.3).
+      // RFC 5789 3.1: Accept-Patch on the resource's 2xx answers and on the 415 (docs/conventions.md (PATCH)).
       c.step('onSend', 'patch:accept-patch', function acceptPatchOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext) {
         const value = cell.value
         if (value !== undefined) {
@@ -156,7 +156,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     c.step('onRequest', 'patch:media-type', function patchMediaType (request: FastifyRequest, _reply: FastifyReply, next: Next) {
       const value = request.headers['content-type']
       const mt = value === undefined ? null : parseMediaType(value)
-      // Spec 4.3.5: a PATCH body in a media type not listed in Accept-Patch is 415.
+      // Conventions (PATCH): a PATCH body in a media type not listed in Accept-Patch is 415.
       if (mt === null || !types.includes(mt.essence)) {
         return next(unsupportedMediaType(`a PATCH body must be one of: ${types.join(', ')}`))
       }
@@ -245,5 +245,5 @@ function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?:
   done()
 }
 
-/** PATCH with JSON Patch and JSON Merge Patch (spec 4.3): Accept-Patch, 415, atomic apply, 422. */
+/** PATCH with JSON Patch and JSON Merge Patch (docs/conventions.md (PATCH)): Accept-Patch, 415, atomic apply, 422. */
 export const httpConventionsPatch = fp(patchPlugin, { fastify: '5.x', name: PLUGIN })

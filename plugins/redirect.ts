@@ -1,5 +1,5 @@
 /**
- * Redirects (spec 4.6 and section 7 row 307; RFC 9110 15.4.8): `reply.temporaryRedirect()`
+ * Redirects (docs/conventions.md, Redirects: the 307 rows; RFC 9110 15.4.8): `reply.temporaryRedirect()`
  * answers 307 with a `Location` (RFC 9110 10.2.2), and the `rules` table redirects
  * requests in onRequest, before any byte of their body is read: the client repeats the
  * same method with the same body at the new URI, so this server never parses it here.

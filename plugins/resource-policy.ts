@@ -1,5 +1,5 @@
 /**
- * Cross-Origin-Resource-Policy (spec 4.7; Fetch standard, "Cross-Origin-Resource-Policy
+ * Cross-Origin-Resource-Policy (docs/conventions.md (Cross-Origin-Resource-Policy); Fetch standard, "Cross-Origin-Resource-Policy
  * header" and "cross-origin resource policy check"): every response of a covered route
  * carries the policy, errors included, because a browser applies the check to whatever
  * a no-cors request gets back (401, 404, 411, 412, 304, 226 alike).

@@ -1,5 +1,5 @@
 /**
- * Validation (spec section 7, 422): Ajv errors of body, querystring, params and headers
+ * Validation (docs/conventions.md (errors), 422): Ajv errors of body, querystring, params and headers
  * become one `errors[]` entry per problem (the error handler in errors.ts maps them).
  * This plugin checks at boot that the server's Ajv reports every problem (allErrors)
  * and refuses unknown properties instead of silently removing them.

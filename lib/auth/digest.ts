@@ -353,7 +353,7 @@ export function createDigest (options: DigestOptions): Digest {
   const realmBytes = Buffer.from(realm, 'latin1')
   const opaqueBytes = Buffer.from(opaque, 'latin1')
 
-  // Challenges are precomputed around the nonce (STYLE 2: the work is done at registration).
+  // Challenges are precomputed around the nonce (the work is done at registration).
   const head: Array<[string, string]> = [['realm', realm]]
   if (options.domain !== undefined) head.push(['domain', options.domain.join(' ')])
   head.push(['qop', 'auth'])
@@ -364,7 +364,7 @@ export function createDigest (options: DigestOptions): Digest {
   const suffix = '", ' + formatChallenge('Digest', tail).slice('Digest '.length)
   const offeredNames = offered.map((info) => info.name)
 
-  // STYLE 7: an unknown user costs the same hashing as a known one (see verify).
+  // Constant work: an unknown user costs the same hashing as a known one (see verify).
   const dummyUser = randomBytes(16).toString('hex')
   const dummyPassword = randomBytes(16).toString('hex')
 
@@ -494,7 +494,7 @@ export function createDigest (options: DigestOptions): Digest {
     const known = a1 !== undefined || stored !== undefined
     const ha1 = stored ?? hashed1
     const expected = Buffer.from(responseHex(info, ha1, method, uri, nonce, ncText, cnonce, qop), 'hex')
-    // STYLE 7: constant time over equal-length digests
+    // Constant time over equal-length digests
     const match = timingSafeEqual(expected, Buffer.from(response, 'hex'))
     if (!match || !known) return fail('invalid', 'response does not match')
 

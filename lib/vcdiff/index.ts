@@ -1,6 +1,6 @@
 /**
  * VCDIFF (RFC 3284) delta encoding: a framework-free core for the A-IM: vcdiff
- * instance manipulation (spec section 4.5, RFC 3229).
+ * instance manipulation (docs/conventions.md (Delta encoding), RFC 3229).
  */
 export { encode, tryEncode, prepareSource, DEFAULT_WINDOW_SIZE } from './encoder'
 export type { EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './encoder'

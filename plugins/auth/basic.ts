@@ -62,7 +62,7 @@ export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
     }
   }
 
-  // STYLE 7: SHA-256 of both sides, compared with timingSafeEqual; an unknown user is
+  // Constant time: SHA-256 of both sides, compared with timingSafeEqual; an unknown user is
   // compared against a random digest, so it costs the same as a wrong password.
   const table = new Map<string, { digest: Buffer, scopes: readonly string[] }>()
   for (const [user, entry] of userTable(opts.users, defaultScopes, 'basic')) {

@@ -94,7 +94,7 @@ export function createDigestAdapter (opts: DigestAuthOptions, realm: string): Di
       now: opts.now
     })
   } catch (err) {
-    // STYLE 1: the core's TypeError/RangeError becomes the suite's boot error
+    // Fail at boot: the core's TypeError/RangeError becomes the suite's boot error
     throw invalidOption(WHERE, `digest: ${(err as Error).message}`)
   }
 

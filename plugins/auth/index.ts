@@ -1,5 +1,5 @@
 /**
- * Authentication (spec section 5 and the 401 row of section 7; RFC 9110 11, RFC 7617,
+ * Authentication (docs/conventions.md, Authentication: the 401 row; RFC 9110 11, RFC 7617,
  * RFC 6750, RFC 7616): Basic, Bearer and Digest behind one onRequest hook, so that an
  * unauthenticated body is never parsed. Routes opt in with `config.auth`; a global
  * default protects every route. Every refusal is an error (401, or 403 for lacking
@@ -100,7 +100,7 @@ function validate (opts: AuthOptions): void {
   if (p !== undefined && typeof p !== 'boolean' && (p === null || typeof p !== 'object')) throw invalidOption(WHERE, 'protect must be a boolean or { scopes }')
 }
 
-/** Everything a protected route needs, computed once when the route is added (STYLE 2). */
+/** Everything a protected route needs, computed once when the route is added (the work is done once, not per request). */
 interface RoutePlan {
   scopes: readonly string[]
   adapters: Map<string, SchemeAdapter>
@@ -182,7 +182,7 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
         if (!principal.scopes.includes(required[i])) {
           request.log.debug({ auth: { scheme, reason: 'insufficient scope' } }, 'credentials refused')
           const bearerSent = scheme === 'bearer'
-          // Spec 5.2 (insufficient credentials): 401; RFC 6750 3.1: 403 with insufficient_scope
+          // Conventions (Authentication) (insufficient credentials): 401; RFC 6750 3.1: 403 with insufficient_scope
           if (insufficientStatus === 403) return next(forbidden(MESSAGES.insufficient, bearerSent ? [(p.bearer as NonNullable<RoutePlan['bearer']>).insufficient] : []))
           return next(unauthorized(MESSAGES.insufficient, challenges(p, bearerSent ? 'insufficient' : 'plain', false)))
         }
@@ -193,7 +193,7 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
 
     const authOnRequest = function authOnRequest (request: FastifyRequest, _reply: FastifyReply, next: HookHandlerDoneFunction): void {
       const header = request.headers.authorization
-      // RFC 9110 11.6.2 / spec 5.2 step 1: no credentials, every challenge (and no Bearer error code, RFC 6750 3.1)
+      // RFC 9110 11.6.2 / conventions (Authentication) step 1: no credentials, every challenge (and no Bearer error code, RFC 6750 3.1)
       if (header === undefined) return next(unauthorized(MESSAGES.missing, challenges(p, 'plain', false)))
       if (repeatedAuthorization(request.raw.rawHeaders)) return next(refuse(request, 'none', 'invalid', 'Authorization field repeated'))
       const parsed: AuthorizationResult = parseAuthorization(header)
@@ -317,7 +317,7 @@ function planner (opts: AuthOptions): (route: RouteOptions) => RoutePlan | null 
   }
 }
 
-/** Basic, Bearer and Digest authentication (spec section 5), per route through `config.auth`. */
+/** Basic, Bearer and Digest authentication (docs/conventions.md (Authentication)), per route through `config.auth`. */
 export const httpConventionsAuth = fp(authPlugin, { fastify: '5.x', name: WHERE })
 
 export { RedisNonceStore } from '../../lib/stores/redis-nonce'

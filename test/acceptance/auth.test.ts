@@ -1,5 +1,5 @@
 /**
- * Authentication of the reference service (REFERENCE-SERVICE.md "write"), black-box over
+ * Authentication of the reference service (docs/reference-service.md, "write"), black-box over
  * real HTTP: writes need Basic or Digest credentials of a configured user or a Bearer
  * token with scope `write`; reads are open; users, tokens, realm and the Digest secret
  * come from the environment; REDIS_URL shares Digest nonce counts across a fleet.
@@ -27,7 +27,7 @@ async function post (svc: RunningService, authz?: string): Promise<{ status: num
   return { status: res.statusCode, www: www === undefined ? [] : Array.isArray(www) ? www : [www], body: await res.body.text(), headers: res.headers }
 }
 
-test('REFERENCE-SERVICE: a write without credentials is 401 offering Digest SHA-256, Digest MD5, Basic, Bearer, one line each', async (t) => {
+test('reference service: a write without credentials is 401 offering Digest SHA-256, Digest MD5, Basic, Bearer, one line each', async (t) => {
   const svc = await startService()
   t.teardown(() => svc.stop())
   const res = await post(svc)
@@ -72,7 +72,7 @@ test('REFERENCE-SERVICE: a write without credentials is 401 offering Digest SHA-
   t.notOk(doc.paths['/articles'].get.responses['401'], 'reads do not')
 })
 
-test('REFERENCE-SERVICE: AUTH_USERS, AUTH_TOKENS and AUTH_REALM configure who may write; rfc9110 answers lacking scope with 403', async (t) => {
+test('reference service: AUTH_USERS, AUTH_TOKENS and AUTH_REALM configure who may write; rfc9110 answers lacking scope with 403', async (t) => {
   const svc = await startService({ AUTH_USERS: 'ann:pw-1,bob:pw:with:colons', AUTH_TOKENS: 'tk-w:write,tk-r:read', AUTH_REALM: 'staff', CONVENTIONS_PROFILE: 'rfc9110' })
   t.teardown(() => svc.stop())
   const none = await post(svc)
@@ -86,7 +86,7 @@ test('REFERENCE-SERVICE: AUTH_USERS, AUTH_TOKENS and AUTH_REALM configure who ma
   t.same(forbidden.www, ['Bearer realm="staff", scope="write", error="insufficient_scope", error_description="The access token lacks a needed scope"'])
 })
 
-test('REFERENCE-SERVICE: two instances with one DIGEST_SECRET and REDIS_URL verify each other\'s nonces and share nonce counts', async (t) => {
+test('reference service: two instances with one DIGEST_SECRET and REDIS_URL verify each other\'s nonces and share nonce counts', async (t) => {
   const redis = await startRedis()
   t.teardown(async () => { const exited = once(redis.proc, 'exit'); redis.proc.kill('SIGTERM'); await exited })
   const env = { DIGEST_SECRET: 'fleet-secret-fleet-secret-fleet-secret!', REDIS_URL: `redis://127.0.0.1:${redis.port}` }
@@ -104,7 +104,7 @@ test('REFERENCE-SERVICE: two instances with one DIGEST_SECRET and REDIS_URL veri
   t.equal((await post(other, authorization(answer(challenge, { username: 'demo', password: 'demo-password', method: 'POST', uri: '/articles', nc: 3 })))).status, 401, 'another secret does not know the nonce')
 })
 
-test('REFERENCE-SERVICE: with Redis down, Digest fails closed (401) and the service keeps serving', async (t) => {
+test('reference service: with Redis down, Digest fails closed (401) and the service keeps serving', async (t) => {
   const port = await freePort()
   const svc = await startService({ REDIS_URL: `redis://127.0.0.1:${port}` })
   t.teardown(() => svc.stop())

@@ -1,5 +1,5 @@
 /**
- * Conditional requests and PATCH against the running reference service (REFERENCE-SERVICE.md),
+ * Conditional requests and PATCH against the running reference service (docs/reference-service.md),
  * over real HTTP, including 50 concurrent read-modify-write clients.
  */
 import { test } from 'tap'
@@ -9,7 +9,7 @@ import { rawRequest } from '../helpers/raw'
 
 let svc: RunningService
 let rfc: RunningService
-// Writes need credentials (REFERENCE-SERVICE.md): the default user demo:demo-password
+// Writes need credentials (docs/reference-service.md): the default user demo:demo-password
 const AUTH = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 
 test('start the service in both profiles', async () => {

@@ -1,6 +1,6 @@
 /**
  * Instance manipulation (spec 4.5, RFC 3229) against the running reference service
- * (REFERENCE-SERVICE.md: `GET /articles/{id}` answers A-IM), over real HTTP: a one-paragraph
+ * (docs/reference-service.md: `GET /articles/{id}` answers A-IM), over real HTTP: a one-paragraph
  * edit of a 100 KB article travels as a VCDIFF delta of at most 2% of the bytes of the 200.
  * Also a fleet of two instances sharing delta bases through Redis (REDIS_URL).
  */
@@ -95,7 +95,7 @@ test('spec 4.5: one edited paragraph of a 100 KB article travels as a 226 delta 
   t.equal(res.headers['cache-control'], 'no-store, im', 'RFC 3229 10.8.2')
   t.equal(res.headers['content-type'], full.headers['content-type'], 'the Content-Type of the instance')
   t.equal(Number(res.headers['content-length']), res.body.length)
-  t.equal(res.headers['cross-origin-resource-policy'], 'same-origin', 'the resource policy header is kept on the 226 (REFERENCE-SERVICE.md)')
+  t.equal(res.headers['cross-origin-resource-policy'], 'same-origin', 'the resource policy header is kept on the 226 (docs/reference-service.md)')
   const decoded = Buffer.from(decode(first.body, res.body))
   t.ok(decoded.equals(full.body), 'base + delta = exactly the new body')
   t.equal(JSON.parse(decoded.toString()).body, edited.join('\n\n'))

@@ -1,5 +1,5 @@
 /**
- * Black-box acceptance tests of the reference service (REFERENCE-SERVICE.md), over real
+ * Black-box acceptance tests of the reference service (docs/reference-service.md), over real
  * HTTP against the compiled server that `npm start` runs.
  */
 import { test } from 'tap'
@@ -15,7 +15,7 @@ test('start the service', async (t) => {
 })
 
 const article = { slug: 'hello-world', title: 'Hello', body: 'First post', tags: ['intro'] }
-// Writes need credentials (REFERENCE-SERVICE.md): the default user demo:demo-password
+// Writes need credentials (docs/reference-service.md): the default user demo:demo-password
 const AUTH = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 
 async function post (body: unknown, headers: Record<string, string> = {}) {

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 export interface RunningService { url: string, port: number, child: ChildProcess, output: () => string, stop: () => Promise<number | null> }
 
 /**
- * The credentials a service knows (the defaults of REFERENCE-SERVICE.md plus any given in
+ * The credentials a service knows (the defaults of docs/reference-service.md plus any given in
  * its environment), in every form a leak could take: plain, and Basic's base64.
  */
 export function credentialsOf (env: Record<string, string>): string[] {

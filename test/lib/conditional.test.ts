@@ -9,7 +9,7 @@ import {
 import type { ConditionalHeaders, Validators, PreconditionOutcome } from '../../lib/conditional'
 import { formatHttpDate } from '../../lib/headers/http-date'
 
-// Conformance fixture (shared/conformance/conditional-requests.md): current ETag "v2", Last-Modified T.
+// Conformance fixture (test/fixtures/conditional-requests.md): current ETag "v2", Last-Modified T.
 const T = Date.UTC(2024, 0, 15, 12, 45, 26)
 const HTTP_T = formatHttpDate(T) // Mon, 15 Jan 2024 12:45:26 GMT
 const HTTP_T_MINUS_1 = formatHttpDate(T - 1000)

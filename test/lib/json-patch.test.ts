@@ -5,7 +5,7 @@ import { applyJsonPatch, applyMergePatch, readOnlyViolations } from '../../lib/j
 
 interface Case { doc: unknown, patch: unknown, expected?: unknown, error?: string, comment?: string, disabled?: boolean }
 
-// A copy of shared/conformance/json-patch-tests (see SOURCE.md there: Apache License 2.0), so a fresh clone runs it.
+// The json-patch-tests conformance suite, kept in test/fixtures (see SOURCE.md there: Apache License 2.0).
 const dir = join(__dirname, '..', 'fixtures', 'json-patch-tests')
 const cases: Array<Case & { file: string, n: number }> = []
 for (const file of ['tests.json', 'spec_tests.json']) {

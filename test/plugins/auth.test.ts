@@ -331,7 +331,7 @@ test('protect: a global default protects every route without config.auth, with i
   t.equal((await b.inject({ url: '/open', headers: { authorization: 'Bearer r-token' } })).statusCode, 200)
 })
 
-test('ARCHITECTURE flow: auth runs in onRequest, after the 411 and before the body is parsed or the handler runs', async (t) => {
+test('the pipeline: auth runs in onRequest, after the 411 and before the body is parsed or the handler runs', async (t) => {
   const a = await buildApp({ auth: authOptions() })
   t.teardown(() => a.close())
   let parsed = 0
@@ -412,7 +412,7 @@ test('OpenAPI: protected routes record 401 (and 403 under rfc9110 on scoped rout
   t.same(of('/b'), ['401'], 'no scopes, no Digest: 401 only')
 })
 
-test('STYLE 1: options are validated at boot (FST_HTTP_CONVENTIONS_INVALID_OPTION)', async (t) => {
+test('fail at boot: options are validated at registration (FST_HTTP_CONVENTIONS_INVALID_OPTION)', async (t) => {
   const ok = authOptions()
   const bad: unknown[] = [
     {},
@@ -463,7 +463,7 @@ test('STYLE 1: options are validated at boot (FST_HTTP_CONVENTIONS_INVALID_OPTIO
   await none.close()
 })
 
-test('STYLE 1: a route config.auth that makes no sense throws when the route is added', async (t) => {
+test('fail at boot: a route config.auth that makes no sense throws when the route is added', async (t) => {
   const a = await buildApp({ auth: authOptions({ bearer: undefined }) })
   t.teardown(() => a.close())
   const bad: unknown[] = ['yes', null, 5, { scope: ['a'] }, { scopes: [5] }, { schemes: [] }, { schemes: ['bearer'] }, { schemes: 'basic' },

@@ -11,7 +11,7 @@ import {
 import { conventionResponses } from '../../plugins/entries/openapi'
 import { formatHttpDate } from '../../lib/headers/http-date'
 
-// Conformance fixture (shared/conformance/conditional-requests.md): current ETag "v2",
+// Conformance fixture (test/fixtures/conditional-requests.md): current ETag "v2",
 // Last-Modified T; the stored time has a fraction of a second (case 15).
 const T = Date.UTC(2024, 0, 15, 12, 45, 26)
 const STORED = T + 700

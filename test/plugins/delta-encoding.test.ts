@@ -526,7 +526,7 @@ test('OpenAPI: opted-in routes document the 226', async (t) => {
   t.equal(conventionResponses(seen.get('GET /plain/:id') as RouteOptions)['226'], undefined)
 })
 
-test('STYLE.md 1: options that make no sense fail at boot', async (t) => {
+test('options that make no sense fail at boot', async (t) => {
   const bad: Array<[unknown, RegExp]> = [
     [{ nope: 1 }, /unknown option "nope"/],
     [{ profile: 'x' }, /profile must be/],

@@ -43,7 +43,7 @@ test('the envelope serializer writes only field and message (nothing else leaks)
   t.equal(res.body, '{"errors":[{"field":"a","message":"b"}]}')
 })
 
-test('ARCHITECTURE.md error table: 412, 428, 401 and 403 render with their bodies and headers', async (t) => {
+test('the error table: 412, 428, 401 and 403 render with their bodies and headers', async (t) => {
   const app = await buildApp()
   app.get('/412', async () => { throw preconditionFailed('If-Match', 'does not match', '"v2"') })
   app.get('/428', async () => { throw preconditionRequired('send If-Match with the current ETag') })

@@ -56,7 +56,7 @@ test('RFC 6750 3: forbidden characters in error_description, scope and error_uri
   t.throws(() => bearerChallenge({ realm: 'a\nb' }), TypeError)
 })
 
-test('STYLE 7: static keys are compared in constant time over equal-length digests', async (t) => {
+test('constant time: static keys are compared in constant time over equal-length digests', async (t) => {
   const match = createBearerKeyMatcher(['key-one', 'key-two'])
   t.ok(match('key-one'))
   t.ok(match('key-two'))

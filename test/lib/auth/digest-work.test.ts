@@ -1,11 +1,11 @@
-// STYLE 7 / RFC 7616 5.x: an unknown user costs the same hashing and comparison as a
+// RFC 7616 5.x: an unknown user costs the same hashing and comparison as a
 // known one with a wrong password, so timing does not reveal which user names exist.
 import { test } from 'tap'
 import * as crypto from 'node:crypto'
 import type * as DigestModule from '../../../lib/auth/digest'
 import { answer } from './digest-client'
 
-test('STYLE 7: an unknown user is verified with the same work as a known one (dummy secret)', async (t) => {
+test('constant work: an unknown user is verified with the same work as a known one (dummy secret)', async (t) => {
   const calls: string[] = []
   const counting = {
     ...crypto,

@@ -178,8 +178,9 @@ export class SourceIndex {
   constructor (readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number, hashes: Int32Array) {
     const entries = hashes.length
     // A head table small enough to stay in cache: building the index is
-    // otherwise one cache miss per entry. Chains absorb the collisions.
-    const bits = Math.min(log2ceil(entries), MAX_TABLE_BITS)
+    // otherwise one cache miss per entry. Chains absorb the collisions: 1 to 2
+    // entries a bucket (the largest power of 2 not above the entries).
+    const bits = Math.min(Math.max(log2ceil(entries + 1) - 1, 0), MAX_TABLE_BITS)
     this.head = new Int32Array(1 << bits).fill(-1)
     this.chain = new Int32Array(entries)
     this.shift = 32 - bits

@@ -55,7 +55,7 @@ const LARGE_SOURCE = 512 * 1024
  */
 export interface PreparedSource {
   readonly source: Uint8Array
-  /** Bytes held by the indexes (not counting the source): about 2x the source above 512 KiB, up to 7.5x below; for bounding a cache of prepared sources. */
+  /** Bytes held by the indexes (not counting the source): 2 to 2.7x the source above 512 KiB, up to 5.5x below; for bounding a cache of prepared sources. */
   readonly indexBytes: number
   /** Encode `target` as a VCDIFF delta against the prepared source (RFC 3284). */
   encode: (target: Uint8Array, options?: TargetOptions) => Uint8Array

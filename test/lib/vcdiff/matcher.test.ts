@@ -54,3 +54,18 @@ test('matcher: gives up when the delta would not come under the limit', async (t
   t.ok(matches(src, related, related.length).ok, 'a helpful source goes through')
   t.notOk(matches(src, related, 100).ok, 'a tiny limit is reached')
 })
+
+test('matcher: lazy matching takes a longer match one byte later (RFC 3284 section 3 COPY after a 1-byte ADD)', async (t) => {
+  const r = rng(11)
+  const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(r() * 256)))
+  // 30 bytes: too short for the long index (32-byte blocks) to see inside the first match.
+  const R = bytes(30)
+  // The source: "Z" + R[0, 9) at an even (indexed) position, then R itself, also at an even position.
+  const source = Buffer.concat([bytes(1000), Buffer.from('Z'), R.subarray(0, 9), bytes(990), R, bytes(1000)])
+  t.equal(source.indexOf(R), 2000)
+  const target = Buffer.concat([bytes(100), Buffer.from('Z'), R, bytes(100)])
+  const { m } = matches(source, target, Infinity, false)
+  const found = Array.from({ length: m.count }, (_, j) => [m.tPos[j], m.len[j], m.addr[j]])
+  // Greedy would COPY "Z" + R[0, 9) (10 bytes) then R[9, 30) from elsewhere; lazily, R in one COPY.
+  t.same(found, [[101, 30, 2000]])
+})

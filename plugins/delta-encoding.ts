@@ -122,6 +122,28 @@ function isStore (store: unknown): store is InstanceStore {
 }
 
 /**
+ * The entity-tag last stored per representation, for a few seconds: the same instance served
+ * again is not copied into the store again. Bounded: the oldest entries go first.
+ */
+function recentlyStored (): { recently: (selector: string, etag: string) => boolean, mark: (selector: string, etag: string) => void, forget: (selector: string) => void } {
+  const MAX = 10_000
+  const FRESH_MS = 5_000
+  const last = new Map<string, { etag: string, at: number }>()
+  return {
+    recently (selector, etag) {
+      const e = last.get(selector)
+      return e !== undefined && e.etag === etag && Date.now() - e.at < FRESH_MS
+    },
+    mark (selector, etag) {
+      last.delete(selector)
+      if (last.size >= MAX) last.delete(last.keys().next().value as string)
+      last.set(selector, { etag, at: Date.now() })
+    },
+    forget (selector) { last.delete(selector) }
+  }
+}
+
+/**
  * Instances a client may add per minute, counted per principal (else per address) in a
  * bounded table: a client that exceeds it still gets its answers, its instances are not kept.
  */
@@ -220,6 +242,7 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
   const maxInstanceBytes = checkPositiveInt('maxInstanceBytes', opts.maxInstanceBytes, 8 * 1024 * 1024)
   const gzipLevel = checkPositiveInt('gzipLevel', opts.gzipLevel, 6, 9)
   const maxBaseLookups = checkPositiveInt('maxBaseLookups', opts.maxBaseLookups, 4, 100)
+  const stored = recentlyStored()
   const inserts = insertBudget(checkPositiveInt('maxInsertsPerClient', opts.maxInsertsPerClient, 120, 1_000_000))
   const vcdiffOptions = opts.vcdiff ?? {}
   if (typeof vcdiffOptions !== 'object' || vcdiffOptions === null) throw invalidOption(WHERE, 'vcdiff must be an object of encoder options')
@@ -289,29 +312,32 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
       if (body === null || body.length > maxInstanceBytes) return payload
       // RFC 3229 10.7: a content-coded response is not the instance; leave it alone.
       const coding = reply.getHeader('content-encoding')
-      if (coding !== undefined && String(coding).toLowerCase() !== 'identity') return payload
-      if (reply.getHeader('content-range') !== undefined) return payload
+      if (coding !== undefined && String(coding).toLowerCase() !== 'identity') return body
+      if (reply.getHeader('content-range') !== undefined) return body
       const etagValue = reply.getHeader('etag')
       const current = typeof etagValue === 'string' ? parseEntityTag(etagValue) : null
       // RFC 3229 10.4.1: a 226 carries the ETag of the current instance; a weak one does not
       // name one sequence of bytes (RFC 9110 8.8.1), so it can be no delta base either.
-      if (current === null || current.weak) return payload
+      if (current === null || current.weak) return body
       // No Content-Type at all is a key of its own ('undefined').
       const selector = selectorOf(request, reply, settings.protectedRoute)
-      if (selector === null) return payload
+      if (selector === null) return body
       const log = request.log
 
-      if (inserts.allow(request)) {
+      // An instance stored a moment ago is not copied again (nor counted against the client).
+      if (!stored.recently(selector, current.opaque) && inserts.allow(request)) {
+        stored.mark(selector, current.opaque)
         store.set(instanceKey(selector, current), body, settings.ttl).catch(function instanceNotStored (err: Error) {
+          stored.forget(selector)
           log.warn({ err }, 'delta-encoding: the instance store failed; this instance cannot be a delta base')
         })
       }
 
       const aim = request.headers['a-im']
-      if (aim === undefined) return payload
+      if (aim === undefined) return body
       // Node joins repeated field lines of an unknown field with ", " (RFC 9110 5.3): one string.
       const want = accepted(String(aim), settings)
-      if (!want.vcdiff && !want.gzip) return payload
+      if (!want.vcdiff && !want.gzip) return body
 
       let out = body
       const applied: InstanceManipulation[] = []
@@ -321,14 +347,14 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
         const tags = parseEntityTagList(inm)
         if (Array.isArray(tags)) {
           // The client holds the current instance: nothing to send a delta for (RFC 9110 13.1.2).
-          if (tags.some((t) => t.opaque === current.opaque)) return payload
+          if (tags.some((t) => t.opaque === current.opaque)) return body
           let source: Buffer | undefined
           for (const tag of tags.filter((t) => !t.weak).slice(0, maxBaseLookups)) {
             try {
               source = await store.get(instanceKey(selector, tag))
             } catch (err) {
               log.warn({ err }, 'delta-encoding: the instance store failed; answering without a delta')
-              return payload
+              return body
             }
             if (source !== undefined) { base = tag; break }
           }
@@ -337,7 +363,8 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
             // it knows (null), and the instance is sent. Large instances are encoded off the event
             // loop; a saturated pool or a passed deadline also means the plain instance.
             const delta = body.length >= offloadBytes && pool !== null
-              ? await pool().encode(instanceKey(selector, base), source, body, { deadlineMs })
+              // The worker keeps this version as the next request's base, indexed between requests.
+              ? await pool().encode(instanceKey(selector, base), source, body, { deadlineMs, affinity: selector, targetKey: instanceKey(selector, current) })
               : tryEncode(source, body, { ...vcdiffOptions, maxSize: body.length - 1 })
             if (delta !== null && delta.length < body.length) {
               out = Buffer.from(delta.buffer, delta.byteOffset, delta.length)
@@ -356,7 +383,8 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
           applied.push('gzip')
         }
       }
-      if (applied.length === 0) return payload
+      // The bytes already made are the payload: the string is not converted a second time.
+      if (applied.length === 0) return body
 
       // RFC 3229 10.4.1: 226, the current ETag (kept), headers of the instance (Content-Type kept).
       reply.code(226)

@@ -15,6 +15,8 @@ export interface EncodeRequest {
   target: Uint8Array
   /** Date.now() after which the result is no longer wanted. */
   deadline: number
+  /** Keep the target as a future base under this key (the next version is encoded against it). */
+  targetKey?: string
 }
 
 export interface EncodeReply {
@@ -29,7 +31,8 @@ export interface EncodeReply {
   cached: number
 }
 
-interface Entry { prepared: PreparedSource, bytes: number }
+/** A cached base: its bytes, and its index once built (a kept target is indexed when the worker is idle). */
+interface Entry { source: Uint8Array, prepared: PreparedSource | null, bytes: number }
 
 /* c8 ignore next 2 */
 const port = parentPort
@@ -61,11 +64,32 @@ function remember (key: string, entry: Entry): void {
   cacheBytes += entry.bytes
 }
 
+function prepared (entry: Entry): PreparedSource {
+  if (entry.prepared === null) {
+    entry.prepared = prepareSource(entry.source)
+    const bytes = entry.source.length + entry.prepared.indexBytes
+    cacheBytes += bytes - entry.bytes
+    entry.bytes = bytes
+  }
+  return entry.prepared
+}
+
+/** Kept targets whose index is built between requests (RFC 3229: the next request's base is this version). */
+const toPrepare: Entry[] = []
+function prepareSoon (): void {
+  setImmediate(() => {
+    const entry = toPrepare.shift()
+    if (entry === undefined) return
+    prepared(entry)
+    if (toPrepare.length > 0) prepareSoon()
+  })
+}
+
 function handle (req: EncodeRequest): EncodeReply {
   let entry = cache.get(req.key)
   if (req.base !== undefined) {
-    const prepared = prepareSource(req.base)
-    entry = { prepared, bytes: req.base.length + prepared.indexBytes }
+    const p = prepareSource(req.base)
+    entry = { source: req.base, prepared: p, bytes: req.base.length + p.indexBytes }
     remember(req.key, entry)
   } else if (entry === undefined) {
     return { id: req.id, delta: null, missing: true, evicted: [], cacheBytes, cached: cache.size }
@@ -73,7 +97,13 @@ function handle (req: EncodeRequest): EncodeReply {
     cache.delete(req.key) // most recently used: to the end
     cache.set(req.key, entry)
   }
-  const delta = Date.now() > req.deadline ? null : entry.prepared.tryEncode(req.target)
+  const delta = Date.now() > req.deadline ? null : prepared(entry).tryEncode(req.target)
+  if (req.targetKey !== undefined && req.targetKey !== req.key) {
+    // Charged at twice its size until its index exists (the index is about as large).
+    const kept: Entry = { source: req.target, prepared: null, bytes: req.target.length * 2 }
+    remember(req.targetKey, kept)
+    if (cache.get(req.targetKey) === kept) toPrepare.push(kept)
+  }
   return { id: req.id, delta, evicted: [], cacheBytes, cached: cache.size }
 }
 
@@ -89,4 +119,5 @@ port.on('message', (req: EncodeRequest) => {
   evicted = []
   const transfer = reply.delta !== null ? [reply.delta.buffer as ArrayBuffer] : []
   port.postMessage(reply, transfer)
+  if (toPrepare.length > 0) prepareSoon()
 })

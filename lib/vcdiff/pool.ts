@@ -44,6 +44,14 @@ export interface EncoderPoolOptions {
 export interface PoolEncodeOptions {
   /** Resolve null when the delta is not ready after this many milliseconds (default: the pool's). */
   deadlineMs?: number
+  /** Which worker: every encode with the same affinity goes to the same worker (default: the base key). */
+  affinity?: string
+  /**
+   * Keep the target in the worker as a future base under this key: when the next version is
+   * encoded against it, its bytes are not sent again and its index is already built (the
+   * worker builds it between requests).
+   */
+  targetKey?: string
 }
 
 export interface EncoderPoolStats {
@@ -82,6 +90,9 @@ export const DEFAULT_DEADLINE_MS = 1000
 interface Job {
   id: number
   key: string
+  targetKey: string | undefined
+  /** The target's length (the target itself may have moved to the worker). */
+  targetLength: number
   base: Uint8Array
   target: Uint8Array
   deadline: number
@@ -159,11 +170,13 @@ class Pool implements EncoderPool {
       this.counts.rejected++
       return Promise.resolve(null)
     }
-    const slot = this.slots[keyHash(baseKey) % this.slots.length]
+    const slot = this.slots[keyHash(options.affinity ?? baseKey) % this.slots.length]
     return new Promise((resolve) => {
       const job: Job = {
         id: this.nextId++,
         key: baseKey,
+        targetKey: options.targetKey,
+        targetLength: target.length,
         base,
         target: copyOf(target),
         deadline: Date.now() + deadlineMs,
@@ -228,6 +241,7 @@ class Pool implements EncoderPool {
     // without, it may come back (base missing): a copy moves, the target stays.
     const target = withBase ? job.target : copyOf(job.target)
     const req: EncodeRequest = { id: job.id, key: job.key, target, deadline: job.deadline }
+    if (job.targetKey !== undefined) req.targetKey = job.targetKey
     const transfer: ArrayBuffer[] = [target.buffer as ArrayBuffer]
     if (withBase) {
       req.base = copyOf(job.base)
@@ -238,6 +252,11 @@ class Pool implements EncoderPool {
   }
 
   private onReply (slot: Slot, reply: EncodeReply): void {
+    const answered = slot.current
+    // The worker kept the target as a base (unless it says it evicted it, just below).
+    if (answered !== null && answered.id === reply.id && reply.missing !== true && answered.targetKey !== undefined && reply.error === undefined) {
+      slot.known.set(answered.targetKey, answered.targetLength)
+    }
     for (const k of reply.evicted) slot.known.delete(k)
     slot.cacheBytes = reply.cacheBytes
     slot.cached = reply.cached

@@ -367,6 +367,9 @@ test('only opted-in routes store instances; every 200 and 226 of one does', asyn
   for (const url of ['/weak', '/no-etag', '/missing', '/coded', '/ranged', '/stream']) await get(app, url, { 'a-im': 'gzip' })
   t.equal(store.sets.length, before, 'no strong ETag, not a 200, content-coded, partial or streamed: nothing stored')
   await get(app, '/doc/1', {}, 'HEAD')
+  t.equal(store.sets.length, before, 'an instance stored a moment ago is not copied into the store again')
+  edit('1', 'v3', v2 + ' and more')
+  await get(app, '/doc/1', {}, 'HEAD')
   t.equal(store.sets.length, before + 1, 'a HEAD 200 has the instance at hand too')
 })
 

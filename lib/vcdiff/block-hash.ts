@@ -41,16 +41,26 @@ export function power (n: number): number {
   return m
 }
 
-/** The hash of bytes[at, at + look), computed afresh. */
-export function hashAt (bytes: Uint8Array, at: number, look: number): number {
-  let h = 0
-  for (let j = at; j < at + look; j++) h = (Math.imul(h, HASH_MUL) + bytes[j]) | 0
-  return h
-}
+/** HASH_MUL^4: joins the hashes of 4-byte blocks. */
+const MUL4 = power(4)
 
 /** The hash of bytes[at, at + 4) (as `hashAt`, unrolled). */
 function hash4 (bytes: Uint8Array, at: number): number {
   return (Math.imul((Math.imul((Math.imul(bytes[at], HASH_MUL) + bytes[at + 1]) | 0, HASH_MUL) + bytes[at + 2]) | 0, HASH_MUL) + bytes[at + 3]) | 0
+}
+
+/**
+ * The hash of bytes[at, at + look), computed afresh; by 4-byte blocks when
+ * they tile the look (independent blocks, a quarter of the serial steps).
+ */
+export function hashAt (bytes: Uint8Array, at: number, look: number): number {
+  let h = 0
+  if ((look & 3) === 0) {
+    for (let j = at; j < at + look; j += 4) h = (Math.imul(h, MUL4) + hash4(bytes, j)) | 0
+    return h
+  }
+  for (let j = at; j < at + look; j++) h = (Math.imul(h, HASH_MUL) + bytes[j]) | 0
+  return h
 }
 
 /**
@@ -63,7 +73,7 @@ function hash4 (bytes: Uint8Array, at: number): number {
 export function entryHashes (src: Uint8Array, look: number, step: number): Int32Array {
   const hashes = new Int32Array(Math.floor((src.length - look) / step) + 1)
   if (step % 4 === 0 && look % 4 === 0 && look <= 16) {
-    const mul = power(4)
+    const mul = MUL4
     const n = look / 4
     if (step >= look) {
       for (let k = 0, p = 0; k < hashes.length; k++, p += step) {

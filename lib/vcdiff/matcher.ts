@@ -60,7 +60,7 @@ export class Matcher {
   ) {
     this.long = long === null ? null : new HashCursor(long, tgt, this.best)
     this.short = short === null ? null : new HashCursor(short, tgt, this.best)
-    const tBits = Math.min(Math.max(log2ceil(Math.min(tgt.length, windowSize)), 10), 18)
+    const tBits = Math.min(Math.max(log2ceil(Math.min(tgt.length, windowSize)), 10), 16)
     this.tTable = new Int32Array(1 << tBits).fill(-1)
     this.tShift = 32 - tBits
   }

@@ -41,6 +41,28 @@ export function power (n: number): number {
   return m
 }
 
+/** Native comparison of two byte ranges (memcmp), for the long stretches of a match. */
+const compareRange = Buffer.prototype.compare
+/** Bytes a match extends byte by byte before it is compared in chunks. */
+const BYTEWISE = 32
+/** Bytes compared at a time past `BYTEWISE`. */
+const CHUNK = 256
+
+/**
+ * Length of the common run of a[ai, ai + max) and b[bi, bi + max): byte by
+ * byte first (most candidates stop early), then in native chunks (a match
+ * of many KiB costs a few comparisons), then byte by byte in the last chunk.
+ */
+export function matchLength (a: Uint8Array, ai: number, b: Uint8Array, bi: number, max: number, from = 0): number {
+  let f = from
+  const head = Math.min(max, BYTEWISE)
+  while (f < head && a[ai + f] === b[bi + f]) f++
+  if (f < head) return f
+  while (f + CHUNK <= max && compareRange.call(a, b, bi + f, bi + f + CHUNK, ai + f, ai + f + CHUNK) === 0) f += CHUNK
+  while (f < max && a[ai + f] === b[bi + f]) f++
+  return f
+}
+
 /** HASH_MUL^4: joins the hashes of 4-byte blocks. */
 const MUL4 = power(4)
 
@@ -272,9 +294,7 @@ export class HashCursor {
       const sp = k * step
       k = chain[k]
       if (sp === skip || word(src, sp) !== x) continue
-      const max = Math.min(max0, srcLen - sp)
-      let f = 4
-      while (f < max && tgt[i + f] === src[sp + f]) f++
+      const f = matchLength(tgt, i, src, sp, Math.min(max0, srcLen - sp), 4)
       if (f >= MIN_MATCH) {
         let b = 0
         while (i - b > floor && sp - b > 0 && tgt[i - b - 1] === src[sp - b - 1]) b++

@@ -10,7 +10,7 @@
  * match so that it cannot hide a long one. All state lives in the `Matcher`,
  * one per encode: encodes are re-entrant and may share a `SourceIndex`.
  */
-import { HashCursor, MIN_MATCH, MIX, addressCost, log2ceil, newCandidate, type SourceIndex } from './block-hash'
+import { HashCursor, MIN_MATCH, MIX, addressCost, log2ceil, matchLength, newCandidate, type SourceIndex } from './block-hash'
 import { varintSize } from './varint'
 import type { Matches } from './window-writer'
 
@@ -224,9 +224,7 @@ export class Matcher {
     for (let k = 0, q = sp; k < 2; k++, q = i + mainDiag) {
       if (k === 1 && (mainDiag === diag || best[0] >= LONG_ENOUGH)) break
       if (q >= 0 && q < srcLen && src[q] === tgt[i]) {
-        const max = Math.min(we - i, srcLen - q)
-        let f = 1
-        while (f < max && tgt[i + f] === src[q + f]) f++
+        const f = matchLength(tgt, i, src, q, Math.min(we - i, srcLen - q), 1)
         if (f >= MIN_MATCH) {
           let b = 0
           while (i - b > floor && q - b > 0 && tgt[i - b - 1] === src[q - b - 1]) b++
@@ -253,9 +251,7 @@ export class Matcher {
       const c = tTable[tb]
       tTable[tb] = i
       if (c >= ws && c < i && best[0] < LONG_ENOUGH) {
-        const max = we - i
-        let f = 0
-        while (f < max && tgt[i + f] === tgt[c + f]) f++
+        const f = matchLength(tgt, i, tgt, c, we - i)
         if (f >= MIN_MATCH) {
           let b = 0
           while (i - b > floor && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++

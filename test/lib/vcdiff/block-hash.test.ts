@@ -1,7 +1,7 @@
 import { test } from 'tap'
 import fc from 'fast-check'
 import {
-  HashCursor, SourceIndex, entryHashes, hashAt, joinHashes, log2ceil, newCandidate, power, HASH_MUL
+  HashCursor, SourceIndex, entryHashes, hashAt, joinHashes, log2ceil, matchLength, newCandidate, power, HASH_MUL
 } from '../../../lib/vcdiff/block-hash'
 import { rng, text } from './fixtures/helpers'
 
@@ -75,4 +75,24 @@ test('HashCursor: two cursors over one index do not interfere (re-entrant scans)
   }
   t.same([ba[1], ba[2]], [0, 100])
   t.same([bb[1], bb[2]], [0, 2000])
+})
+
+test('matchLength: the common run, compared byte by byte then in chunks, as a plain loop finds it', async (t) => {
+  const r = rng(9)
+  const a = Buffer.from(Array.from({ length: 3000 }, () => Math.floor(r() * 4)))
+  const b = Buffer.concat([Buffer.from('xy'), a])
+  for (const at of [0, 5, 31, 32, 33, 287, 288, 289, 1000, 2999]) b[at + 2] ^= 0x80 // mismatches around the chunk edges
+  const plain = (ai: number, bi: number, max: number): number => {
+    let f = 0
+    while (f < max && a[ai + f] === b[bi + f]) f++
+    return f
+  }
+  for (let ai = 0; ai < 1200; ai += 7) {
+    for (const max of [0, 3, 32, 40, 300, 3000 - ai]) {
+      if (matchLength(a, ai, b, ai + 2, max) !== plain(ai, ai + 2, max)) t.fail(`at ${ai}, max ${max}`)
+    }
+  }
+  t.equal(matchLength(a, 1001, b, 1003, 1998), 1998, 'a run to the end, over whole chunks')
+  t.equal(matchLength(a, 0, b, 1, 100), plain(0, 1, 100), 'another diagonal')
+  t.equal(matchLength(a, 10, b, 12, 20, 4), 20, 'from a known common prefix')
 })

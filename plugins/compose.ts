@@ -78,7 +78,7 @@ export const PIPELINE = {
 export const CONTEXT_PIPELINE = {
   onRequest: ['redirect', 'content-length'],
   // Errors other plugins wrote in Fastify's shape are re-rendered first; the headers follow.
-  onSend: ['errors', 'content-length:close', 'content-type:charset', 'resource-policy']
+  onSend: ['conditional', 'errors', 'content-length:close', 'content-type:charset', 'resource-policy']
 } as const
 
 type RoutePhase = keyof typeof PIPELINE

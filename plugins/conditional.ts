@@ -27,6 +27,7 @@ import { INVALID, normalizeEntityTag } from '../lib/headers/etag'
 import { formatHttpDate, parseHttpDate } from '../lib/headers/http-date'
 import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
+import { serializeEnvelope } from './errors'
 import { declareConvention, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './compose'
 import { assertProfile } from './shared'
 
@@ -463,7 +464,19 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     return preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`)
   }
 
-  return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile }
+  /**
+   * Conventions (Conditional requests): "not modified" is a 412 under the spec profile, also
+   * where another plugin answered it (@fastify/static's 304): rendered in the envelope.
+   */
+  function notModifiedElsewhere (request: FastifyRequest, reply: FastifyReply): Buffer | undefined {
+    if (reply.statusCode !== 304 || notModifiedStatus !== 412) return undefined
+    const field = request.headers['if-none-match'] !== undefined ? 'If-None-Match' : 'If-Modified-Since'
+    reply.code(412)
+    reply.header('content-type', 'application/json')
+    return Buffer.from(serializeEnvelope({ errors: [{ field, message: `not modified: the current representation matches ${field}` }] }))
+  }
+
+  return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile, context: { onSend: notModifiedElsewhere } }
 }
 
 function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOptions, done: (err?: Error) => void): void {

@@ -393,7 +393,10 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
       // RFC 3229 10.5.1: the base the delta applies to (a MUST with several tags in If-None-Match).
       if (base !== null) reply.header('delta-base', formatEntityTag(base))
       reply.header('cache-control', CACHE_CONTROL_226)
-      reply.header('content-length', String(out.length))
+      // A body gzipped by IM is not compressed again by a compression plugin registered beside
+      // the suite (@fastify/compress honours this request field); a delta alone still may be,
+      // and a client removes the Content-Encoding first, then the IM manipulations in reverse.
+      if (applied.includes('gzip')) request.headers['x-no-compression'] = '1'
       return out
     }
   }

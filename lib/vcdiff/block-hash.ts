@@ -20,6 +20,8 @@ const MAX_TABLE_BITS = 20
 const FILTER_BITS = 24
 /** Chain links walked per candidate examined (collisions of the head table are skipped by hash). */
 const LINKS_PER_PROBE = 2
+/** A verified match this long ends the walk along a chain. */
+const ENOUGH = 256
 /** Smallest COPY the default code table has an opcode size for (RFC 3284 section 5.6). */
 export const MIN_MATCH = 4
 
@@ -305,6 +307,8 @@ export class HashCursor {
           best[2] = sp - b
           best[3] = cost
           changed = true
+          // Long enough that another candidate could save at most its address bytes.
+          if (f >= ENOUGH) break
         }
       }
       if (--probes === 0) break

@@ -6,9 +6,12 @@
  *
  * Per position, in order: the diagonal of the previous source match, the
  * long then the short source index, earlier target bytes (a 4-byte hash, the
- * xdelta3 small-match idea); the long index is probed inside every short
- * match so that it cannot hide a long one. All state lives in the `Matcher`,
- * one per encode: encodes are re-entrant and may share a `SourceIndex`.
+ * xdelta3 small-match idea). A short match is compared with the match one
+ * byte later (lazy matching, as in deflate), then the long index is probed
+ * inside it so that it cannot hide a long one; a long match found there
+ * replaces it only if the head it leaves pays for its own COPY or the gain
+ * outweighs the ADD it creates. All state lives in the `Matcher`, one per
+ * encode: encodes are re-entrant and may share a `SourceIndex`.
  */
 import { HashCursor, MIN_MATCH, MIX, addressCost, log2ceil, matchLength, newCandidate, type SourceIndex } from './block-hash'
 import { varintSize } from './varint'

@@ -32,21 +32,25 @@ const kConvention = Symbol.for('fastify-http-conventions.error')
 
 const PREFIX = 'FST_HTTP_CONVENTIONS_'
 
-/** Error constructors, by code. `code` and `statusCode` are stable and documented. */
+/**
+ * Error constructors, by code. `code` and `statusCode` are stable and documented. Answers to
+ * the client (4xx, 503) carry no stack trace: it says nothing about them and costs more to
+ * capture than a small body costs to send; the server's own faults keep theirs.
+ */
 export const errorCodes = {
-  LENGTH_REQUIRED: createError(`${PREFIX}LENGTH_REQUIRED`, 'Length Required: %s', 411),
-  CONTENT_TOO_LARGE: createError(`${PREFIX}CONTENT_TOO_LARGE`, 'Content Too Large: %s', 413),
-  BAD_FRAMING: createError(`${PREFIX}BAD_FRAMING`, 'Bad Request: %s', 400),
-  MALFORMED_BODY: createError(`${PREFIX}MALFORMED_BODY`, '%s', 400),
-  UNSUPPORTED_MEDIA_TYPE: createError(`${PREFIX}UNSUPPORTED_MEDIA_TYPE`, '%s', 415),
-  UNPROCESSABLE_ENTITY: createError(`${PREFIX}UNPROCESSABLE_ENTITY`, '%s', 422),
-  PATCH_TOO_COSTLY: createError(`${PREFIX}PATCH_TOO_COSTLY`, '%s', 422),
-  PRECONDITION_FAILED: createError(`${PREFIX}PRECONDITION_FAILED`, '%s', 412),
-  PRECONDITION_REQUIRED: createError(`${PREFIX}PRECONDITION_REQUIRED`, '%s', 428),
-  UNAUTHORIZED: createError(`${PREFIX}UNAUTHORIZED`, '%s', 401),
-  FORBIDDEN: createError(`${PREFIX}FORBIDDEN`, '%s', 403),
-  SERVICE_UNAVAILABLE: createError(`${PREFIX}SERVICE_UNAVAILABLE`, '%s', 503),
-  NOT_IMPLEMENTED: createError(`${PREFIX}NOT_IMPLEMENTED`, 'Not Implemented: %s', 501),
+  LENGTH_REQUIRED: createError(`${PREFIX}LENGTH_REQUIRED`, 'Length Required: %s', 411, Error, false),
+  CONTENT_TOO_LARGE: createError(`${PREFIX}CONTENT_TOO_LARGE`, 'Content Too Large: %s', 413, Error, false),
+  BAD_FRAMING: createError(`${PREFIX}BAD_FRAMING`, 'Bad Request: %s', 400, Error, false),
+  MALFORMED_BODY: createError(`${PREFIX}MALFORMED_BODY`, '%s', 400, Error, false),
+  UNSUPPORTED_MEDIA_TYPE: createError(`${PREFIX}UNSUPPORTED_MEDIA_TYPE`, '%s', 415, Error, false),
+  UNPROCESSABLE_ENTITY: createError(`${PREFIX}UNPROCESSABLE_ENTITY`, '%s', 422, Error, false),
+  PATCH_TOO_COSTLY: createError(`${PREFIX}PATCH_TOO_COSTLY`, '%s', 422, Error, false),
+  PRECONDITION_FAILED: createError(`${PREFIX}PRECONDITION_FAILED`, '%s', 412, Error, false),
+  PRECONDITION_REQUIRED: createError(`${PREFIX}PRECONDITION_REQUIRED`, '%s', 428, Error, false),
+  UNAUTHORIZED: createError(`${PREFIX}UNAUTHORIZED`, '%s', 401, Error, false),
+  FORBIDDEN: createError(`${PREFIX}FORBIDDEN`, '%s', 403, Error, false),
+  SERVICE_UNAVAILABLE: createError(`${PREFIX}SERVICE_UNAVAILABLE`, '%s', 503, Error, false),
+  NOT_IMPLEMENTED: createError(`${PREFIX}NOT_IMPLEMENTED`, 'Not Implemented: %s', 501, Error, false),
   /** A route asks for a convention it was never compiled with: refused, never served without it. */
   MISCONFIGURED: createError(`${PREFIX}MISCONFIGURED`, '%s', 500),
   /** Thrown at registration (boot) for options that make no sense; never per request. */

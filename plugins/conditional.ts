@@ -153,22 +153,8 @@ function message (outcome: Failed, conditions: ParsedConditions, exists: boolean
   }
 }
 
-/**
- * 412 and 428 are answers to the client, not faults of the server: their stack trace
- * is worth nothing and capturing it costs more than serializing a 2 KB body.
- */
-function withoutStack<T> (make: () => T): T {
-  const limit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
-  try {
-    return make()
-  } finally {
-    Error.stackTraceLimit = limit
-  }
-}
-
 function failedFor (outcome: Failed, conditions: ParsedConditions, current: Current): ConventionError {
-  return withoutStack(() => preconditionFailed(outcome.header, message(outcome, conditions, current.exists), current.exists ? current.etag : undefined))
+  return preconditionFailed(outcome.header, message(outcome, conditions, current.exists), current.exists ? current.etag : undefined)
 }
 
 function readProvided (provided: ProvidedValidators | null | undefined): Current {

@@ -191,7 +191,7 @@ test('package.json: exports, files, engines, peer dependency', async (t) => {
   }
   t.equal(pkg.main, './dist/cjs/index.js')
   t.equal(pkg.types, './dist/cjs/index.d.ts')
-  t.equal(pkg.engines.node, '>=20')
+  t.equal(pkg.engines.node, '>=20.12', 'crypto.hash (one-shot hashing) is there from Node 20.12')
   t.equal(pkg.peerDependencies.fastify, '^5.0.0')
   for (const dir of ['dist/cjs', 'dist/esm', 'dist/plugins', 'dist/lib']) t.ok(pkg.files.includes(dir), dir)
   t.match(pkg.scripts.test, /npm run test:package/, 'npm test checks the package with attw and publint')

@@ -254,6 +254,8 @@ export class HashCursor {
   /** Rolling hash of target[at, at + look). */
   h = 0
   at = -1
+  /** Candidates compared with the target so far (work done, for tests and tuning). */
+  verified = 0
 
   constructor (readonly index: SourceIndex, readonly tgt: Uint8Array, readonly best: Candidate) {}
 
@@ -296,6 +298,7 @@ export class HashCursor {
       const sp = k * step
       k = chain[k]
       if (sp === skip || word(src, sp) !== x) continue
+      this.verified++
       const f = matchLength(tgt, i, src, sp, Math.min(max0, srcLen - sp), 4)
       if (f >= MIN_MATCH) {
         let b = 0

@@ -96,3 +96,23 @@ test('matchLength: the common run, compared byte by byte then in chunks, as a pl
   t.equal(matchLength(a, 0, b, 1, 100), plain(0, 1, 100), 'another diagonal')
   t.equal(matchLength(a, 10, b, 12, 20, 4), 20, 'from a known common prefix')
 })
+
+test('HashCursor: candidates verified per lookup are bounded; a long match ends the walk', async (t) => {
+  // 40 copies of one 300-byte passage: every copy is a candidate of the same hash.
+  const passage = text(300, 21)
+  const src = Buffer.concat(Array.from({ length: 40 }, (_, k) => Buffer.concat([passage, Buffer.from(`#${k}#`)])))
+  const index = new SourceIndex(src, 8, 2, 16, entryHashes(src, 8, 2))
+  const best = newCandidate()
+  const whole = new HashCursor(index, passage, best)
+  t.ok(whole.lookup(0, passage.length, 0, -1, 16))
+  t.equal(best[0], 300)
+  t.equal(whole.verified, 1, 'the first candidate matches 300 bytes: no other is verified')
+  // A 40-byte piece: every candidate matches it alike; at most maxProbes of them are verified.
+  best[0] = 0
+  const piece = new HashCursor(index, passage.subarray(0, 40), best)
+  for (const probes of [1, 4, 16]) {
+    const before = piece.verified
+    piece.lookup(0, 40, 0, -1, probes)
+    t.equal(piece.verified - before, probes, `${probes} probes`)
+  }
+})

@@ -34,8 +34,6 @@ const RFC9110: ProfileDefaults = Object.freeze({
   insufficientScopeStatus: 403
 })
 
-export const PROFILES: readonly Profile[] = ['spec', 'rfc9110']
-
 export function isProfile (value: unknown): value is Profile {
   return value === 'spec' || value === 'rfc9110'
 }

@@ -36,7 +36,7 @@ import { assertProfile } from './shared'
 export type InstanceManipulation = 'vcdiff' | 'gzip'
 
 export interface DeltaEncodingOptions {
-  /** Accepted for symmetry with the other plugins; no behaviour depends on it. */
+  /** 'spec' (default) or 'rfc9110': how the routes' error handler renders framing and size errors when no other plugin of the context says. */
   profile?: Profile
   /** Where past instances are kept (default: a MemoryInstanceStore bounded at 64 MiB). */
   store?: InstanceStore

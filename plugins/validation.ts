@@ -86,7 +86,7 @@ export function probeValidator (compile: Compile): string | null {
   const closed = compile({ schema: { type: 'object', properties: {}, additionalProperties: false }, method: 'POST', url: '/', httpPart: 'body' }) as (d: unknown) => boolean
   if (closed({ unknown: 1 }) === true) problems.push('ajv.customOptions.removeAdditional is on (unknown properties would be dropped instead of refused with 422)')
   const typed = compile({ schema: { type: 'object', properties: { a: { type: 'string' } } }, method: 'POST', url: '/', httpPart: 'body' }) as (d: unknown) => boolean
-  if (typed({ a: 1 }) === true) problems.push('request bodies are type-coerced (a number would pass as a string); use the exported buildValidator')
+  if (typed({ a: 1 }) === true) problems.push('request bodies are type-coerced (a number would pass as a string)')
   return problems.length === 0 ? null : problems.join('; ')
 }
 

@@ -15,6 +15,7 @@ import type { DigestAlgorithm } from '../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
 import { declareConvention } from '../compose'
+import { recordSecurity } from '../openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
@@ -137,6 +138,8 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
         if (insufficientStatus === 403 && p.scopes.length > 0) c.respond(403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html' })
         if (storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
         c.step('onRequest', 'auth', authHook(p))
+        // OpenAPI: the schemes this route offers, and the scopes it needs.
+        recordSecurity(c.route, { schemes: [...p.adapters.keys()] as AuthScheme[], scopes: p.scopes })
         // Later conventions key per-user state by `request.principal` on protected routes.
         c.provide('auth', p)
       }

@@ -34,7 +34,7 @@ const SUBPATHS: Record<string, string[]> = {
   vcdiff: ['encode', 'decode', 'prepareSource', 'tryEncode', 'createEncoderPool', 'VcdiffError', 'DEFAULT_WINDOW_SIZE', 'DEFAULT_MAX_TARGET_SIZE'],
   client: ['DeltaClient', 'DeltaClientError'],
   stores: ['MemoryInstanceStore', 'RedisInstanceStore', 'MemoryNonceStore', 'RedisNonceStore'],
-  openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse'],
+  openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse', 'recordSecurity', 'conventionSecurity', 'conventionSecuritySchemes'],
   headers: [
     'negotiateMediaType', 'parseMediaType', 'jsonToXml', 'xmlBodyToJson', 'applyJsonPatch', 'applyMergePatch', 'createBearerKeyMatcher',
     'redactUrl', 'createRedactingSerializers', 'SECRET_QUERY_NAMES'

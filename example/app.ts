@@ -9,7 +9,7 @@ import Redis from 'ioredis'
 import {
   httpConventions, serverOptions, unprocessable, ERRORS_SCHEMA_ID, type Profile, type AuthOptions, type BearerTokenInfo, type DeltaEncodingOptions, serviceUnavailable
 } from '../plugins/index'
-import { negotiateMediaType } from '../plugins/entries/headers'
+import { createRedactingSerializers, negotiateMediaType } from '../plugins/entries/headers'
 import { conventionsOpenApiTransform } from '../plugins/entries/openapi'
 import { RedisNonceStore, RedisInstanceStore } from '../plugins/entries/stores'
 import { openStore, type Article, type ArticleInput, type Stored } from './store'
@@ -118,17 +118,9 @@ const REDIRECTS = [{ from: '/v1/', to: '/' }]
 
 const XML = { root: 'article', itemNames: { tags: 'tag' } }
 
-// Credentials never reach the logs: the suite never logs headers, and a token a client put
-// in the query string (which is never accepted) is masked in the logged URL.
-const SECRET_PARAMS = /([?&](?:access_token|token|password|passwd|api_key|apikey|key|secret)=)[^&#]*/gi
-
-export function redactUrl (url: string): string {
-  return url.replace(SECRET_PARAMS, '$1[redacted]')
-}
-
-function logRequest (request: FastifyRequest): Record<string, unknown> {
-  return { method: request.method, url: redactUrl(request.url), host: request.host, remoteAddress: request.ip }
-}
+// Credentials never reach the logs: the suite never logs headers, and secrets a client put in
+// the query string (never accepted) are masked in the logged URL, with the package's redaction.
+const logSerializers = createRedactingSerializers()
 
 /**
  * A strong ETag names one representation (RFC 9110 8.8.3): the XML representation of an
@@ -151,7 +143,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   const app = Fastify({
     ...serverOptions,
     bodyLimit: config.bodyLimit,
-    logger: config.logger === undefined || config.logger === false ? false : { ...(config.logger === true ? {} : config.logger), serializers: { req: logRequest } },
+    logger: config.logger === undefined || config.logger === false ? false : { ...(config.logger === true ? {} : config.logger), serializers: { req: logSerializers.req } },
     // Stalled bodies and slow headers are cut off (RFC 9112 9.5 lets a server close idle
     // connections): Node answers 408 and closes. Timeouts are checked every second.
     requestTimeout: config.timeouts?.requestMs ?? 30000,

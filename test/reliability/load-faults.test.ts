@@ -7,7 +7,7 @@ import net from 'node:net'
 import { existsSync, readFileSync } from 'node:fs'
 import { Pool } from 'undici'
 import { startService, type RunningService } from '../helpers/service'
-import { parseResponses } from '../helpers/raw'
+import { parseResponses, rawRequest } from '../helpers/raw'
 
 let svc: RunningService
 const AUTH = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
@@ -192,7 +192,16 @@ test('a token sent in the query string is never accepted, and never logged', asy
   const res = await fetch(`${svc.url}/articles?access_token=demo-write-token`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
   t.equal(res.status, 401)
   t.notMatch(svc.output(), /demo-write-token/)
-  t.match(svc.output(), /access_token=\[redacted\]/)
+  t.match(svc.output(), /access_token=\[REDACTED\]/)
+})
+
+test('log redaction: secret query parameters, percent-encoded names, token[] and a fragment never appear in the logs', async (t) => {
+  const secrets = ['s3cr3t-refresh', 's3cr3t-id', 's3cr3t-client', 's3cr3t-code', 's3cr3t-api', 's3cr3t-jwt', 's3cr3t-sig', 's3cr3t-array', 's3cr3t-encoded', 's3cr3t-fragment']
+  const target = `/articles?refresh_token=${secrets[0]}&id_token=${secrets[1]}&client_secret=${secrets[2]}&code=${secrets[3]}&api-key=${secrets[4]}&jwt=${secrets[5]}&sig=${secrets[6]}&token[]=${secrets[7]}&%74oken=${secrets[8]}#${secrets[9]}`
+  await rawRequest(svc.port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, { waitMs: 1500 })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  for (const s of secrets) t.notMatch(svc.output(), new RegExp(s), `${s} is not logged`)
+  t.match(svc.output(), /refresh_token=\[REDACTED\]/)
 })
 
 test('stop: no credential appears anywhere in the service\'s logs', async (t) => { t.equal(await svc.stop(), 0) })

@@ -127,3 +127,30 @@ test('HTTP/2: every answer is well-formed, without a Connection header (no Unsup
   await new Promise((resolve) => setImmediate(resolve))
   t.notOk(warnings.includes('UnsupportedWarning'), 'no Connection header was set on an HTTP/2 answer')
 })
+
+test('@fastify/multipart: a 2 MB upload on a route that raises its own limit; the same upload elsewhere is refused before it is read', async (t) => {
+  const { default: multipart } = await import('@fastify/multipart')
+  const app = Fastify(serverOptions)
+  await app.register(httpConventions)
+  await app.register(multipart, { limits: { fileSize: 10 * 1024 * 1024 } })
+  const handler = async (request: import('fastify').FastifyRequest): Promise<{ bytes: number }> => {
+    const file = await request.file()
+    const buffer = await file?.toBuffer()
+    return { bytes: buffer?.length ?? 0 }
+  }
+  app.post('/upload', { config: { contentLength: { bodyLimit: 5 * 1024 * 1024 } } }, handler)
+  app.post('/small', handler)
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  const form = (): FormData => {
+    const f = new FormData()
+    f.append('file', new Blob([Buffer.alloc(2 * 1024 * 1024, 97)]), 'big.bin')
+    return f
+  }
+  const ok = await fetch(`http://127.0.0.1:${port}/upload`, { method: 'POST', body: form() })
+  t.equal(ok.status, 200)
+  t.same(await ok.json(), { bytes: 2 * 1024 * 1024 })
+  const refused = await fetch(`http://127.0.0.1:${port}/small`, { method: 'POST', body: form() }).catch((err: Error) => err)
+  if (refused instanceof Error) t.pass('the connection was closed while the client was still sending (refused before the body was read)')
+  else t.equal(refused.status, 411, 'over the 1 MiB default: 411 under the spec profile')
+})

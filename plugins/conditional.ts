@@ -40,7 +40,15 @@ export interface ProvidedValidators {
 }
 
 /** Reads the current validators of the target resource; null (or undefined) when it does not exist. */
-export type ValidatorsProvider = (request: FastifyRequest) => ProvidedValidators | null | undefined | PromiseLike<ProvidedValidators | null | undefined>
+/**
+ * The request a route's providers receive. Route generics do not reach a route's `config`
+ * (Fastify types it once for every route), so params, query, body and headers are `any`
+ * here: `request.params.id` type-checks under `strict`; narrow it as the route declares.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type RouteRequest = FastifyRequest & { params: any, query: any, body: any }
+
+export type ValidatorsProvider = (request: RouteRequest) => ProvidedValidators | null | undefined | PromiseLike<ProvidedValidators | null | undefined>
 
 export interface ConditionalRouteConfig {
   /** Current validators of the resource, read before the handler. Required on routes with unsafe methods. */
@@ -355,7 +363,7 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
       return function conditionalProviderPreHandler (request: FastifyRequest, _reply: FastifyReply, done: Next): void {
         let value
         try {
-          value = read(request)
+          value = read(request as RouteRequest)
         } catch (err) {
           return done(err as Error)
         }

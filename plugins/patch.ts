@@ -15,7 +15,7 @@ import { isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
 import { declareConvention, type Convention, type Next, type PayloadNext, type RouteCompiler } from './compose'
-import { conditionalConvention } from './conditional'
+import { conditionalConvention, type RouteRequest } from './conditional'
 import { assertProfile } from './shared'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
@@ -37,14 +37,14 @@ export interface PatchRouteConfig<T = unknown> {
   /** JSON Schema of the resource: the patched document must satisfy it; `readOnly` properties cannot change. */
   schema: Record<string, unknown>
   /** Reads the resource the request targets; null when it does not exist (404). */
-  load: (request: FastifyRequest) => PatchableResource<T> | null | PromiseLike<PatchableResource<T> | null>
+  load: (request: RouteRequest) => PatchableResource<T> | null | PromiseLike<PatchableResource<T> | null>
   /**
    * Stores the patched document only if the stored ETag is still `expectedEtag`
    * (`UPDATE ... WHERE etag = ?`). Returns the stored resource, or false when another
    * write came first (the plugin then answers 412 to a conditional request, and re-applies
    * the patch to the new state otherwise).
    */
-  save: (request: FastifyRequest, document: T, expectedEtag: string | undefined) => PatchableResource<T> | false | PromiseLike<PatchableResource<T> | false>
+  save: (request: RouteRequest, document: T, expectedEtag: string | undefined) => PatchableResource<T> | false | PromiseLike<PatchableResource<T> | false>
   /** Patch formats accepted. Default both. */
   formats?: PatchFormat[]
 }
@@ -148,7 +148,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
 
     // The conditional convention evaluates If-Match against what `load` read: one read per request.
     c.provide('validators', async function patchValidators (request: FastifyRequest) {
-      const loaded = await load(request)
+      const loaded = await load(request as RouteRequest)
       ;(request as Tracked)[kLoaded] = loaded ?? null
       return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }
     })
@@ -169,7 +169,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
       const mt = parseMediaType(request.headers['content-type'] as string) as { essence: string }
       const merge = mt.essence === PATCH_MEDIA_TYPES['merge-patch']
       const tracked = request as Tracked
-      let current = tracked[kLoaded] !== undefined ? tracked[kLoaded] : (await load(request)) ?? null
+      let current = tracked[kLoaded] !== undefined ? tracked[kLoaded] : (await load(request as RouteRequest)) ?? null
       for (let attempt = 0; ; attempt++) {
         if (current === null) return false
         // Bounded work: operations, the working document's size (a multiple of the body limit)
@@ -179,7 +179,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
         const readOnly = readOnlyViolations(current.document, patched.document, schema)
         if (readOnly.length > 0) throw unprocessable(readOnly)
         if (!validate(patched.document)) throw unprocessable(ajvErrorsToEntries(validate.errors ?? [], 'body'))
-        const saved = await save(request, patched.document, current.etag)
+        const saved = await save(request as RouteRequest, patched.document, current.etag)
         if (saved !== false) {
           request.patched = saved
           return true
@@ -187,7 +187,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
         // Lost a race: the client's precondition no longer holds (RFC 9110 13.1.1), or re-apply to the new state.
         if (request.preconditions?.conditional === true) throw request.preconditions.failed()
         if (attempt >= maxRetries) throw preconditionFailed('If-Match', `the resource kept changing while the patch was applied (${attempt + 1} attempts); retry with If-Match`)
-        current = (await load(request)) ?? null
+        current = (await load(request as RouteRequest)) ?? null
       }
     }
 

@@ -140,3 +140,13 @@ test('headers: negotiation, media types, XML, patches, keys, redaction', () => {
   expect(createRedactingSerializers()).type.toHaveProperty('req')
   expect(SECRET_QUERY_NAMES).type.toBe<readonly string[]>()
 })
+
+test('a route\'s providers read its params under strict without casts (route generics do not reach config)', () => {
+  const app = Fastify({ ...serverOptions })
+  app.put<{ Params: { id: string } }>('/articles/:id', {
+    config: {
+      conditional: { validators: (request) => ({ etag: `"${String(request.params.id)}"` }) },
+      patch: { schema: {}, load: (request) => ({ document: { id: request.params.id as string } }), save: (_request, document) => ({ document }) }
+    }
+  }, async (request) => request.params.id)
+})

@@ -45,7 +45,6 @@ export interface ProvidedValidators {
  * (Fastify types it once for every route), so params, query, body and headers are `any`
  * here: `request.params.id` type-checks under `strict`; narrow it as the route declares.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type RouteRequest = FastifyRequest & { params: any, query: any, body: any }
 
 export type ValidatorsProvider = (request: RouteRequest) => ProvidedValidators | null | undefined | PromiseLike<ProvidedValidators | null | undefined>

@@ -13,6 +13,9 @@
  *   never reached the client (the instance died between its commit and its response; their
  *   tokens say which);
  * - every other answer is 412 or a connection error.
+ *
+ * PostgreSQL is checked by test/helpers/postgres.ts (postgresTestOptions); redis-server by
+ * test/helpers/peers.ts: without it both tests are skipped (failed under CI=true).
  */
 import { test } from 'tap'
 import { spawn } from 'node:child_process'
@@ -21,6 +24,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { Agent, request } from 'undici'
 import { startPgFleet, postgresTestOptions, type PgFleet } from '../helpers/postgres'
+import { peer } from '../helpers/peers'
 
 const BASIC = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 const CLIENTS = 50
@@ -43,6 +47,7 @@ interface Article { slug: string, title: string, body: string }
 let fleet: PgFleet | undefined
 
 test('50 conditional writers through three instances on PostgreSQL, one instance killed (SIGKILL) and restarted: no lost update', { ...postgresTestOptions(), timeout: 50_000 }, async (t) => {
+  if (peer(t, 'redis-server') === undefined) return
   const started = Date.now()
   fleet = await startPgFleet(3)
   const f = fleet
@@ -172,6 +177,7 @@ test('50 conditional writers through three instances on PostgreSQL, one instance
 })
 
 test('npm run fleet -- --instances 3 --postgres: three instances on one PostgreSQL it starts, all stopped on SIGTERM', { ...postgresTestOptions(), timeout: 40_000 }, async (t) => {
+  if (peer(t, 'redis-server') === undefined) return
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'scripts', 'fleet.js'), '--instances', '3', '--postgres'], {
     env: { ...process.env, FLEET_PORTS: '0,0,0', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', DIGEST_SECRET: '' },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -330,7 +330,8 @@ function settingsFrom (opts) {
   if (!(Number.isInteger(rounds) && rounds > 0) || !(seconds > 0) || !(mib > 0) || !(Number.isInteger(every) && every > 0)) {
     throw new Error('BENCH_ROUNDS and BENCH_DELTA_SCALE_EVERY must be positive integers, BENCH_SECONDS and BENCH_DELTA_SCALE_MIB positive')
   }
-  const deltaEncoding = env.BENCH_DELTA_SCALE_OPTIONS ? JSON.parse(env.BENCH_DELTA_SCALE_OPTIONS) : {}
+  // Quick mode checks that the path works (on a loaded machine too): the pool gets a long deadline.
+  const deltaEncoding = env.BENCH_DELTA_SCALE_OPTIONS ? JSON.parse(env.BENCH_DELTA_SCALE_OPTIONS) : quick ? { offload: { deadlineMs: 60_000 } } : {}
   return { quick, rounds, seconds, server: { docBytes: Math.round(mib * MiB), every, deltaEncoding } }
 }
 

@@ -346,14 +346,22 @@ const SIMPLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/
  * "a b" -> "a_b", "" -> "_"). Markup can never be injected through a member name.
  */
 export function xmlName (name: string): string {
-  if (SIMPLE_NAME.test(name)) return name
   let out = ''
-  for (const ch of name) {
-    if (out === '') out = NAME_START.test(ch) ? ch : NAME_CHAR.test(ch) ? '_' + ch : '_'
-    else out += NAME_CHAR.test(ch) ? ch : '_'
+  if (SIMPLE_NAME.test(name)) {
+    out = name
+  } else {
+    for (const ch of name) {
+      if (out === '') out = NAME_START.test(ch) ? ch : NAME_CHAR.test(ch) ? '_' + ch : '_'
+      else out += NAME_CHAR.test(ch) ? ch : '_'
+    }
   }
-  return out === '' ? '_' : out
+  if (out === '') return '_'
+  // Names that XML parsers refuse as prototype pollution (`__proto__`, `constructor`,
+  // `prototype`) get a trailing underscore, so every document written parses again.
+  return RESERVED_NAMES.has(out) ? out + '_' : out
 }
+
+const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype'])
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\r': '&#xD;' }
 

@@ -158,3 +158,11 @@ test('property: for plain names and text, jsonToXml writes what fast-xml-parser\
     return jsonToXml(value, root) === '<?xml version="1.0" encoding="UTF-8"?>' + builder.build({ [root]: toTree(value, root) })
   }), { numRuns: 300 }))
 })
+
+test('a key that sanitizes to a name XML parsers refuse (__proto__, constructor, prototype) is written so the document parses again', async (t) => {
+  for (const key of ['  proto  ', '__proto__', 'constructor', 'prototype']) {
+    const xml = jsonToXml({ [key]: ['x'] }, 'root', {})
+    t.equal(XMLValidator.validate(xml), true, key)
+    t.doesNotThrow(() => parseXml(xml, { maxDepth: 10 }), key)
+  }
+})

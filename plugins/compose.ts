@@ -129,7 +129,7 @@ const ASKS: ReadonlyArray<{ configKey: string, key: ConventionKey, off: (v: unkn
   { configKey: 'deltaEncoding', key: 'delta-encoding', off: (v) => v === false },
   { configKey: 'contentType', key: 'content-type', off: (v) => v === false },
   { configKey: 'contentLength', key: 'content-length', off: (v) => v === false },
-  { configKey: 'resourcePolicy', key: 'resource-policy', off: () => false },
+  { configKey: 'resourcePolicy', key: 'resource-policy', off: (v) => v === false },
   { configKey: 'redirect', key: 'redirect', off: (v) => v === false }
 ]
 

@@ -38,14 +38,14 @@ const kHadBody = Symbol('http-conventions.had-body')
 const kCurrent = Symbol('http-conventions.current-request')
 // Requests are numbered per connection. When one is refused without its body being read,
 // the connection closes after that answer, and requests pipelined behind it must never run.
-const kSeq = Symbol('http-conventions.request-seq')
-const kRefusedAt = Symbol('http-conventions.refused-at')
+/** On a socket: the first request on it that was refused without its body being read. */
+const kRefused = Symbol('http-conventions.refused-request')
 const kCurrentResponse = Symbol('http-conventions.current-response')
 const kHosts = Symbol('http-conventions.host-lines')
 const kListening = Symbol.for('fastify-http-conventions.content-length-listeners')
 
-type TrackedRequest = IncomingMessage & { [kMisframed]?: boolean, [kSeq]?: number, [kHosts]?: number }
-type TrackedSocket = Socket & { [kHadBody]?: boolean, [kSeq]?: number, [kRefusedAt]?: number, [kCurrent]?: TrackedRequest, [kCurrentResponse]?: ServerResponse }
+type TrackedRequest = IncomingMessage & { [kMisframed]?: boolean, [kHosts]?: number }
+type TrackedSocket = Socket & { [kHadBody]?: boolean, [kRefused]?: IncomingMessage, [kCurrent]?: TrackedRequest, [kCurrentResponse]?: ServerResponse }
 
 // Parser errors that are about the message's framing (RFC 9112 6.1-6.3).
 const FRAMING_ERRORS = new Set(['HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH', 'HPE_INVALID_TRANSFER_ENCODING'])
@@ -135,8 +135,8 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     c.step('onRequest', 'content-length', function checkLength (request: FastifyRequest, _reply: FastifyReply, next: Next): void {
       // RFC 9112 9.3.2: bytes pipelined behind a request whose body was never read cannot be framed.
       const raw = request.raw as TrackedRequest
-      const refusedAt = (raw.socket as TrackedSocket | null)?.[kRefusedAt]
-      if (refusedAt !== undefined && (raw[kSeq] ?? 0) > refusedAt) {
+      const refused = (raw.socket as TrackedSocket | null)?.[kRefused]
+      if (refused !== undefined && refused !== raw) {
         return refuse(request, next, lengthRequired('an earlier request on this connection was refused; send this one on a new connection'))
       }
       const headers = request.headers
@@ -166,7 +166,9 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   function markRefused (request: FastifyRequest): void {
     const socket = request.raw.socket as TrackedSocket | null
     if (socket === null) return
-    socket[kRefusedAt] = Math.min(socket[kRefusedAt] ?? Infinity, (request.raw as TrackedRequest)[kSeq] ?? 0)
+    // Requests parsed behind it on this connection are refused in turn (no property is added
+    // to each request: that would change the shape of every IncomingMessage).
+    socket[kRefused] ??= request.raw
   }
 
   function sendContinue (request: FastifyRequest, reply: FastifyReply, next: Next): void {
@@ -240,7 +242,6 @@ function installServerListeners (fastify: FastifyInstance, mismatch: (reason: st
   server.prependListener('request', function trackRequestFraming (req: TrackedRequest, res: ServerResponse) {
     const socket = req.socket as TrackedSocket
     socket[kCurrentResponse] = res
-    req[kSeq] = socket[kSeq] = (socket[kSeq] ?? 0) + 1
     const cl = req.headers['content-length']
     socket[kHadBody] = (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined
     socket[kCurrent] = req
@@ -259,7 +260,7 @@ function installServerListeners (fastify: FastifyInstance, mismatch: (reason: st
     // answered (a body it refused, then a bad chunk size or an unknown coding; a body without
     // Content-Length read as a next request) end the connection without a second answer.
     const res = socket[kCurrentResponse]
-    if (res !== undefined && res.headersSent && (socket[kRefusedAt] !== undefined || !res.writableFinished)) {
+    if (res !== undefined && res.headersSent && (socket[kRefused] !== undefined || !res.writableFinished)) {
       socket.destroy()
       return
     }

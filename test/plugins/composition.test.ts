@@ -220,3 +220,11 @@ test('the suite never overrides the app\'s error handler: no FSTWRN004, and allo
   t.same(invalid.json(), { errors: [{ field: 'a', message: 'is required' }] })
   await app.close()
 })
+
+test('resourcePolicy: false asks for no policy: fine where the convention is not registered', async (t) => {
+  const app = Fastify(serverOptions)
+  await app.register(httpConventions, { resourcePolicy: false })
+  app.get('/plain', { config: { resourcePolicy: false } }, async () => 'x')
+  app.get('/logo', { config: { resourcePolicy: 'cross-origin' } }, async () => 'x')
+  await t.rejects(boot(app.ready()), /route GET \/logo asks for resource-policy/, 'a policy asked for where none is registered is refused; false is not')
+})

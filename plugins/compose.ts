@@ -76,15 +76,16 @@ export const PIPELINE = {
 
 /** Steps that run for every response of a context, from one context-level hook per phase. */
 export const CONTEXT_PIPELINE = {
+  // By convention: each has at most one context step per phase (redirect rules; unread bodies
+  // of GET/HEAD and repeated Host lines).
   onRequest: ['redirect', 'content-length'],
-  // Errors other plugins wrote in Fastify's shape are re-rendered first; the headers follow.
-  onSend: ['conditional', 'errors', 'content-length:close', 'content-type:charset', 'resource-policy']
-} as const
+  // A "not modified" of another plugin and errors in Fastify's shape are re-rendered first; then
+  // the headers: closing a connection whose body was not read, the charset, the policy.
+  onSend: ['conditional', 'errors', 'content-length', 'content-type', 'resource-policy']
+} as const satisfies Record<string, readonly ConventionKey[]>
 
 type RoutePhase = keyof typeof PIPELINE
-type ContextPhase = keyof typeof CONTEXT_PIPELINE
 export type StepName<P extends RoutePhase = RoutePhase> = (typeof PIPELINE)[P][number]
-export type ContextStepName<P extends ContextPhase = ContextPhase> = (typeof CONTEXT_PIPELINE)[P][number]
 
 /** What a convention sees of a route while compiling it. */
 export interface RouteCompiler {
@@ -165,38 +166,21 @@ function registryOf (instance: FastifyInstance): Registry | undefined {
   return (instance as WithRegistry)[kRegistry]
 }
 
-function lookup (registry: Registry | null | undefined, key: ConventionKey): Convention | undefined {
+/** The nearest value `pick` finds, from the registry up through its ancestors (encapsulation). */
+function nearest<T> (registry: Registry | null | undefined, pick: (r: Registry) => T | undefined): T | undefined {
   for (let r = registry; r !== undefined && r !== null; r = r.parent) {
-    const found = r.entries.get(key)
+    const found = pick(r)
     if (found !== undefined) return found
   }
   return undefined
 }
 
-function profileOf (registry: Registry | null | undefined): Profile | undefined {
-  for (let r = registry; r !== undefined && r !== null; r = r.parent) {
-    if (r.profile !== undefined) return r.profile
-  }
-  return undefined
+function lookup (registry: Registry | null | undefined, key: ConventionKey): Convention | undefined {
+  return nearest(registry, (r) => r.entries.get(key))
 }
 
 function formatOf (registry: Registry | null | undefined): ErrorFormat {
-  for (let r = registry; r !== undefined && r !== null; r = r.parent) {
-    if (r.format !== undefined) return r.format
-  }
-  return 'envelope'
-}
-
-/** The error format of `fastify`'s context ('envelope' unless configured). */
-export function errorFormatOf (fastify: FastifyInstance): ErrorFormat {
-  return formatOf(registryOf(fastify))
-}
-
-function fallbackOf (registry: Registry | null | undefined): ErrorFallback | undefined {
-  for (let r = registry; r !== undefined && r !== null; r = r.parent) {
-    if (r.fallback !== undefined) return r.fallback
-  }
-  return undefined
+  return nearest(registry, (r) => r.format) ?? 'envelope'
 }
 
 /** The outermost Fastify instance (every context is created from its parent with Object.create). */
@@ -256,10 +240,7 @@ function resolveContext (registry: Registry): NonNullable<Registry['resolved']> 
   for (const key of COMPILE_ORDER) {
     const c = lookup(registry, key)
     if (c?.context?.onRequest !== undefined) onRequest.push({ name: key, fn: c.context.onRequest })
-    if (c?.context?.onSend !== undefined) {
-      const name = key === 'content-length' ? 'content-length:close' : key === 'content-type' ? 'content-type:charset' : key
-      onSend.push({ name, fn: c.context.onSend })
-    }
+    if (c?.context?.onSend !== undefined) onSend.push({ name: key, fn: c.context.onSend })
   }
   registry.resolved = {
     onRequest: sortByTable(CONTEXT_PIPELINE.onRequest, onRequest),
@@ -452,7 +433,7 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
   const preSerialization: Array<{ name: string, fn: PayloadStep }> = []
   const onSend: Array<{ name: string, fn: PayloadStep }> = []
   const provided = new Map<string, unknown>()
-  const defaults = profileDefaults(profileOf(registry))
+  const defaults = profileDefaults(nearest(registry, (r) => r.profile))
   const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(registry) }
   const compiler: RouteCompiler = {
     route,
@@ -500,7 +481,7 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
   if (onSend.length > 0) route.onSend = [runPayloadSteps(sortByTable(PIPELINE.onSend, onSend)), ...asArray(route.onSend)] as RouteOptions['onSend']
 
   const own = route.errorHandler
-  const fallback = fallbackOf(registry)
+  const fallback = nearest(registry, (r) => r.fallback)
   route.errorHandler = function httpConventionsErrorHandler (this: FastifyInstance, error, request, reply) {
     if (renderError(error, request, reply, policy)) return
     if (own !== undefined) return own.call(this, error, request, reply)

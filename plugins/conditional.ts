@@ -464,9 +464,11 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
   function notModifiedElsewhere (request: FastifyRequest, reply: FastifyReply): Buffer | undefined {
     if (reply.statusCode !== 304 || notModifiedStatus !== 412) return undefined
     const field = request.headers['if-none-match'] !== undefined ? 'If-None-Match' : 'If-Modified-Since'
-    reply.code(412)
+    // The catalogue's 412, rendered here: the answer is already on its way through onSend.
+    const err = preconditionFailed(field, `not modified: the current representation matches ${field}`)
+    reply.code(err.statusCode)
     reply.header('content-type', 'application/json')
-    return Buffer.from(serializeEnvelope({ errors: [{ field, message: `not modified: the current representation matches ${field}` }] }))
+    return Buffer.from(serializeEnvelope({ errors: err.errors }))
   }
 
   return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile, context: { onSend: notModifiedElsewhere } }

@@ -139,24 +139,8 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
       if (refused !== undefined && refused !== raw) {
         return refuse(request, next, lengthRequired('an earlier request on this connection was refused; send this one on a new connection'))
       }
-      const headers = request.headers
-      const cl = headers['content-length']
-      const te = headers['transfer-encoding']
-      if (te !== undefined) {
-        // Conventions (Content-Length): a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
-        if (requireLength) return refuse(request, next, lengthRequired('a request body must be sent with Content-Length, not chunked'))
-        // RFC 9112 6.1: a transfer coding the server does not understand is 501; only chunked is read.
-        if (te.trim().toLowerCase() !== 'chunked') return refuse(request, next, notImplemented(`transfer coding ${JSON.stringify(te)} is not supported; send the body chunked or with Content-Length`))
-        return next()
-      }
-      if (cl === undefined) {
-        // Body bytes may follow all the same (an HTTP/1.0 client reading until close): they must
-        // never be read as a next request, so the connection closes after the 411.
-        if (requireLength && methods.has(request.method)) return refuse(request, next, lengthRequired(`${request.method} requires a Content-Length header`))
-        return next()
-      }
-      // Node's parser already refused anything but 1*DIGIT (RFC 9110 8.6) and duplicates.
-      if (Number(cl) > limit) return refuse(request, next, tooLarge(`the body is larger than the limit of ${limit} bytes`))
+      const problem = bodyProblem(request, limit, true)
+      if (problem !== null) return refuse(request, next, problem)
       next()
     })
     c.step('onRequest', 'content-length:continue', sendContinue)
@@ -197,19 +181,34 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     }
     const method = request.method
     if ((method !== 'GET' && method !== 'HEAD') || request.is404) return undefined
+    const problem = bodyProblem(request, pluginLimit, false)
+    if (problem === null) return undefined
+    markRefused(request)
+    return problem
+  }
+
+  /**
+   * Why the body a request declares is refused, or null: `limit` is the route's; `readsBody`
+   * is false for GET and HEAD, whose bodies Fastify never reads.
+   */
+  function bodyProblem (request: FastifyRequest, limit: number, readsBody: boolean): ConventionError | null {
     const headers = request.headers
-    // Conventions (Content-Length): a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
-    if (headers['transfer-encoding'] !== undefined) {
-      if (!requireLength) return undefined
-      markRefused(request)
-      return lengthRequired('a request body must be sent with Content-Length, not chunked')
+    const te = headers['transfer-encoding']
+    if (te !== undefined) {
+      // Conventions (Content-Length): a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
+      if (requireLength) return lengthRequired('a request body must be sent with Content-Length, not chunked')
+      // RFC 9112 6.1: a transfer coding the server does not understand is 501; only chunked is read.
+      if (readsBody && te.trim().toLowerCase() !== 'chunked') return notImplemented(`transfer coding ${JSON.stringify(te)} is not supported; send the body chunked or with Content-Length`)
+      return null
     }
     const cl = headers['content-length']
-    if (cl !== undefined && Number(cl) > pluginLimit) {
-      markRefused(request)
-      return tooLarge(`the body is larger than the limit of ${pluginLimit} bytes`)
+    if (cl === undefined) {
+      // Body bytes may follow all the same (an HTTP/1.0 client reading until close): they must
+      // never be read as a next request, so the connection closes after the 411.
+      return readsBody && requireLength && methods.has(request.method) ? lengthRequired(`${request.method} requires a Content-Length header`) : null
     }
-    return undefined
+    // Node's parser already refused anything but 1*DIGIT (RFC 9110 8.6) and duplicates.
+    return Number(cl) > limit ? tooLarge(`the body is larger than the limit of ${limit} bytes`) : null
   }
 
   declareConvention(fastify, {

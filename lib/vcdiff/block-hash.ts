@@ -208,8 +208,12 @@ export class SourceIndex {
   readonly filter: Int32Array
   readonly filterShift: number
 
-  /** `hashes[k]`: the rolling hash of src[k * step, k * step + look), from `entryHashes` or `joinHashes`. */
-  constructor (readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number, hashes: Int32Array) {
+  /**
+   * `hashes[k]`: the rolling hash of src[start + k * step, start + k * step + look), from
+   * `entryHashes` or `joinHashes` of src.subarray(start). An index of part of the source
+   * (`start` > 0, fewer entries) still verifies and extends its matches over the whole source.
+   */
+  constructor (readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number, hashes: Int32Array, readonly start = 0) {
     const entries = hashes.length
     // A head table small enough to stay in cache: building the index is
     // otherwise one cache miss per entry. Chains absorb the collisions: 1 to 2
@@ -286,6 +290,7 @@ export class HashCursor {
     const src = index.src
     const chain = index.chain
     const step = index.step
+    const start = index.start
     const srcLen = src.length
     let k = index.head[Math.imul(h, MIX) >>> index.shift]
     let probes = maxProbes
@@ -295,7 +300,7 @@ export class HashCursor {
     const x = word(tgt, i)
     const max0 = we - i
     while (k >= 0 && links-- > 0) {
-      const sp = k * step
+      const sp = start + k * step
       k = chain[k]
       if (sp === skip || word(src, sp) !== x) continue
       this.verified++

@@ -14,17 +14,18 @@
  * - matcher.ts: the match search of one encode;
  * - address-cache.ts: section 5.1-5.3 caches and address modes;
  * - window-writer.ts: sections 4.2-4.3 and 5.6, one window from its matches;
- * - prepared-source.ts: options, the indexes built once, the encode loop.
+ * - prepared-source.ts: options, the indexes built once, the common prefix and
+ *   suffix (one COPY each), the encode loop.
  * No module holds mutable state: encodes are re-entrant.
  */
-import { prepareSource, type EncodeOptions, type TryEncodeOptions } from './prepared-source'
+import { prepareLazily, type EncodeOptions, type TryEncodeOptions } from './prepared-source'
 
 export { prepareSource, DEFAULT_WINDOW_SIZE } from './prepared-source'
 export type { EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './prepared-source'
 
 /** Encode `target` as a VCDIFF delta against `source` (RFC 3284). */
 export function encode (source: Uint8Array, target: Uint8Array, options: EncodeOptions = {}): Uint8Array {
-  return prepareSource(source, options).encode(target)
+  return prepareLazily(source, options).encode(target)
 }
 
 /**
@@ -33,5 +34,5 @@ export function encode (source: Uint8Array, target: Uint8Array, options: EncodeO
  * caller sends the target itself without paying for the whole search.
  */
 export function tryEncode (source: Uint8Array, target: Uint8Array, options: EncodeOptions & TryEncodeOptions = {}): Uint8Array | null {
-  return prepareSource(source, options).tryEncode(target, options)
+  return prepareLazily(source, options).tryEncode(target, options)
 }

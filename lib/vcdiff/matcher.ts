@@ -69,51 +69,53 @@ export class Matcher {
   }
 
   /**
-   * Scan target[ws, we) and record COPY candidates into `m`. Returns false when
-   * it gave up: the delta would not come under `limit`.
+   * Scan target[from, to) of the window that starts at `ws` and record COPY
+   * candidates into `m`: matches stay inside [from, to) (the bytes around it are
+   * covered otherwise), self-references may address the window from `ws` on.
+   * Returns false when it gave up: the delta would not come under `limit`.
    */
-  scan (ws: number, we: number, m: Matches): boolean {
+  scan (from: number, to: number, m: Matches, ws = from): boolean {
     const { best, long, short } = this
-    const longLast = long !== null ? we - long.index.look : -1
+    const longLast = long !== null ? to - long.index.look : -1
     const limit = this.limit
     const startEstimate = this.estimate
     let estimate = startEstimate
-    let nextCheck = limit === Infinity ? 0x7fffffff : ws + CHECK_EVERY
+    let nextCheck = limit === Infinity ? 0x7fffffff : from + CHECK_EVERY
 
-    let i = ws
-    let pend = ws
+    let i = from
+    let pend = from
     // Matches ending after `keep` may be cut back by a longer source match that
     // extends backwards over them (xdelta3 erases instructions the same way).
-    let keep = ws
+    let keep = from
     // Source position minus target position of the last source match: the diagonal to try first.
     let diag = 0
     // The diagonal of the last source match of at least LONG_ENOUGH bytes.
     let mainDiag = 0
     let lastSrcEnd = 0
-    while (i <= we - MIN_MATCH) {
+    while (i <= to - MIN_MATCH) {
       if (i >= nextCheck) {
         // ADD bytes since the last match count in full; each COPY about its address and opcode.
         const sofar = estimate + (i - pend)
-        const done = i - ws
-        if (sofar >= limit || (done >= MIN_PROBE_BYTES && done >= (we - ws) * GIVE_UP_SHARE &&
-            sofar - startEstimate + (sofar - startEstimate) / done * (we - i) + startEstimate >= limit)) {
+        const done = i - from
+        if (sofar >= limit || (done >= MIN_PROBE_BYTES && done >= (to - from) * GIVE_UP_SHARE &&
+            sofar - startEstimate + (sofar - startEstimate) / done * (to - i) + startEstimate >= limit)) {
           this.estimate = sofar
           return false
         }
         nextCheck = i + CHECK_EVERY
       }
       const floor = Math.max(keep, pend - REACH_BACK)
-      let bestSrc = this.probe(i, ws, we, floor, diag, mainDiag, lastSrcEnd)
+      let bestSrc = this.probe(i, ws, to, floor, diag, mainDiag, lastSrcEnd)
       // Lazy matching: a short match may start one byte later and save more
       // (its length less its address cost, once trimmed to what is not yet covered).
-      for (let lazy = 0; lazy < MAX_LAZY && best[0] >= MIN_MATCH && best[0] < LAZY_BELOW && i + 1 <= we - MIN_MATCH; lazy++) {
+      for (let lazy = 0; lazy < MAX_LAZY && best[0] >= MIN_MATCH && best[0] < LAZY_BELOW && i + 1 <= to - MIN_MATCH; lazy++) {
         const b0 = best[0]
         const b1 = best[1]
         const b2 = best[2]
         const b3 = best[3]
         const gain = covered(b0, b1, pend) - b3
         if (gain < 3) break
-        const s = this.probe(i + 1, ws, we, floor, diag, mainDiag, lastSrcEnd)
+        const s = this.probe(i + 1, ws, to, floor, diag, mainDiag, lastSrcEnd)
         if (best[0] >= MIN_MATCH && covered(best[0], best[1], pend) - best[3] > gain) {
           bestSrc = s
           i++
@@ -137,9 +139,9 @@ export class Matcher {
         const b3 = best[3]
         const probes = Math.min(LOOKAHEAD_PROBES, long.index.maxProbes)
         for (let j = i; j + 1 < end;) {
-          long.roll(j, we)
+          long.roll(j, to)
           j++
-          if (long.lookup(j, we, floor, -1, probes, lastSrcEnd)) {
+          if (long.lookup(j, to, floor, -1, probes, lastSrcEnd)) {
             // The short match keeps the bytes before the long one (from `pend` on), if they pay for a COPY;
             // a long match that would leave them to an ADD must gain that much more.
             const ps = Math.max(b1, pend)
@@ -197,11 +199,11 @@ export class Matcher {
         continue
       }
       // No match here: roll the hashes one byte on.
-      if (long !== null) long.roll(i, we)
-      if (short !== null) short.roll(i, we)
+      if (long !== null) long.roll(i, to)
+      if (short !== null) short.roll(i, to)
       i++
     }
-    this.estimate = estimate + (we - pend)
+    this.estimate = estimate + (to - pend)
     return this.estimate < limit
   }
 

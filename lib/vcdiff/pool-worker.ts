@@ -3,9 +3,12 @@
  * sources it keeps in a least-recently-used cache bounded in bytes (source plus
  * index). The main thread sends a base only when this worker does not hold it
  * (or says it evicted it); every reply lists the keys evicted since the last.
+ * Bases are prepared lazily: the whole index of a base is built only when a
+ * target first needs it (a close version, differing in a small middle, does not),
+ * and is charged to the cache from then on.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { prepareSource, type PreparedSource } from './prepared-source'
+import { prepareLazily, type PreparedSource } from './prepared-source'
 
 export interface EncodeRequest {
   id: number
@@ -25,14 +28,16 @@ export interface EncodeReply {
   delta: Uint8Array | null
   /** The base was not cached here: resend with it. */
   missing?: boolean
+  /** With `missing`: the request's target, moved back (the main thread sends it again). */
+  target?: Uint8Array
   error?: string
   evicted: string[]
   cacheBytes: number
   cached: number
 }
 
-/** A cached base: its bytes, and its index once built (a kept target is indexed when the worker is idle). */
-interface Entry { source: Uint8Array, prepared: PreparedSource | null, bytes: number }
+/** A cached base, prepared lazily, and the bytes it is charged (source, and index once built). */
+interface Entry { prepared: PreparedSource, bytes: number }
 
 /* c8 ignore next 2 */
 const port = parentPort
@@ -64,46 +69,35 @@ function remember (key: string, entry: Entry): void {
   cacheBytes += entry.bytes
 }
 
-function prepared (entry: Entry): PreparedSource {
-  if (entry.prepared === null) {
-    entry.prepared = prepareSource(entry.source)
-    const bytes = entry.source.length + entry.prepared.indexBytes
-    cacheBytes += bytes - entry.bytes
-    entry.bytes = bytes
-  }
-  return entry.prepared
+function entryOf (source: Uint8Array): Entry {
+  return { prepared: prepareLazily(source), bytes: source.length }
 }
 
-/** Kept targets whose index is built between requests (RFC 3229: the next request's base is this version). */
-const toPrepare: Entry[] = []
-function prepareSoon (): void {
-  setImmediate(() => {
-    const entry = toPrepare.shift()
-    if (entry === undefined) return
-    prepared(entry)
-    if (toPrepare.length > 0) prepareSoon()
-  })
+/** Charges a cached entry its index, once an encode built it (evicting others, or itself, beyond the limit). */
+function charge (key: string, entry: Entry): void {
+  const bytes = entry.prepared.source.length + entry.prepared.indexBytes
+  if (bytes === entry.bytes) return
+  cache.delete(key)
+  cacheBytes -= entry.bytes
+  entry.bytes = bytes
+  remember(key, entry)
 }
 
 function handle (req: EncodeRequest): EncodeReply {
   let entry = cache.get(req.key)
   if (req.base !== undefined) {
-    const p = prepareSource(req.base)
-    entry = { source: req.base, prepared: p, bytes: req.base.length + p.indexBytes }
+    entry = entryOf(req.base)
     remember(req.key, entry)
   } else if (entry === undefined) {
-    return { id: req.id, delta: null, missing: true, evicted: [], cacheBytes, cached: cache.size }
+    return { id: req.id, delta: null, missing: true, target: req.target, evicted: [], cacheBytes, cached: cache.size }
   } else {
     cache.delete(req.key) // most recently used: to the end
     cache.set(req.key, entry)
   }
-  const delta = Date.now() > req.deadline ? null : prepared(entry).tryEncode(req.target)
-  if (req.targetKey !== undefined && req.targetKey !== req.key) {
-    // Charged at twice its size until its index exists (the index is about as large).
-    const kept: Entry = { source: req.target, prepared: null, bytes: req.target.length * 2 }
-    remember(req.targetKey, kept)
-    if (cache.get(req.targetKey) === kept) toPrepare.push(kept)
-  }
+  const delta = Date.now() > req.deadline ? null : entry.prepared.tryEncode(req.target)
+  if (cache.get(req.key) === entry) charge(req.key, entry)
+  // RFC 3229: the next request's base is this version; its index is built when a target needs it.
+  if (req.targetKey !== undefined && req.targetKey !== req.key) remember(req.targetKey, entryOf(req.target))
   return { id: req.id, delta, evicted: [], cacheBytes, cached: cache.size }
 }
 
@@ -118,6 +112,6 @@ port.on('message', (req: EncodeRequest) => {
   reply.evicted = evicted
   evicted = []
   const transfer = reply.delta !== null ? [reply.delta.buffer as ArrayBuffer] : []
+  if (reply.target !== undefined) transfer.push(reply.target.buffer as ArrayBuffer)
   port.postMessage(reply, transfer)
-  if (toPrepare.length > 0) prepareSoon()
 })

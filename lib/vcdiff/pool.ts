@@ -48,8 +48,8 @@ export interface PoolEncodeOptions {
   affinity?: string
   /**
    * Keep the target in the worker as a future base under this key: when the next version is
-   * encoded against it, its bytes are not sent again and its index is already built (the
-   * worker builds it between requests).
+   * encoded against it, its bytes are not sent again (its index is built when a target first
+   * needs it: a version that differs in a small middle does not).
    */
   targetKey?: string
 }
@@ -237,9 +237,8 @@ class Pool implements EncoderPool {
   }
 
   private send (slot: Slot, job: Job, withBase: boolean): void {
-    // Sent with its base, the job is final: its target moves to the worker. Sent
-    // without, it may come back (base missing): a copy moves, the target stays.
-    const target = withBase ? job.target : copyOf(job.target)
+    // The target moves to the worker; should the worker lack the base, it moves back with its answer.
+    const target = job.target
     const req: EncodeRequest = { id: job.id, key: job.key, target, deadline: job.deadline }
     if (job.targetKey !== undefined) req.targetKey = job.targetKey
     const transfer: ArrayBuffer[] = [target.buffer as ArrayBuffer]
@@ -264,8 +263,9 @@ class Pool implements EncoderPool {
     /* c8 ignore next */
     if (job === null || job.id !== reply.id) return
     if (reply.missing === true && !job.settled) {
-      // The worker evicted the base since: send it again with the base.
+      // The worker evicted the base since: send it again with the base (and the target it moved back).
       slot.known.delete(job.key)
+      job.target = reply.target as Uint8Array
       this.send(slot, job, true)
       return
     }

@@ -10,10 +10,19 @@
  * ones), as building the index is then most of the work: matches are
  * extended backwards, so a sparser index loses only short matches (every
  * 8th position lost too many of them in edited text and JSON).
+ *
+ * The common prefix and suffix of source and target (a new version of a
+ * document that changed in a few places) are found first, by native
+ * comparisons at memory speed, and become one COPY each; the match search
+ * runs on the changed middle only. When that middle is small next to the
+ * source, the search uses an index of the source around the change (built for
+ * this target, a fraction of the whole index) rather than the whole index: the
+ * choice depends on the source and target only, so a delta does not depend on
+ * what was built before.
  */
-import { SourceIndex, entryHashes, joinHashes } from './block-hash'
+import { MIN_MATCH, SourceIndex, entryHashes, joinHashes } from './block-hash'
 import { Matcher } from './matcher'
-import { Sink } from './varint'
+import { Sink, varintSize } from './varint'
 import { HEADER, Matches, WindowWriter } from './window-writer'
 
 export interface EncodeOptions {
@@ -46,6 +55,22 @@ export const DEFAULT_WINDOW_SIZE = 8 * 1024 * 1024
 const LONG_LOOK = 32
 /** Sources above this size get sparser indexes: building them is most of the work. */
 const LARGE_SOURCE = 512 * 1024
+/**
+ * A common prefix or suffix at least this long is one COPY and is not searched
+ * (the search itself takes a match this long without looking further).
+ */
+const FIXED_MIN = 64
+/** Source bytes indexed on each side of the changed middle, at least (a local index) ... */
+const MARGIN_MIN = 4 * 1024
+/** ... and at most: a few times the changed middle in between. */
+const MARGIN_MAX = 64 * 1024
+/** A local index serves when it covers at most this share of the source. */
+const LOCAL_SHARE = 1 / 4
+/** Bytes compared at a time when looking for the common prefix and suffix. */
+const SPAN = 64 * 1024
+const SPAN_SMALL = 256
+/** Native comparison of two byte ranges (memcmp). */
+const compareRange = Buffer.prototype.compare
 
 /**
  * A source with its hash indexes built once, to encode many targets against
@@ -55,7 +80,11 @@ const LARGE_SOURCE = 512 * 1024
  */
 export interface PreparedSource {
   readonly source: Uint8Array
-  /** Bytes held by the indexes (not counting the source): 2 to 2.7x the source above 512 KiB, up to 5.5x below; for bounding a cache of prepared sources. */
+  /**
+   * Bytes held by the indexes (not counting the source): 2 to 2.7x the source above 512 KiB,
+   * up to 5.5x below; for bounding a cache of prepared sources. (A source prepared lazily
+   * holds none until a target needs the whole index.)
+   */
   readonly indexBytes: number
   /** Encode `target` as a VCDIFF delta against the prepared source (RFC 3284). */
   encode: (target: Uint8Array, options?: TargetOptions) => Uint8Array
@@ -77,33 +106,103 @@ function checkOptions (options: TargetOptions): void {
   checkInt('windowSize', options.windowSize, 1, 64 * 1024 * 1024, DEFAULT_WINDOW_SIZE)
 }
 
-class Prepared implements PreparedSource {
-  readonly long: SourceIndex | null
-  readonly short: SourceIndex | null
-  readonly indexBytes: number
+/**
+ * Length of the common prefix of a and b: compared in native spans (memcmp), then
+ * byte by byte in the span that differs.
+ */
+export function commonPrefix (a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length)
+  let i = 0
+  while (i + SPAN <= n && compareRange.call(a, b, i, i + SPAN, i, i + SPAN) === 0) i += SPAN
+  while (i + SPAN_SMALL <= n && compareRange.call(a, b, i, i + SPAN_SMALL, i, i + SPAN_SMALL) === 0) i += SPAN_SMALL
+  while (i < n && a[i] === b[i]) i++
+  return i
+}
 
-  constructor (readonly source: Uint8Array, readonly options: EncodeOptions) {
-    const large = source.length > LARGE_SOURCE
-    const look = checkInt('hashLength', options.hashLength, 4, 64, 8)
-    // Every 2nd position (xdelta3 samples its source checksum finely); every 4th for large sources.
-    const step = checkInt('sourceStep', options.sourceStep, 1, 64, large ? 4 : 2)
-    const maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 4)
+/** Length of the common suffix of a and b, at most `limit`. */
+export function commonSuffix (a: Uint8Array, b: Uint8Array, limit: number): number {
+  const al = a.length
+  const bl = b.length
+  const max = Math.min(limit, al, bl)
+  let s = 0
+  while (s + SPAN <= max && compareRange.call(a, b, bl - s - SPAN, bl - s, al - s - SPAN, al - s) === 0) s += SPAN
+  while (s + SPAN_SMALL <= max && compareRange.call(a, b, bl - s - SPAN_SMALL, bl - s, al - s - SPAN_SMALL, al - s) === 0) s += SPAN_SMALL
+  while (s < max && a[al - s - 1] === b[bl - s - 1]) s++
+  return s
+}
+
+/** The short and long indexes of part of a source (either may be missing: too few bytes). */
+interface Indexes { readonly long: SourceIndex | null, readonly short: SourceIndex | null }
+
+const NO_INDEXES: Indexes = { long: null, short: null }
+
+class Prepared implements PreparedSource {
+  /** The indexes of the whole source, once built. */
+  private whole: Indexes | null = null
+  private readonly look: number
+  private readonly maxProbes: number
+
+  constructor (readonly source: Uint8Array, readonly options: EncodeOptions, eager: boolean) {
+    this.look = checkInt('hashLength', options.hashLength, 4, 64, 8)
+    checkInt('sourceStep', options.sourceStep, 1, 64, 2)
+    this.maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 4)
     checkOptions(options)
+    if (eager) this.wholeIndexes()
+  }
+
+  get indexBytes (): number {
+    const w = this.whole
+    return w === null ? 0 : (w.long?.byteLength ?? 0) + (w.short?.byteLength ?? 0)
+  }
+
+  private wholeIndexes (): Indexes {
+    this.whole ??= this.build(0, this.source.length)
+    return this.whole
+  }
+
+  /** Indexes of source[start, end): sparser above 512 KiB (see the file header). */
+  private build (start: number, end: number): Indexes {
+    const source = this.source
+    const len = end - start
+    const part = start === 0 && end === source.length ? source : source.subarray(start, end)
+    const large = len > LARGE_SOURCE
+    const look = this.look
+    // Every 2nd position (xdelta3 samples its source checksum finely); every 4th for large sources.
+    const step = this.options.sourceStep ?? (large ? 4 : 2)
+    const maxProbes = this.maxProbes
     // Long look on aligned blocks (whole blocks only for large sources) finds the long
     // matches reliably; the short look, sampled every `step` bytes, finds the short ones.
-    const shortHashes = source.length >= look ? entryHashes(source, look, step) : null
-    this.short = shortHashes !== null ? new SourceIndex(source, look, step, maxProbes, shortHashes) : null
+    const shortHashes = len >= look ? entryHashes(part, look, step) : null
+    const short = shortHashes !== null ? new SourceIndex(source, look, step, maxProbes, shortHashes, start) : null
     let long: SourceIndex | null = null
-    if (source.length >= LONG_LOOK) {
+    if (len >= LONG_LOOK) {
       const longStep = large ? LONG_LOOK : LONG_LOOK / 2
       // Blocks of the short index, joined when they tile the long look.
       const hashes = shortHashes !== null && LONG_LOOK % look === 0 && look % step === 0 && longStep % step === 0
-        ? joinHashes(shortHashes, step, look, LONG_LOOK / look, longStep, source.length)
-        : entryHashes(source, LONG_LOOK, longStep)
-      long = new SourceIndex(source, LONG_LOOK, longStep, maxProbes, hashes)
+        ? joinHashes(shortHashes, step, look, LONG_LOOK / look, longStep, len)
+        : entryHashes(part, LONG_LOOK, longStep)
+      long = new SourceIndex(source, LONG_LOOK, longStep, maxProbes, hashes, start)
     }
-    this.long = long
-    this.indexBytes = (long?.byteLength ?? 0) + (this.short?.byteLength ?? 0)
+    return { long, short }
+  }
+
+  /**
+   * The indexes to search target[from, to) with, the source and target agreeing
+   * outside it (source[from, srcEnd) became target[from, to)): an index of the
+   * source around the change when it is a small share of the source, else the
+   * whole index.
+   */
+  private indexesFor (from: number, to: number, srcEnd: number, fixed: boolean): Indexes {
+    if (to - from < MIN_MATCH) return NO_INDEXES
+    const srcLen = this.source.length
+    if (fixed) {
+      const margin = Math.min(Math.max(4 * (to - from), MARGIN_MIN), MARGIN_MAX)
+      // Aligned on the long look's blocks, as in the whole index.
+      const start = Math.max(0, from - margin) & -LONG_LOOK
+      const end = Math.min(srcLen, srcEnd + margin)
+      if (end - start <= srcLen * LOCAL_SHARE) return this.build(start, end)
+    }
+    return this.wholeIndexes()
   }
 
   encode (target: Uint8Array, options: TargetOptions = {}): Uint8Array {
@@ -123,16 +222,37 @@ class Prepared implements PreparedSource {
     checkOptions(options)
     if (source.length > 0x7fffffff - windowSize) throw new RangeError('source is too large')
 
+    // The common prefix and suffix: one COPY each (RFC 3284 section 3, source addresses), not searched.
+    let prefix = commonPrefix(source, target)
+    let suffix = commonSuffix(source, target, Math.min(source.length, target.length) - prefix)
+    if (prefix < FIXED_MIN) prefix = 0
+    if (suffix < FIXED_MIN) suffix = 0
+    const tEnd = target.length - suffix
+    // A target position in the suffix less this is its source position.
+    const shift = target.length - source.length
+    const { long, short } = this.indexesFor(prefix, tEnd, source.length - suffix, prefix + suffix > 0)
+
     const out = new Sink((Math.min(target.length, 1 << 20) >> 2) + 64)
     for (const b of HEADER) out.byte(b)
-    const matcher = new Matcher(source, target, this.long, this.short, targetMatches, windowSize, maxSize)
+    const matcher = new Matcher(source, target, long, short, targetMatches, windowSize, maxSize)
     const m = new Matches()
     const w = new WindowWriter()
     let ws = 0
     do {
       const we = Math.min(ws + windowSize, target.length)
       m.count = 0
-      if (!matcher.scan(ws, we, m)) return null
+      // This window: the prefix's part, [from, to) searched, the suffix's part.
+      const from = Math.min(Math.max(ws, prefix), we)
+      const to = Math.max(from, Math.min(we, tEnd))
+      if (from > ws) {
+        m.push(ws, from - ws, ws, 1)
+        matcher.estimate += 1 + varintSize(ws)
+      }
+      if (to > from && !matcher.scan(from, to, m, ws)) return null
+      if (we > to) {
+        m.push(to, we - to, to - shift, 1)
+        matcher.estimate += 1 + varintSize(to - shift)
+      }
       // An empty target still gets one (empty) window, which every decoder reads.
       w.write(out, target, ws, we, m)
       if (out.pos >= maxSize) return null
@@ -144,5 +264,15 @@ class Prepared implements PreparedSource {
 
 /** Build the source indexes once; `encode` of the result reuses them for each target. */
 export function prepareSource (source: Uint8Array, options: EncodeOptions = {}): PreparedSource {
-  return new Prepared(source, options)
+  return new Prepared(source, options, true)
+}
+
+/**
+ * As `prepareSource`, but the whole index is built only when a target first
+ * needs it (a target that differs from the source in a small middle does not):
+ * for one-shot encodes and a cache of bases, where most targets are close
+ * versions of their base.
+ */
+export function prepareLazily (source: Uint8Array, options: EncodeOptions = {}): PreparedSource {
+  return new Prepared(source, options, false)
 }

@@ -21,3 +21,34 @@ test('pool: a target kept as the next base (targetKey) serves the next version w
   t.ok(equalBytes(decode(v2, d3 as Uint8Array), v3), 'v2 -> v3 decodes exactly, against the kept target')
   t.equal(pool.stats().encoded, 2)
 })
+
+/** The pool's per-worker state, as the tests below disturb it (not part of the API). */
+interface SlotView { worker: { terminate: () => Promise<number> } | null, known: Map<string, number> }
+const slotsOf = (pool: unknown): SlotView[] => (pool as { slots: SlotView[] }).slots
+
+test('pool: a worker that lacks a base it was believed to hold gets it with the target sent again', async (t) => {
+  const pool = createEncoderPool({ threads: 1, deadlineMs: SLOW })
+  t.teardown(() => pool.close())
+  const v1 = text(60_000, 13)
+  const v2 = edit(v1, 3, 14)
+  // The main thread believes the worker holds v1 (as after a report lost in a race).
+  slotsOf(pool)[0].known.set('ghost', v1.length)
+  const d = await pool.encode('ghost', v1, v2)
+  t.ok(d !== null && equalBytes(decode(v1, d), v2), 'decodes exactly after the base was sent')
+  t.equal(pool.stats().encoded, 1)
+  t.equal(pool.stats().cachedBases, 1, 'the worker holds it now')
+})
+
+test('pool: a worker that exits fails its encode; the next encode gets a new worker', async (t) => {
+  const pool = createEncoderPool({ threads: 1, deadlineMs: SLOW })
+  t.teardown(() => pool.close())
+  const v1 = text(400_000, 15)
+  const v2 = edit(v1, 2000, 16)
+  const pending = pool.encode('doc', v1, v2)
+  await slotsOf(pool)[0].worker?.terminate()
+  t.equal(await pending, null, 'the encode in flight resolves null')
+  t.equal(pool.stats().failed, 1)
+  t.equal(pool.stats().cachedBases, 0, 'what the worker held is forgotten')
+  const d = await pool.encode('doc', v1, v2)
+  t.ok(d !== null && equalBytes(decode(v1, d), v2), 'a new worker encodes it')
+})

@@ -15,6 +15,7 @@ export interface EncodeRequest {
   key: string
   /** Present when the main thread believes this worker lacks the base. */
   base?: Uint8Array
+  /** In memory shared with the main thread, which reuses it once this request is answered. */
   target: Uint8Array
   /** Date.now() after which the result is no longer wanted. */
   deadline: number
@@ -28,8 +29,6 @@ export interface EncodeReply {
   delta: Uint8Array | null
   /** The base was not cached here: resend with it. */
   missing?: boolean
-  /** With `missing`: the request's target, moved back (the main thread sends it again). */
-  target?: Uint8Array
   error?: string
   evicted: string[]
   cacheBytes: number
@@ -89,15 +88,18 @@ function handle (req: EncodeRequest): EncodeReply {
     entry = entryOf(req.base)
     remember(req.key, entry)
   } else if (entry === undefined) {
-    return { id: req.id, delta: null, missing: true, target: req.target, evicted: [], cacheBytes, cached: cache.size }
+    return { id: req.id, delta: null, missing: true, evicted: [], cacheBytes, cached: cache.size }
   } else {
     cache.delete(req.key) // most recently used: to the end
     cache.set(req.key, entry)
   }
-  const delta = Date.now() > req.deadline ? null : entry.prepared.tryEncode(req.target)
+  // A target kept as a base is copied out of the shared memory (the main thread reuses it).
+  const keep = req.targetKey !== undefined && req.targetKey !== req.key
+  const target = keep ? new Uint8Array(req.target) : req.target
+  const delta = Date.now() > req.deadline ? null : entry.prepared.tryEncode(target)
   if (cache.get(req.key) === entry) charge(req.key, entry)
   // RFC 3229: the next request's base is this version; its index is built when a target needs it.
-  if (req.targetKey !== undefined && req.targetKey !== req.key) remember(req.targetKey, entryOf(req.target))
+  if (keep) remember(req.targetKey as string, entryOf(target))
   return { id: req.id, delta, evicted: [], cacheBytes, cached: cache.size }
 }
 
@@ -112,6 +114,5 @@ port.on('message', (req: EncodeRequest) => {
   reply.evicted = evicted
   evicted = []
   const transfer = reply.delta !== null ? [reply.delta.buffer as ArrayBuffer] : []
-  if (reply.target !== undefined) transfer.push(reply.target.buffer as ArrayBuffer)
   port.postMessage(reply, transfer)
 })

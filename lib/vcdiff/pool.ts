@@ -6,6 +6,11 @@
  * buffers, with no shared state but a per-worker cache; a fixed set of
  * workers, a queue and a timer per job is all it takes.
  *
+ * - Targets: a job sent at once is copied into memory its worker shares (one per
+ *   worker, reused: a copy at memory speed on the event loop, no allocation);
+ *   a job that must wait is copied when queued, so the caller may reuse its
+ *   buffer as soon as `encode` returns. The worker copies what it keeps.
+ *
  * - Affinity: a base key always goes to the same worker (a hash of the key),
  *   which keeps the base's prepared source (its hash index, built once) in a
  *   least-recently-used cache bounded by `cacheBytes`; the base crosses to the
@@ -91,10 +96,12 @@ interface Job {
   id: number
   key: string
   targetKey: string | undefined
-  /** The target's length (the target itself may have moved to the worker). */
   targetLength: number
   base: Uint8Array
+  /** The caller's target until the job is sent or queued, then a private copy, or empty once staged. */
   target: Uint8Array
+  /** The target in its worker's shared memory, once sent. */
+  staged: Uint8Array | null
   deadline: number
   timer: NodeJS.Timeout
   resolve: (delta: Uint8Array | null) => void
@@ -125,6 +132,10 @@ function copyOf (bytes: Uint8Array): Uint8Array {
   return new Uint8Array(bytes)
 }
 
+const EMPTY = new Uint8Array(0)
+/** Smallest shared staging memory of a worker. */
+const MIN_STAGE = 64 * 1024
+
 class Slot {
   worker: Worker | null = null
   /** Jobs waiting for this worker, oldest first. */
@@ -135,6 +146,8 @@ class Slot {
   readonly known = new Map<string, number>()
   cacheBytes = 0
   cached = 0
+  /** Memory shared with the worker, where the target of the job sent to it is copied. */
+  stage: SharedArrayBuffer | null = null
   constructor (readonly pool: Pool, readonly index: number) {}
 }
 
@@ -178,7 +191,8 @@ class Pool implements EncoderPool {
         targetKey: options.targetKey,
         targetLength: target.length,
         base,
-        target: copyOf(target),
+        target,
+        staged: null,
         deadline: Date.now() + deadlineMs,
         timer: setTimeout(() => this.expire(slot, job), deadlineMs),
         resolve,
@@ -187,6 +201,8 @@ class Pool implements EncoderPool {
       this.pending++
       slot.queue.push(job)
       this.pump(slot)
+      // Waiting behind another job: its own copy, as the caller may reuse its buffer.
+      if (job.staged === null) job.target = copyOf(target)
     })
   }
 
@@ -236,12 +252,22 @@ class Pool implements EncoderPool {
     this.send(slot, job, slot.known.get(job.key) !== job.base.length)
   }
 
+  /** The job's target in the worker's shared memory (copied there once; still there if the job is sent again). */
+  private stage (slot: Slot, job: Job): Uint8Array {
+    if (job.staged === null) {
+      const n = job.target.length
+      if (slot.stage === null || slot.stage.byteLength < n) slot.stage = new SharedArrayBuffer(Math.max(MIN_STAGE, n + (n >> 3)))
+      job.staged = new Uint8Array(slot.stage, 0, n)
+      job.staged.set(job.target)
+      job.target = EMPTY
+    }
+    return job.staged
+  }
+
   private send (slot: Slot, job: Job, withBase: boolean): void {
-    // The target moves to the worker; should the worker lack the base, it moves back with its answer.
-    const target = job.target
-    const req: EncodeRequest = { id: job.id, key: job.key, target, deadline: job.deadline }
+    const req: EncodeRequest = { id: job.id, key: job.key, target: this.stage(slot, job), deadline: job.deadline }
     if (job.targetKey !== undefined) req.targetKey = job.targetKey
-    const transfer: ArrayBuffer[] = [target.buffer as ArrayBuffer]
+    const transfer: ArrayBuffer[] = []
     if (withBase) {
       req.base = copyOf(job.base)
       transfer.push(req.base.buffer as ArrayBuffer)
@@ -263,9 +289,8 @@ class Pool implements EncoderPool {
     /* c8 ignore next */
     if (job === null || job.id !== reply.id) return
     if (reply.missing === true && !job.settled) {
-      // The worker evicted the base since: send it again with the base (and the target it moved back).
+      // The worker evicted the base since: send it again with the base.
       slot.known.delete(job.key)
-      job.target = reply.target as Uint8Array
       this.send(slot, job, true)
       return
     }

@@ -52,3 +52,25 @@ test('pool: a worker that exits fails its encode; the next encode gets a new wor
   const d = await pool.encode('doc', v1, v2)
   t.ok(d !== null && equalBytes(decode(v1, d), v2), 'a new worker encodes it')
 })
+
+test('pool: the caller may reuse its target buffer once encode returns, whether the job is sent at once or waits', async (t) => {
+  const pool = createEncoderPool({ threads: 1, deadlineMs: SLOW })
+  t.teardown(() => pool.close())
+  const v1 = text(300_000, 17)
+  const targets = [edit(v1, 3, 18), edit(v1, 300, 19), edit(v1, 5, 20)]
+  const buffers = targets.map((x) => Buffer.from(x))
+  // The first is sent at once (staged in the worker's shared memory), the others wait behind it.
+  const pending = buffers.map((b, i) => pool.encode('doc', v1, b, { targetKey: `doc t${i}` }))
+  for (const b of buffers) b.fill(0x2a)
+  const deltas = await Promise.all(pending)
+  deltas.forEach((d, i) => t.ok(d !== null && equalBytes(decode(v1, d), targets[i]), `target ${i} as it was when encode was called`))
+  // A larger target than any before: the shared memory grows.
+  const big = Buffer.concat([v1, v1, text(1000, 21)])
+  const d = await pool.encode('doc', v1, big)
+  t.ok(d !== null && equalBytes(decode(v1, d), big))
+  // A kept target is the worker's own copy: the next version encodes against it exactly.
+  const next = edit(targets[2], 2, 22)
+  const d3 = await pool.encode('doc t2', targets[2], next)
+  t.ok(d3 !== null && equalBytes(decode(targets[2], d3), next))
+  t.equal(pool.stats().encoded, 5)
+})

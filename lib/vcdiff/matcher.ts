@@ -22,7 +22,7 @@ const LONG_ENOUGH = 64
 /** How far before the end of the previous match a long match may reach back. */
 const REACH_BACK = 64
 /** Candidates examined per position probed inside a short match. */
-const LOOKAHEAD_PROBES = 2
+const LOOKAHEAD_PROBES = 1
 /** Matches shorter than this are compared with the match one byte later (lazy matching). */
 const LAZY_BELOW = 36
 /** Positions a match may be deferred by, one byte each (lazy matching). */

@@ -23,7 +23,8 @@
  * A last row, "unrelated", encodes random bytes against a text source with
  * tryEncode: the encoder gives up early (null, the plain instance is sent);
  * its MB/s is the time to give up, its size columns are the plain target.
- * Every delta of ours is checked with our decoder before it is counted.
+ * Every delta of ours is checked before it is counted: decoded exactly by our
+ * decoder, by `xdelta3 -d` and by @ably/vcdiff-decoder.
  */
 const fs = require('node:fs')
 const os = require('node:os')
@@ -38,6 +39,7 @@ const OTHER = process.env.VCDIFF_COMPARE !== undefined
   ? require(path.join(path.resolve(process.env.VCDIFF_COMPARE), 'lib', 'vcdiff', 'index.js'))
   : null
 const { tryEncode } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
+const { decode: ablyDecode } = require('@ably/vcdiff-decoder')
 
 const KB = 1024
 const MB = 1024 * KB
@@ -264,11 +266,14 @@ async function run (opts = {}) {
         const prepared = prepareSource(c.source, OPTIONS)
         oursPrepared = timeOurs(c.source, c.target, (s, t) => prepared.encode(t))
       }
-      if (Buffer.compare(Buffer.from(decode(c.source, ours.delta)), c.target) !== 0) {
-        throw new Error(`round trip failed for ${c.kind} ${c.size} ${c.level}`)
-      }
+      const name = `${c.kind} ${c.size} ${c.level}`
+      if (Buffer.compare(Buffer.from(decode(c.source, ours.delta)), c.target) !== 0) throw new Error(`round trip failed for ${name}`)
+      if (Buffer.compare(Buffer.from(ablyDecode(ours.delta, c.source)), c.target) !== 0) throw new Error(`@ably/vcdiff-decoder: round trip failed for ${name}`)
       fs.writeFileSync(path.join(dir, 's'), c.source)
       fs.writeFileSync(path.join(dir, 't'), c.target)
+      fs.writeFileSync(path.join(dir, 'd'), ours.delta)
+      xdelta3(['-d', '-f', '-s', path.join(dir, 's'), path.join(dir, 'd'), path.join(dir, 'o')])
+      if (Buffer.compare(fs.readFileSync(path.join(dir, 'o')), c.target) !== 0) throw new Error(`xdelta3 -d: round trip failed for ${name}`)
       const reps = c.target.length > 4 * MB ? 3 : 7
       const x1Ms = timeXdelta(dir, '-1', reps)
       xdelta3(['-e', '-f', '-3', '-S', 'none', '-A', '-n', '-s', path.join(dir, 's'), path.join(dir, 't'), path.join(dir, 'x')])

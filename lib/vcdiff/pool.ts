@@ -16,7 +16,9 @@
  *   least-recently-used cache bounded by `cacheBytes`; the base crosses to the
  *   worker only when the worker does not hold it.
  * - Bounded queue: at most `maxQueue` encodes wait or run in the pool; beyond,
- *   `encode` resolves null at once (the caller sends the plain instance).
+ *   `encode` resolves null at once (the caller sends the plain instance). Also
+ *   at once when the encodes ahead of it in its worker would, at that worker's
+ *   recent pace, take longer than its deadline: it would time out anyway.
  * - Deadline: every encode resolves by `deadlineMs` (null when it passed); a
  *   job still queued then is dropped, a running one finishes in the worker
  *   and its result is discarded.
@@ -32,6 +34,7 @@
 import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import type { EncodeReply, EncodeRequest } from './pool-worker'
 
@@ -69,7 +72,7 @@ export interface EncoderPoolStats {
   encoded: number
   /** Resolved null: the delta would not be smaller than the target. */
   notSmaller: number
-  /** Resolved null at once: the queue was full. */
+  /** Resolved null at once: the queue was full, or its worker's backlog would outlast the deadline. */
   rejected: number
   /** Resolved null: the deadline passed. */
   timedOut: number
@@ -103,6 +106,8 @@ interface Job {
   /** The target in its worker's shared memory, once sent. */
   staged: Uint8Array | null
   deadline: number
+  /** When it was last sent to its worker (ms, monotonic). */
+  sentAt: number
   timer: NodeJS.Timeout
   resolve: (delta: Uint8Array | null) => void
   settled: boolean
@@ -148,6 +153,8 @@ class Slot {
   cached = 0
   /** Memory shared with the worker, where the target of the job sent to it is copied. */
   stage: SharedArrayBuffer | null = null
+  /** Recent time from sending a job to its answer (ms, moving average; 0 until one answered). */
+  paceMs = 0
   constructor (readonly pool: Pool, readonly index: number) {}
 }
 
@@ -184,6 +191,11 @@ class Pool implements EncoderPool {
       return Promise.resolve(null)
     }
     const slot = this.slots[keyHash(options.affinity ?? baseKey) % this.slots.length]
+    const ahead = slot.queue.length + (slot.current !== null ? 1 : 0)
+    if (ahead * slot.paceMs > deadlineMs) {
+      this.counts.rejected++
+      return Promise.resolve(null)
+    }
     return new Promise((resolve) => {
       const job: Job = {
         id: this.nextId++,
@@ -194,6 +206,7 @@ class Pool implements EncoderPool {
         target,
         staged: null,
         deadline: Date.now() + deadlineMs,
+        sentAt: 0,
         timer: setTimeout(() => this.expire(slot, job), deadlineMs),
         resolve,
         settled: false
@@ -266,6 +279,7 @@ class Pool implements EncoderPool {
 
   private send (slot: Slot, job: Job, withBase: boolean): void {
     const req: EncodeRequest = { id: job.id, key: job.key, target: this.stage(slot, job), deadline: job.deadline }
+    job.sentAt = performance.now()
     if (job.targetKey !== undefined) req.targetKey = job.targetKey
     const transfer: ArrayBuffer[] = []
     if (withBase) {
@@ -295,6 +309,8 @@ class Pool implements EncoderPool {
       return
     }
     slot.current = null
+    const ms = performance.now() - job.sentAt
+    slot.paceMs = slot.paceMs === 0 ? ms : 0.75 * slot.paceMs + 0.25 * ms
     if (reply.error !== undefined) this.settle(job, null, 'failed')
     else if (reply.delta === null) this.settle(job, null, Date.now() > job.deadline ? 'timedOut' : 'notSmaller')
     else this.settle(job, reply.delta, 'encoded')

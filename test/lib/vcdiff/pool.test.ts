@@ -88,6 +88,27 @@ test('pool: a full queue resolves null at once; a passed deadline resolves null'
   t.equal(await pool.encode('small', small, edit(small, 2, 12), { deadlineMs: 0 }), null, 'a deadline of 0 ms')
 })
 
+test('pool: an encode whose worker has more ahead of it than its deadline allows resolves null at once', async (t) => {
+  const pool = createEncoderPool({ threads: 1, deadlineMs: SLOW })
+  t.teardown(() => pool.close())
+  const { base, target } = busy()
+  // One encode answered: the worker's pace is known.
+  const d = await pool.encode('big', base, target)
+  t.ok(d !== null && equalBytes(decode(base, d), target))
+  const next = edit(target, 2000, 13)
+  let answered = false
+  const running = pool.encode('big', base, next).then((x) => { answered = true; return x })
+  const small = text(2000, 14)
+  t.equal(await pool.encode('small', small, edit(small, 2, 15), { deadlineMs: 1 }), null, 'refused')
+  t.notOk(answered, 'at once, not when the encode ahead of it was answered')
+  t.equal(pool.stats().rejected, 1)
+  t.equal(pool.stats().timedOut, 0)
+  const d2 = await running
+  t.ok(d2 !== null && equalBytes(decode(base, d2), next), 'the encode ahead completes')
+  // With the worker idle, the same encode goes through.
+  t.ok(await pool.encode('small', small, edit(small, 2, 15), { deadlineMs: SLOW }) !== null)
+})
+
 test('pool: the prepared-source cache of a worker is bounded in bytes; evicted bases are sent again', async (t) => {
   const cacheBytes = 1 << 20
   const pool = createEncoderPool({ threads: 1, cacheBytes, deadlineMs: SLOW })

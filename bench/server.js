@@ -39,7 +39,7 @@ const variants = {
 
 function routes (app, suiteRoute = false) {
   app.get('/doc', async () => doc)
-  app.get('/plain', { config: suiteRoute ? { resourcePolicy: false, contentLength: false } : {} }, async () => doc)
+  app.get('/plain', { config: suiteRoute ? { resourcePolicy: false, contentLength: false, contentType: false, conditional: false } : {} }, async () => doc)
   app.post('/doc', { schema: { body: bodySchema } }, async (req, reply) => reply.code(201).send({ ok: true, slug: req.body.slug }))
 }
 

@@ -12,10 +12,14 @@
  *   context in a fixed order (`COMPILE_ORDER`); each adds the steps the route's config asks
  *   for. Steps of one phase are sorted by `PIPELINE` and joined into one hook. A route that
  *   asks for nothing gets no hook.
- * - Steps that concern every response of a context (Cross-Origin-Resource-Policy, the
- *   Content-Type charset, closing a connection whose body was not read) and the redirect
- *   rules (which match URLs, routed or not) run from one context-level hook per phase,
- *   installed in the outermost context that registers the suite.
+ * - A compiled route's every-response duties (the resource policy, the Content-Type charset,
+ *   the redirect rules, a "not modified" of another plugin) are steps of its own, compiled
+ *   from its config like the rest: a route that turns a convention off pays nothing for it.
+ * - One context-level hook per phase (onRequest, onSend), installed in the outermost context
+ *   that registers the suite, covers what no route compiled: the not-found handler and
+ *   routes declared before the suite. Fastify binds it to each route when the app gets
+ *   ready; for a compiled route it runs only the few checks that concern every request
+ *   (repeated Host lines) and every answer (errors in Fastify's shape, a closing connection).
  * - Fail closed: a route whose config asks for a convention that is not in effect in its
  *   context makes `ready()` reject, naming the route, the convention and the fix. A route
  *   declared before the suite was loaded in its context cannot be seen by any onRoute hook;
@@ -35,10 +39,12 @@ export type PayloadNext = (err: Error | null, payload?: unknown) => void
 export type HookStep = (request: FastifyRequest, reply: FastifyReply, next: Next) => void
 /** A step of preSerialization or onSend. */
 export type PayloadStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) => void
-/** A context step of onRequest: synchronous; an error refuses the request, SENT means it answered it. */
-export type ContextRequestStep = (request: FastifyRequest, reply: FastifyReply) => Error | typeof SENT | undefined
-/** A context step of onSend: synchronous; it sets or removes headers, and may return a new payload. */
-export type ContextSendStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown
+/** A synchronous step of onRequest, preValidation or preHandler: an error refuses the request, SENT means it answered it. */
+export type CheckStep = (request: FastifyRequest, reply: FastifyReply) => Error | typeof SENT | undefined
+/** A synchronous step of preSerialization or onSend: it sets or removes headers, and may return a new payload. */
+export type PayloadCheck = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown
+export type ContextRequestStep = CheckStep
+export type ContextSendStep = PayloadCheck
 export const SENT = 'sent'
 
 export type ConventionKey =
@@ -57,6 +63,8 @@ export const PIPELINE = {
   onRequest: [
     // Fetch standard: the route's policy travels with every answer, errors included.
     'resource-policy',
+    // RFC 9110 15.4.8: 307 before any body is read (the answer carries the policy above).
+    'redirect',
     // RFC 9112 6: 411 before any byte of the body is read, before credentials are checked.
     'content-length',
     // Conventions (Authentication): 401 before the body is parsed.
@@ -70,18 +78,25 @@ export const PIPELINE = {
   // RFC 9110 13.2.1: preconditions after auth and validation, before the handler.
   preHandler: ['conditional', 'patch'],
   preSerialization: ['content-type:xml'],
-  // The ETag and the 412/304 decision are final before a 226 is made of the answer.
-  onSend: ['conditional', 'patch:accept-patch', 'delta-encoding']
+  // A "not modified" another plugin wrote becomes the convention's 412 first; the charset is
+  // settled; the ETag and the 412/304 decision are final before a 226 is made of the answer.
+  onSend: ['conditional:elsewhere', 'content-type:charset', 'conditional', 'patch:accept-patch', 'delta-encoding']
 } as const
 
-/** Steps that run for every response of a context, from one context-level hook per phase. */
+/**
+ * Context steps, in the order they run. `everyRequest` and `everyResponse` run for every
+ * request of the context, compiled routes included; `onRequest` and `onSend` only where no
+ * route was compiled (the not-found handler, routes declared before the suite), in place of
+ * the compiled steps. Each convention has at most one step of each kind.
+ */
 export const CONTEXT_PIPELINE = {
-  // By convention: each has at most one context step per phase (redirect rules; unread bodies
-  // of GET/HEAD and repeated Host lines).
-  onRequest: ['redirect', 'content-length'],
-  // A "not modified" of another plugin and errors in Fastify's shape are re-rendered first; then
-  // the headers: closing a connection whose body was not read, the charset, the policy.
-  onSend: ['conditional', 'errors', 'content-length', 'content-type', 'resource-policy']
+  // Repeated Host lines (RFC 9112 3.2).
+  everyRequest: ['content-length'],
+  // The policy first (every answer carries it), then the redirect rules, then unread bodies of GET/HEAD.
+  onRequest: ['resource-policy', 'redirect', 'content-length'],
+  // Errors in Fastify's shape are re-rendered; a connection that closes ends its pipeline.
+  everyResponse: ['errors', 'content-length'],
+  onSend: ['conditional', 'content-type']
 } as const satisfies Record<string, readonly ConventionKey[]>
 
 type RoutePhase = keyof typeof PIPELINE
@@ -99,6 +114,8 @@ export interface RouteCompiler {
   readonly where: string
   /** Adds a step; the phase and its position come from PIPELINE. */
   step: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadStep : HookStep) => void
+  /** Adds a synchronous step (cheaper: no callback); the phase and its position come from PIPELINE. */
+  check: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadCheck : CheckStep) => void
   /** A value an earlier convention provided for this route (see COMPILE_ORDER). */
   use: <T>(key: string) => T | undefined
   provide: (key: string, value: unknown) => void
@@ -116,8 +133,8 @@ export interface Convention {
   configKey?: string
   /** Compiles the route; called for every route of the contexts where the convention is in effect. */
   compile?: (c: RouteCompiler) => void
-  /** Steps of this convention that run for every response of the context. */
-  context?: { onRequest?: ContextRequestStep, onSend?: ContextSendStep }
+  /** Steps of the context-level hooks (see CONTEXT_PIPELINE). */
+  context?: { everyRequest?: ContextRequestStep, onRequest?: ContextRequestStep, everyResponse?: ContextSendStep, onSend?: ContextSendStep }
   /** Conventions compiled with their defaults for a route when not registered (e.g. patch needs conditional). */
   needs?: Partial<Record<ConventionKey, () => Convention>>
 }
@@ -144,7 +161,13 @@ interface Registry {
   fallback: ErrorFallback | undefined
   format: ErrorFormat | undefined
   /** Context steps resolved once the app is ready (registrations cannot change after that). */
-  resolved: { onRequest: ContextRequestStep[], onSend: ContextSendStep[] } | null
+  resolved: ContextSteps | null
+}
+
+/** What the context-level hooks run: for compiled routes, and for the rest. */
+interface ContextSteps {
+  compiled: { onRequest: ContextRequestStep[], onSend: ContextSendStep[] }
+  other: { onRequest: ContextRequestStep[], onSend: ContextSendStep[] }
 }
 
 export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
@@ -202,27 +225,64 @@ export function routeWhere (route: { method: string | string[], url: string }): 
   return `route ${methodsOf(route).join(',')} ${route.url}`
 }
 
-function runHooks (steps: HookStep[]): HookStep {
-  if (steps.length === 1) return steps[0]
+/** A compiled step: a callback step, or a synchronous check run in a loop (no closure per request). */
+interface Compiled<S, C> { fn: S | C, sync: boolean }
+
+/** Joins the steps of one hook phase into one hook; synchronous checks run inline. */
+function runHooks (steps: Array<Compiled<HookStep, CheckStep>>): HookStep {
+  if (steps.every((s) => s.sync)) {
+    const checks = steps.map((s) => s.fn as CheckStep)
+    return function httpConventionsChecks (request, reply, done) {
+      for (let i = 0; i < checks.length; i++) {
+        const out = checks[i](request, reply)
+        if (out === SENT) return
+        if (out !== undefined) return done(out)
+      }
+      done()
+    }
+  }
+  if (steps.length === 1) return steps[0].fn as HookStep
   return function httpConventionsSteps (request, reply, done) {
     let i = 0
     const next: Next = (err) => {
       if (err !== undefined && err !== null) return done(err)
-      if (i === steps.length) return done()
-      steps[i++](request, reply, next)
+      while (i < steps.length) {
+        const step = steps[i++]
+        if (!step.sync) return (step.fn as HookStep)(request, reply, next)
+        const out = (step.fn as CheckStep)(request, reply)
+        if (out === SENT) return
+        if (out !== undefined) return done(out)
+      }
+      done()
     }
     next()
   }
 }
 
-function runPayloadSteps (steps: PayloadStep[]): PayloadStep {
-  if (steps.length === 1) return steps[0]
+/** Joins the steps of one payload phase into one hook; synchronous steps run inline. */
+function runPayloadSteps (steps: Array<Compiled<PayloadStep, PayloadCheck>>): PayloadStep {
+  if (steps.every((s) => s.sync)) {
+    const checks = steps.map((s) => s.fn as PayloadCheck)
+    return function httpConventionsPayloadChecks (request, reply, payload, done) {
+      for (let i = 0; i < checks.length; i++) {
+        const out = checks[i](request, reply, payload)
+        if (out !== undefined) payload = out
+      }
+      done(null, payload)
+    }
+  }
+  if (steps.length === 1) return steps[0].fn as PayloadStep
   return function httpConventionsPayloadSteps (request, reply, payload, done) {
     let i = 0
     const next: PayloadNext = (err, value) => {
       if (err !== null) return done(err)
-      if (i === steps.length) return done(null, value)
-      steps[i++](request, reply, value, next)
+      while (i < steps.length) {
+        const step = steps[i++]
+        if (!step.sync) return (step.fn as PayloadStep)(request, reply, value, next)
+        const out = (step.fn as PayloadCheck)(request, reply, value)
+        if (out !== undefined) value = out
+      }
+      done(null, value)
     }
     next(null, payload)
   }
@@ -233,18 +293,23 @@ function sortByTable<T> (table: readonly string[], items: Array<{ name: string, 
 }
 
 /** Context steps of the conventions in effect for a registry, in CONTEXT_PIPELINE order. */
-function resolveContext (registry: Registry): NonNullable<Registry['resolved']> {
+function resolveContext (registry: Registry): ContextSteps {
   if (registry.resolved !== null) return registry.resolved
-  const onRequest: Array<{ name: string, fn: ContextRequestStep }> = []
-  const onSend: Array<{ name: string, fn: ContextSendStep }> = []
+  const kinds = { everyRequest: [], onRequest: [], everyResponse: [], onSend: [] } as Record<keyof typeof CONTEXT_PIPELINE, Array<{ name: string, fn: never }>>
   for (const key of COMPILE_ORDER) {
-    const c = lookup(registry, key)
-    if (c?.context?.onRequest !== undefined) onRequest.push({ name: key, fn: c.context.onRequest })
-    if (c?.context?.onSend !== undefined) onSend.push({ name: key, fn: c.context.onSend })
+    const steps = lookup(registry, key)?.context
+    if (steps === undefined) continue
+    for (const kind of Object.keys(kinds) as Array<keyof typeof CONTEXT_PIPELINE>) {
+      const fn = steps[kind]
+      if (fn !== undefined) kinds[kind].push({ name: key, fn: fn as never })
+    }
   }
+  const sorted = <T>(kind: keyof typeof CONTEXT_PIPELINE): T[] => sortByTable(CONTEXT_PIPELINE[kind], kinds[kind]) as T[]
+  const everyRequest = sorted<ContextRequestStep>('everyRequest')
+  const everyResponse = sorted<ContextSendStep>('everyResponse')
   registry.resolved = {
-    onRequest: sortByTable(CONTEXT_PIPELINE.onRequest, onRequest),
-    onSend: sortByTable(CONTEXT_PIPELINE.onSend, onSend)
+    compiled: { onRequest: everyRequest, onSend: everyResponse },
+    other: { onRequest: [...everyRequest, ...sorted<ContextRequestStep>('onRequest')], onSend: [...everyResponse, ...sorted<ContextSendStep>('onSend')] }
   }
   return registry.resolved
 }
@@ -322,51 +387,23 @@ function install (instance: FastifyInstance, outermost: boolean): void {
   instance.addHook('onSend', contextOnSend())
 }
 
-function runContextRequest (steps: ContextRequestStep[], request: FastifyRequest, reply: FastifyReply, done: Next): void {
-  for (let i = 0; i < steps.length; i++) {
-    const out = steps[i](request, reply)
-    if (out === SENT) return
-    if (out !== undefined) return done(out)
-  }
-  done()
-}
+const NO_STEPS: ContextSteps = { compiled: { onRequest: [], onSend: [] }, other: { onRequest: [], onSend: [] } }
 
-function runContextSend (steps: ContextSendStep[], request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
-  for (let i = 0; i < steps.length; i++) {
-    const out = steps[i](request, reply, payload)
-    if (out !== undefined) payload = out
-  }
-  return payload
-}
-
-function contextSteps (instance: FastifyInstance): NonNullable<Registry['resolved']> {
+function contextSteps (instance: FastifyInstance): ContextSteps {
   const registry = registryOf(instance)
-  return registry === undefined ? { onRequest: [], onSend: [] } : resolveContext(registry)
+  return registry === undefined ? NO_STEPS : resolveContext(registry)
 }
 
-/** The context-level onSend hook: the context's header steps, bound per route like the onRequest hook. */
-function contextOnSend (): PayloadStep {
-  const unbound = function httpConventionsContextOnSend (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
-    done(null, runContextSend(contextSteps(this).onSend, request, reply, payload))
-  }
-  Object.defineProperty(unbound, 'bind', {
-    value: function bindToRoute (instance: FastifyInstance) {
-      let steps: ContextSendStep[] | null = null
-      return function httpConventionsContextOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
-        steps ??= contextSteps(instance).onSend
-        done(null, runContextSend(steps, request, reply, payload))
-      }
-    }
-  })
-  return unbound as PayloadStep
+function isCompiled (request: FastifyRequest): boolean {
+  if (request.is404) return false
+  const config = request.routeOptions.config as unknown as Record<string | symbol, unknown> | undefined
+  return config !== undefined && config[kCompiled] !== undefined
 }
 
 /** Why a route's requests are refused: it asks for conventions it was never compiled with (null: fine). */
 function refusal (request: FastifyRequest): string | null {
   if (request.is404) return null
-  const config = request.routeOptions.config as unknown as Record<string | symbol, unknown> | undefined
-  if (config === undefined || config[kCompiled] !== undefined) return null
-  const asked = asksFor(config)
+  const asked = asksFor(request.routeOptions.config as unknown as Record<string | symbol, unknown> | undefined)
   if (asked.length === 0) return null
   // Declared before the suite was loaded in its context: no onRoute hook saw it.
   const where = routeWhere(request.routeOptions as { method: string, url: string })
@@ -380,35 +417,56 @@ function refuse (request: FastifyRequest, reply: FastifyReply, message: string):
 }
 
 /**
- * The context-level onRequest hook: the guard, then the context's steps. Fastify binds a
- * context hook to each route's instance when the app gets ready (`hook.bind(instance)`);
- * binding this one makes a hook for that route alone, which decides the guard once, on the
- * route's first request. Called unbound, it decides on every request (correct, slower).
+ * A context-level hook. Fastify binds every hook of a context to each route's instance when
+ * the app gets ready (`hook.bind(instance)`); binding this one makes a hook for that route
+ * alone, which decides on the route's first request (routes are final by then) whether it was
+ * compiled, and which steps it runs from then on.
  */
+function bindable<F extends (...args: never[]) => void> (name: string, bind: (instance: FastifyInstance) => F): F {
+  // Fastify binds every hook per route; called unbound, it decides on every request (correct, slower).
+  /* c8 ignore next */
+  const unbound = function (this: FastifyInstance, ...args: Parameters<F>): void { bind(this)(...args) }
+  Object.defineProperty(unbound, 'name', { value: name })
+  Object.defineProperty(unbound, 'bind', { value: bind })
+  return unbound as unknown as F
+}
+
+/** The context-level onRequest hook: for a compiled route its every-request checks; else the guard, then the context's steps. */
 function contextOnRequest (): HookStep {
-  const unbound = function httpConventionsContextOnRequest (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: Next): void {
-    const refused = refusal(request)
-    if (refused !== null) return refuse(request, reply, refused)
-    runContextRequest(contextSteps(this).onRequest, request, reply, done)
-  }
-  Object.defineProperty(unbound, 'bind', {
-    value: function bindToRoute (instance: FastifyInstance) {
-      let decided = false
-      let refused: string | null = null
-      let steps: ContextRequestStep[] = []
-      return function httpConventionsContextOnRequest (request: FastifyRequest, reply: FastifyReply, done: Next): void {
-        if (!decided) {
-          refused = refusal(request)
-          steps = contextSteps(instance).onRequest
-          decided = true
-        }
-        if (refused !== null) return refuse(request, reply, refused)
-        if (steps.length === 0) return done()
-        runContextRequest(steps, request, reply, done)
+  return bindable<HookStep>('httpConventionsContextOnRequest', function bindToRoute (instance) {
+    let steps: ContextRequestStep[] | null = null
+    let refused: string | null = null
+    return function httpConventionsContextOnRequest (request, reply, done) {
+      if (steps === null) {
+        const all = contextSteps(instance)
+        const compiled = isCompiled(request)
+        if (!compiled) refused = refusal(request)
+        steps = compiled ? all.compiled.onRequest : all.other.onRequest
       }
+      if (refused !== null) return refuse(request, reply, refused)
+      for (let i = 0; i < steps.length; i++) {
+        const out = steps[i](request, reply)
+        if (out === SENT) return
+        if (out !== undefined) return done(out)
+      }
+      done()
     }
   })
-  return unbound as HookStep
+}
+
+/** The context-level onSend hook: for a compiled route its every-answer steps; else the context's steps. */
+function contextOnSend (): PayloadStep {
+  return bindable<PayloadStep>('httpConventionsContextOnSend', function bindToRoute (instance) {
+    let steps: ContextSendStep[] | null = null
+    return function httpConventionsContextOnSend (request, reply, payload, done) {
+      steps ??= isCompiled(request) ? contextSteps(instance).compiled.onSend : contextSteps(instance).other.onSend
+      for (let i = 0; i < steps.length; i++) {
+        const out = steps[i](request, reply, payload)
+        if (out !== undefined) payload = out
+      }
+      done(null, payload)
+    }
+  })
 }
 
 function compileRoute (this: FastifyInstance, route: RouteOptions): void {
@@ -427,11 +485,17 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
   const fresh: Record<string | symbol, unknown> = { ...config }
   route.config = fresh as RouteOptions['config']
   const methods = methodsOf(route)
-  const onRequest: Array<{ name: string, fn: HookStep }> = []
-  const preValidation: Array<{ name: string, fn: HookStep }> = []
-  const preHandler: Array<{ name: string, fn: HookStep }> = []
-  const preSerialization: Array<{ name: string, fn: PayloadStep }> = []
-  const onSend: Array<{ name: string, fn: PayloadStep }> = []
+  type HookItem = { name: string, fn: Compiled<HookStep, CheckStep> }
+  type PayloadItem = { name: string, fn: Compiled<PayloadStep, PayloadCheck> }
+  const onRequest: HookItem[] = []
+  const preValidation: HookItem[] = []
+  const preHandler: HookItem[] = []
+  const preSerialization: PayloadItem[] = []
+  const onSend: PayloadItem[] = []
+  const add = (phase: RoutePhase, name: string, fn: unknown, sync: boolean): void => {
+    const list = { onRequest, preValidation, preHandler, preSerialization, onSend }[phase] as Array<{ name: string, fn: { fn: unknown, sync: boolean } }>
+    list.push({ name, fn: { fn, sync } })
+  }
   const provided = new Map<string, unknown>()
   const defaults = profileDefaults(nearest(registry, (r) => r.profile))
   const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(registry) }
@@ -440,10 +504,8 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
     config: config as Record<string, unknown>,
     methods,
     where,
-    step (phase, name, fn) {
-      const list = { onRequest, preValidation, preHandler, preSerialization, onSend }[phase] as Array<{ name: string, fn: unknown }>
-      list.push({ name, fn })
-    },
+    step (phase, name, fn) { add(phase, name, fn, false) },
+    check (phase, name, fn) { add(phase, name, fn, true) },
     use: <T>(key: string) => provided.get(key) as T | undefined,
     provide: (key, value) => { provided.set(key, value) },
     respond: (status, response) => recordResponse(route, status, response),

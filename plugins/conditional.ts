@@ -325,6 +325,7 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
   const requireMethods = new Set((opts.requirePreconditionMethods ?? ['PUT', 'PATCH', 'DELETE']).map((m) => m.toUpperCase()))
 
   function compile (c: RouteCompiler): void {
+    if (notModifiedStatus === 412 && c.config.conditional !== false) c.check('onSend', 'conditional:elsewhere', notModifiedElsewhere)
     const own = routeConfig(c)
     // A PATCH route's loader doubles as its validators provider (one read per request).
     const provided = c.use<ValidatorsProvider>('validators')

@@ -11,7 +11,7 @@ import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemen
 import { profileDefaults, type Profile } from '../lib/profile'
 import { reasonPhrase, render } from '../lib/render'
 import { serializeEnvelope } from './errors'
-import { declareConvention, type Next, type RouteCompiler } from './compose'
+import { declareConvention, type RouteCompiler } from './compose'
 import { assertProfile } from './shared'
 
 export interface ContentLengthOptions {
@@ -126,25 +126,30 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     const route = c.route
     // The route's own bodyLimit follows ours, so Fastify's reader enforces the same number on chunked bodies.
     if (route.bodyLimit === undefined || route.bodyLimit > limit) route.bodyLimit = limit
-    // GET and HEAD bodies are never read (Fastify skips them): the context step checks them.
-    if (c.methods.every((m) => m === 'GET' || m === 'HEAD')) return
+    // GET and HEAD bodies are never read (Fastify skips them): refused all the same when chunked or over the limit.
+    if (c.methods.every((m) => m === 'GET' || m === 'HEAD')) {
+      c.check('onRequest', 'content-length', function checkUnreadLength (request: FastifyRequest): ConventionError | undefined {
+        return unreadBodyProblem(request) ?? undefined
+      })
+      return
+    }
     if (c.methods.some((m) => methods.has(m))) {
       c.respond(requireLength || mismatchStatus === 411 ? 411 : 400, { description: 'Length Required: the body lacks a valid Content-Length, or is over the limit', body: 'text' })
       if (limitStatus === 413) c.respond(413, { description: 'Content Too Large: the body is over the limit', body: 'text' })
     }
-    c.step('onRequest', 'content-length', function checkLength (request: FastifyRequest, _reply: FastifyReply, next: Next): void {
+    c.check('onRequest', 'content-length', function checkLength (request: FastifyRequest): ConventionError | undefined {
       // RFC 9112 9.3.2: bytes pipelined behind a request whose body was never read cannot be framed.
       const raw = request.raw as TrackedRequest
       const refused = (raw.socket as TrackedSocket | null)?.[kRefused]
       if (refused !== undefined && refused !== raw) {
-        return refuse(request, next, lengthRequired('an earlier request on this connection was refused; send this one on a new connection'))
+        return refuse(request, lengthRequired('an earlier request on this connection was refused; send this one on a new connection'))
       }
       const problem = bodyProblem(request, limit, true)
-      if (problem !== null) return refuse(request, next, problem)
-      next()
+      if (problem !== null) return refuse(request, problem)
+      return undefined
     })
-    c.step('onRequest', 'content-length:continue', sendContinue)
-    c.step('preValidation', 'content-length:framing', refuseMisframed)
+    c.check('onRequest', 'content-length:continue', sendContinue)
+    c.check('preValidation', 'content-length:framing', refuseMisframed)
   }
 
   function markRefused (request: FastifyRequest): void {
@@ -155,36 +160,41 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     socket[kRefused] ??= request.raw
   }
 
-  function sendContinue (request: FastifyRequest, reply: FastifyReply, next: Next): void {
+  function sendContinue (request: FastifyRequest, reply: FastifyReply): undefined {
     const expect = request.headers.expect
     if (expect !== undefined && expect.toLowerCase() === '100-continue' && !reply.raw.headersSent) reply.raw.writeContinue()
-    next()
   }
 
   /** Refuses a request whose body will not be read: its connection closes after the answer. */
-  function refuse (request: FastifyRequest, next: Next, err: ConventionError): void {
+  function refuse (request: FastifyRequest, err: ConventionError): ConventionError {
     markRefused(request)
-    next(err)
+    return err
   }
 
-  function refuseMisframed (request: FastifyRequest, _reply: FastifyReply, next: Next): void {
+  function refuseMisframed (request: FastifyRequest): ConventionError | undefined {
     // The parser found bytes beyond the declared body: the body this handler would see is wrong.
-    if ((request.raw as TrackedRequest)[kMisframed] === true) return next(mismatch('the body is longer than its Content-Length'))
-    next()
+    return (request.raw as TrackedRequest)[kMisframed] === true ? mismatch('the body is longer than its Content-Length') : undefined
   }
 
-  /** Every request of the context: its Host lines; for GET and HEAD routes (no compiled step), their unread bodies. */
+  /** Every request of the context (RFC 9112 3.2): more than one Host line is a 400. */
+  function checkHostLines (request: FastifyRequest): Error | undefined {
+    if ((request.raw as TrackedRequest)[kHosts] === undefined) return undefined
+    markRefused(request)
+    return badFraming('the request carries more than one Host field (RFC 9112 3.2)')
+  }
+
+  /** The body of a GET or HEAD, never read: refused (its connection closes) when chunked or over the limit. */
+  function unreadBodyProblem (request: FastifyRequest): ConventionError | null {
+    const problem = bodyProblem(request, pluginLimit, false)
+    if (problem !== null) markRefused(request)
+    return problem
+  }
+
+  /** GET and HEAD requests where no route was compiled (routes declared before the suite). */
   function checkSafeMethodLength (request: FastifyRequest): Error | undefined {
-    if ((request.raw as TrackedRequest)[kHosts] !== undefined) {
-      markRefused(request)
-      return badFraming('the request carries more than one Host field (RFC 9112 3.2)')
-    }
     const method = request.method
     if ((method !== 'GET' && method !== 'HEAD') || request.is404) return undefined
-    const problem = bodyProblem(request, pluginLimit, false)
-    if (problem === null) return undefined
-    markRefused(request)
-    return problem
+    return unreadBodyProblem(request) ?? undefined
   }
 
   /**
@@ -216,7 +226,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     plugin: PLUGIN,
     configKey: 'contentLength',
     compile,
-    context: { onRequest: checkSafeMethodLength, onSend: markClosingConnection }
+    context: { everyRequest: checkHostLines, onRequest: checkSafeMethodLength, everyResponse: markClosingConnection }
   }, { profile: opts.profile })
   done()
 }

@@ -6,13 +6,13 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { invalidOption, unsupportedMediaType } from '../lib/errors'
+import { invalidOption, unsupportedMediaType, type ConventionError } from '../lib/errors'
 import { DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
-import { declareConvention, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, type PayloadNext, type RouteCompiler } from './compose'
 import { profileError } from './shared'
 
 export interface XmlConfig {
@@ -71,26 +71,27 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   function compile (c: RouteCompiler): void {
     const config = validateRouteConfig(c)
     if (config === false) return
+    c.check('onSend', 'content-type:charset', contentTypeOnSend)
     const accept = config?.accept === undefined ? null : new Set(config.accept.map((t) => (parseMediaType(t) as { essence: string }).essence))
     if (c.methods.some((m) => BODY_METHODS.has(m))) {
       c.respond(400, { description: 'Bad Request: the body is not well-formed (field body)', body: 'envelope' })
       c.respond(415, { description: 'Unsupported Media Type: missing Content-Type, a charset other than UTF-8, or a type the route does not accept', body: 'envelope' })
-      c.step('onRequest', 'content-type', function checkRequestType (request: FastifyRequest, _reply: FastifyReply, next: Next): void {
+      c.check('onRequest', 'content-type', function checkRequestType (request: FastifyRequest): ConventionError | undefined {
         const headers = request.headers
         const cl = headers['content-length']
         const hasBody = headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')
-        if (!hasBody) return next()
+        if (!hasBody) return undefined
         const value = headers['content-type']
         // Conventions (Content-Type): a request with a body carries Content-Type so that the body can be interpreted.
-        if (value === undefined || value === '') return next(unsupportedMediaType('a request with a body must carry a Content-Type header'))
+        if (value === undefined || value === '') return unsupportedMediaType('a request with a body must carry a Content-Type header')
         const mt = parseMediaType(value)
-        if (mt === null) return next(unsupportedMediaType('Content-Type is not a valid media type'))
+        if (mt === null) return unsupportedMediaType('Content-Type is not a valid media type')
         // RFC 9110 8.3.2: only UTF-8 is decoded (XML: also the encodings RFC 7303 lets a document declare).
         if (!isUtf8Charset(mt) && !(mt.essence === 'application/xml' && XML_CHARSETS.has(String(mt.parameters.charset).toLowerCase()))) {
-          return next(unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`))
+          return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)
         }
-        if (accept !== null && !accept.has(mt.essence)) return next(unsupportedMediaType(`Content-Type ${mt.essence} is not accepted here; send one of ${[...accept].join(', ')}`))
-        next()
+        if (accept !== null && !accept.has(mt.essence)) return unsupportedMediaType(`Content-Type ${mt.essence} is not accepted here; send one of ${[...accept].join(', ')}`)
+        return undefined
       })
     }
     if (config?.xml !== undefined) {

@@ -106,7 +106,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
       declareConvention(fastify, {
         key: 'errors',
         plugin: 'fastify-http-conventions',
-        context: { onSend: (request, reply, payload) => renderForeignError(request, reply, payload, format) }
+        context: { everyResponse: (request, reply, payload) => renderForeignError(request, reply, payload, format) }
       }, { profile })
     }
     if (resourcePolicy !== false) fastify.register(httpConventionsResourcePolicy, resourcePolicy)

@@ -8,13 +8,13 @@
 import fp from 'fastify-plugin'
 import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { invalidOption, preconditionFailed, unprocessable, unsupportedMediaType } from '../lib/errors'
+import { invalidOption, preconditionFailed, unprocessable, unsupportedMediaType, type ConventionError } from '../lib/errors'
 import { parseJsonBuffer } from '../lib/json-body'
 import { applyJsonPatch, DEFAULT_PATCH_LIMITS, mergePatch, patchError, readOnlyViolations, type PatchLimits } from '../lib/json-patch'
 import { isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
-import { declareConvention, type Convention, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, type Convention, type Next, type RouteCompiler } from './compose'
 import { conditionalConvention, type RouteRequest } from './conditional'
 import { assertProfile } from './shared'
 
@@ -123,13 +123,11 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     if (c.methods.some((m) => ACCEPT_PATCH_METHODS.has(m))) {
       const cell = cellFor(url)
       // RFC 5789 3.1: Accept-Patch on the resource's 2xx answers and on the 415 (docs/conventions.md (PATCH)).
-      c.step('onSend', 'patch:accept-patch', function acceptPatchOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext) {
+      c.check('onSend', 'patch:accept-patch', function acceptPatchOnSend (_request: FastifyRequest, reply: FastifyReply): undefined {
         const value = cell.value
-        if (value !== undefined) {
-          const status = reply.statusCode
-          if ((status >= 200 && status < 300) || status === 415) reply.header('accept-patch', value)
-        }
-        done(null, payload)
+        if (value === undefined) return
+        const status = reply.statusCode
+        if ((status >= 200 && status < 300) || status === 415) reply.header('accept-patch', value)
       })
     }
     const config = routeConfig(c)
@@ -153,15 +151,13 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
       return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }
     })
 
-    c.step('onRequest', 'patch:media-type', function patchMediaType (request: FastifyRequest, _reply: FastifyReply, next: Next) {
+    c.check('onRequest', 'patch:media-type', function patchMediaType (request: FastifyRequest): ConventionError | undefined {
       const value = request.headers['content-type']
       const mt = value === undefined ? null : parseMediaType(value)
       // Conventions (PATCH): a PATCH body in a media type not listed in Accept-Patch is 415.
-      if (mt === null || !types.includes(mt.essence)) {
-        return next(unsupportedMediaType(`a PATCH body must be one of: ${types.join(', ')}`))
-      }
-      if (!isUtf8Charset(mt)) return next(unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`))
-      next()
+      if (mt === null || !types.includes(mt.essence)) return unsupportedMediaType(`a PATCH body must be one of: ${types.join(', ')}`)
+      if (!isUtf8Charset(mt)) return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)
+      return undefined
     })
 
     /** Applies, validates and stores the patch; false when the resource does not exist. */

@@ -61,11 +61,18 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
     if (c.methods.some((m) => rulesForRoute(rules, m, c.route.url))) {
       c.respond(307, { description: 'Temporary Redirect: repeat the same method and body at Location', body: 'text', headers: ['Location'] })
     }
+    // Rules match request URLs: every request of the route is checked.
+    c.check('onRequest', 'redirect', applyRules)
   }
 
-  // onRequest: after routing, before the body is read (unrouted URLs too: their 404 context runs it).
+  // onRequest: after routing, before the body is read. Unrouted URLs too (their 404 context
+  // runs it) and routes declared before the suite.
   function redirectOnRequest (request: FastifyRequest, reply: FastifyReply): Error | typeof SENT | undefined {
     if ((request.routeOptions.config as { redirect?: unknown } | undefined)?.redirect === false) return undefined
+    return applyRules(request, reply)
+  }
+
+  function applyRules (request: FastifyRequest, reply: FastifyReply): Error | typeof SENT | undefined {
     let location: string | null
     try {
       location = redirectFor(request.method, request.url)

@@ -4,9 +4,10 @@
  * carries the policy, errors included, because a browser applies the check to whatever
  * a no-cors request gets back (401, 404, 411, 412, 304, 226 alike).
  *
- * One onSend hook does it: Fastify runs onSend for every reply it sends, the ones its
- * error handler and its not-found handler write included. The one exception is what a
- * server writes on the raw socket outside Fastify: the 411 (or 400) that the
+ * The header is set as the request starts: each route's compiled onRequest step (its own
+ * policy or the default), the context's step for the not-found handler. Headers set in hooks
+ * stay on every answer Fastify sends, its error handler's included. The one exception is
+ * what a server writes on the raw socket outside Fastify: the 411 (or 400) that the
  * content-length plugin answers from Node's `clientError` to a request the HTTP parser
  * refused. Such a request (malformed or duplicate Content-Length, CL with TE) is never
  * one a browser sends for an embedded resource, and no resource is ever delivered with
@@ -14,7 +15,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { declareConvention, type Next, type RouteCompiler } from './compose'
+import { declareConvention, type RouteCompiler } from './compose'
 import { invalidOption } from '../lib/errors'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
@@ -31,8 +32,6 @@ export type ResourcePolicyRouteConfig = ResourcePolicy | false
 const PLUGIN = 'fastify-http-conventions-resource-policy'
 const WHERE = PLUGIN
 const HEADER = 'cross-origin-resource-policy'
-/** A route with `resourcePolicy: false`: removed again before the answer is sent (were it not, an empty value is no policy). */
-const NONE = ''
 const POLICIES = new Set<unknown>(['same-origin', 'same-site', 'cross-origin'])
 
 function check (value: unknown, where: string, name: string): ResourcePolicy | false {
@@ -52,28 +51,32 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
     return done(err as Error)
   }
 
-  // A route's own value is checked when the route is added and set as the request starts, so
-  // every answer of the route carries it, errors included (Fastify keeps headers set in hooks).
+  // Set as the request starts, so every answer of the route carries it, errors included
+  // (Fastify keeps headers set in hooks); a header the handler sets itself replaces it.
   function compile (c: RouteCompiler): void {
     const config = c.config.resourcePolicy
-    if (config === undefined) return
-    const value = check(config, c.where, 'config.resourcePolicy')
-    const header = value === false ? NONE : value
-    c.step('onRequest', 'resource-policy', function routeResourcePolicy (_request: FastifyRequest, reply: FastifyReply, next: Next) {
-      reply.header(HEADER, header)
-      next()
+    const value = config === undefined ? fallback : check(config, c.where, 'config.resourcePolicy')
+    if (value === false || value === null) return
+    if (config !== undefined) {
+      c.check('onRequest', 'resource-policy', function routeResourcePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
+        reply.header(HEADER, value)
+      })
+      return
+    }
+    // The default policy: one another plugin set earlier (e.g. @fastify/helmet's) is kept.
+    c.check('onRequest', 'resource-policy', function defaultResourcePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
+      if (!reply.hasHeader(HEADER)) reply.header(HEADER, value)
     })
   }
 
-  // Fetch standard, CORP check: applies to every response, so errors and 404s carry it too.
-  function resourcePolicyOnSend (_request: FastifyRequest, reply: FastifyReply): void {
-    const set = reply.getHeader(HEADER)
-    if (set === NONE) reply.removeHeader(HEADER)
-    else if (set === undefined && fallback !== null) reply.header(HEADER, fallback)
+  // The not-found handler and routes declared before the suite: the default policy.
+  function resourcePolicyOnRequest (request: FastifyRequest, reply: FastifyReply): undefined {
+    if (fallback === null || (request.routeOptions.config as { resourcePolicy?: unknown } | undefined)?.resourcePolicy === false) return
+    if (!reply.hasHeader(HEADER)) reply.header(HEADER, fallback)
   }
 
   try {
-    declareConvention(fastify, { key: 'resource-policy', plugin: PLUGIN, configKey: 'resourcePolicy', compile, context: { onSend: resourcePolicyOnSend } })
+    declareConvention(fastify, { key: 'resource-policy', plugin: PLUGIN, configKey: 'resourcePolicy', compile, context: { onRequest: resourcePolicyOnRequest } })
   } catch (err) {
     return done(err as Error)
   }

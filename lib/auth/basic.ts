@@ -54,6 +54,13 @@ export function isStrictBase64 (s: string): boolean {
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
+function isAscii (octets: Buffer): boolean {
+  for (let i = 0; i < octets.length; i++) {
+    if (octets[i] >= 0x80) return false
+  }
+  return true
+}
+
 /** RFC 5234 B.1: CTL = %x00-1F / %x7F */
 function hasControl (s: string): boolean {
   for (let i = 0; i < s.length; i++) {
@@ -71,17 +78,24 @@ function hasControl (s: string): boolean {
  */
 export function decodeBasicCredentials (token68: string): BasicResult {
   if (!isStrictBase64(token68)) return { ok: false, reason: 'malformed' }
+  const octets = Buffer.from(token68, 'base64')
+  // US-ASCII is UTF-8 and already NFC: the common case skips the decoder and the normalisation.
+  const ascii = isAscii(octets)
   let text: string
-  try {
-    text = fatalUtf8.decode(Buffer.from(token68, 'base64'))
-  } catch {
-    return { ok: false, reason: 'not-utf8' }
+  if (ascii) {
+    text = octets.toString('latin1')
+  } else {
+    try {
+      text = fatalUtf8.decode(octets)
+    } catch {
+      return { ok: false, reason: 'not-utf8' }
+    }
   }
   // RFC 7617 2: user-id cannot contain a colon, so the first colon ends it
   const colon = text.indexOf(':')
   if (colon < 0) return { ok: false, reason: 'no-colon' }
-  const userId = text.slice(0, colon).normalize('NFC')
-  const password = text.slice(colon + 1).normalize('NFC')
+  const userId = ascii ? text.slice(0, colon) : text.slice(0, colon).normalize('NFC')
+  const password = ascii ? text.slice(colon + 1) : text.slice(colon + 1).normalize('NFC')
   // RFC 7617 2: "The user-id and password MUST NOT contain any control characters"
   if (hasControl(userId) || hasControl(password)) return { ok: false, reason: 'control-character' }
   return { ok: true, userId, password }

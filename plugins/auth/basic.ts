@@ -3,9 +3,9 @@
  * (strict base64, strict UTF-8, NFC) and checked against configured users in
  * constant time, or handed to the service's own `verify`.
  */
-import crypto, { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { decodeBasicCredentials } from '../../lib/auth/basic'
+import { secretMatcher, storeSecret, unmatchableSecret, type StoredSecret } from '../../lib/auth/secret'
 import { invalidOption } from '../../lib/errors'
 import {
   fail, runtimeScopes, scopeList, userTable, WHERE,
@@ -25,11 +25,6 @@ export interface BasicAuthOptions {
 }
 
 const INVALID = fail('invalid', 'basic: credentials refused')
-
-// crypto.hash: the one-shot form, about twice as fast as createHash.
-function sha256 (s: string): Buffer {
-  return crypto.hash('sha256', s, 'buffer')
-}
 
 export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
   if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'basic must be { users } or { verify }')
@@ -58,20 +53,22 @@ export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
     }
   }
 
-  // Constant time: SHA-256 of both sides, compared with timingSafeEqual; an unknown user is
-  // compared against a random digest, so it costs the same as a wrong password.
-  const table = new Map<string, { digest: Buffer, scopes: readonly string[] }>()
+  // Constant time (lib/auth/secret.ts): the stored password's bytes and length are not in the
+  // time taken; an unknown user is compared against a secret nothing matches, so it costs the
+  // same as a wrong password.
+  const table = new Map<string, { secret: StoredSecret, scopes: readonly string[] }>()
   for (const [user, entry] of userTable(opts.users, defaultScopes, 'basic')) {
-    table.set(user, { digest: sha256(entry.password), scopes: entry.scopes })
+    table.set(user, { secret: storeSecret(entry.password), scopes: entry.scopes })
   }
-  const dummy = sha256(randomBytes(32).toString('hex'))
+  const nobody = unmatchableSecret()
+  const matches = secretMatcher()
   return {
     scheme: 'basic',
     verify (credentials: Credentials): Outcome {
       const decoded = decodeBasicCredentials(credentials.token68 ?? '')
       if (!decoded.ok) return fail('invalid', `basic: ${decoded.reason}`)
       const user = table.get(decoded.userId)
-      const match = timingSafeEqual(sha256(decoded.password), user?.digest ?? dummy)
+      const match = matches(decoded.password, user?.secret ?? nobody)
       if (!match || user === undefined) return INVALID
       return { ok: true, principal: { scheme: 'basic', subject: decoded.userId, scopes: user.scopes } }
     }

@@ -102,15 +102,6 @@ export function isThenable<T> (value: unknown): value is PromiseLike<T> {
   return value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function'
 }
 
-/** Settles a value that may be a promise, without a microtask when it is not. */
-export function settle<T> (value: T | PromiseLike<T>, onValue: (v: T) => void, onError: (err: unknown) => void): void {
-  if (isThenable<T>(value)) {
-    value.then(onValue, onError)
-  } else {
-    onValue(value as T)
-  }
-}
-
 export interface SchemeAdapter {
   scheme: AuthScheme
   verify: (credentials: Credentials, request: FastifyRequest, algorithms?: ReadonlySet<string>) => Verdict

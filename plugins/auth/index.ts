@@ -19,7 +19,7 @@ import { recordSecurity } from '../openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
-import { scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
+import { isThenable, scopeList, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
 import { assertProfile } from '../shared'
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
@@ -213,7 +213,9 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
       } catch (err) {
         return next(err as Error)
       }
-      settle(verdict, (outcome) => conclude(request, outcome, scheme, next), (err) => next(err as Error))
+      // A synchronous verdict (Basic with users, most verifiers) is concluded without closures.
+      if (!isThenable(verdict)) return conclude(request, verdict, scheme, next)
+      verdict.then((outcome) => conclude(request, outcome, scheme, next), (err: unknown) => next(err as Error))
     }
     return authOnRequest
   }

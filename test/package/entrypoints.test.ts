@@ -8,6 +8,17 @@ import { execFile, execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import * as rootSource from '../../plugins/index'
+import * as vcdiffSource from '../../plugins/entries/vcdiff'
+import * as clientSource from '../../plugins/entries/client'
+import * as storesSource from '../../plugins/entries/stores'
+import * as openapiSource from '../../plugins/entries/openapi'
+import * as headersSource from '../../plugins/entries/headers'
+import { unprocessable } from '../../lib/errors'
+import { encode } from '../../lib/vcdiff/index'
+import { DeltaClient } from '../../lib/delta-client'
+import { MemoryInstanceStore } from '../../lib/stores/instance-memory'
+import { redactUrl } from '../../lib/redact'
 
 const root = join(__dirname, '..', '..')
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
@@ -156,6 +167,29 @@ app.register(httpConventionsAuth, { bearer: { verify: () => null } })
 export const used = [errorCodes.LENGTH_REQUIRED, createEncoderPool, DeltaClientError, RedisInstanceStore, conventionResponses, jsonToXml('x', 'a')]
 `,
 }
+
+test('sources: each entry module exports exactly the listed values, each the object of the module it comes from', async (t) => {
+  const sources: Record<string, Record<string, unknown>> = {
+    root: rootSource, vcdiff: vcdiffSource, client: clientSource, stores: storesSource, openapi: openapiSource, headers: headersSource
+  }
+  const origins: Record<string, unknown> = {
+    'root.unprocessable': unprocessable,
+    'vcdiff.encode': encode,
+    'client.DeltaClient': DeltaClient,
+    'stores.MemoryInstanceStore': MemoryInstanceStore,
+    'headers.redactUrl': redactUrl
+  }
+  for (const [name, names] of Object.entries({ root: ROOT, ...SUBPATHS })) {
+    const m = sources[name]
+    const listed = Object.keys(m).filter((k) => k !== 'default' && k !== '__esModule')
+    t.same(listed.sort(), [...names].sort(), `${name}: the listed exports and no other`)
+    for (const n of names) t.not(m[n], undefined, `${name}.${n} is defined`)
+  }
+  for (const [key, value] of Object.entries(origins)) {
+    const [name, n] = key.split('.')
+    t.equal(sources[name][n], value, `${key} is the object of its own module`)
+  }
+})
 
 test('TypeScript: the root and every subpath type-check under nodenext (ESM and CJS) and bundler resolution', async (t) => {
   const scratch = join(root, '.tap')

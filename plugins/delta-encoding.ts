@@ -338,6 +338,9 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
       // Node joins repeated field lines of an unknown field with ", " (RFC 9110 5.3): one string.
       const want = accepted(String(aim), settings)
       if (!want.vcdiff && !want.gzip) return body
+      // A large instance was just converted and stored: other requests run before its delta
+      // is looked up and handed to the pool, so the two do not add up to one long block.
+      if (body.length >= offloadBytes) await new Promise((resolve) => setImmediate(resolve))
 
       let out = body
       const applied: InstanceManipulation[] = []

@@ -29,7 +29,7 @@ import { invalidOption, preconditionFailed, preconditionRequired, type Conventio
 import { profileDefaults, type Profile } from '../lib/profile'
 import { serializeEnvelope } from './errors'
 import { declareConvention, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './compose'
-import { assertProfile } from './shared'
+import { assertProfile, isThenable, rejectUnknownKeys } from './shared'
 
 /** The validators a route's provider gives for the current state of its resource. */
 export interface ProvidedValidators {
@@ -247,10 +247,6 @@ function conditionsOf (request: FastifyRequest): ParsedConditions {
   return parseConditions(conditionalHeadersFromRaw((request.raw as IncomingMessage).rawHeaders))
 }
 
-function isThenable (v: unknown): v is PromiseLike<unknown> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
-}
-
 let lastDateMs = NaN
 let lastDate = ''
 /** IMF-fixdate (RFC 9110 5.6.7), remembering the last value: most responses repeat it. */
@@ -264,9 +260,7 @@ function httpDate (ms: number): string {
 }
 
 function validateOptions (opts: ConditionalOptions): void {
-  for (const key of Object.keys(opts)) {
-    if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
-  }
+  rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
   assertProfile(WHERE, opts.profile)
   if (opts.notModifiedStatus !== undefined && opts.notModifiedStatus !== 412 && opts.notModifiedStatus !== 304) throw invalidOption(WHERE, 'notModifiedStatus must be 412 or 304')
   if (opts.requirePrecondition !== undefined && typeof opts.requirePrecondition !== 'boolean') throw invalidOption(WHERE, 'requirePrecondition must be a boolean')
@@ -274,9 +268,7 @@ function validateOptions (opts: ConditionalOptions): void {
   if (methods !== undefined && (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || m === ''))) throw invalidOption(WHERE, 'requirePreconditionMethods must be an array of method names')
   if (opts.etag !== undefined) {
     if (typeof opts.etag !== 'object' || opts.etag === null) throw invalidOption(WHERE, 'etag must be { algorithm?, weak? }')
-    for (const key of Object.keys(opts.etag)) {
-      if (!ETAG_KEYS.has(key)) throw invalidOption(WHERE, `unknown etag option ${JSON.stringify(key)}`)
-    }
+    rejectUnknownKeys(WHERE, opts.etag, ETAG_KEYS, 'etag option')
     if (opts.etag.weak !== undefined && typeof opts.etag.weak !== 'boolean') throw invalidOption(WHERE, 'etag.weak must be a boolean')
     if (opts.etag.algorithm !== undefined && typeof opts.etag.algorithm !== 'string') throw invalidOption(WHERE, 'etag.algorithm must be a hash name')
   }
@@ -288,9 +280,7 @@ function routeConfig (c: RouteCompiler): ConditionalRouteConfig | null {
   if (config === true) return {}
   const where = c.where
   if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.conditional must be true, false or { validators?, requirePrecondition?, creates? }')
-  for (const key of Object.keys(config)) {
-    if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.conditional option ${JSON.stringify(key)}`)
-  }
+  rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.conditional option')
   const r = config as ConditionalRouteConfig
   if (r.validators !== undefined && typeof r.validators !== 'function') throw invalidOption(where, 'config.conditional.validators must be a function (request) => { etag?, lastModified? } | null')
   if (r.requirePrecondition !== undefined && typeof r.requirePrecondition !== 'boolean') throw invalidOption(where, 'config.conditional.requirePrecondition must be a boolean')

@@ -12,7 +12,7 @@ import { profileDefaults, type Profile } from '../lib/profile'
 import { reasonPhrase, render } from '../lib/render'
 import { serializeEnvelope } from './errors'
 import { declareConvention, type RouteCompiler } from './compose'
-import { assertProfile } from './shared'
+import { assertProfile, rejectUnknownKeys, declaresBody } from './shared'
 
 export interface ContentLengthOptions {
   profile?: Profile
@@ -94,9 +94,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     if (reply.statusCode < 300) return
     if (reply.getHeader('connection') === 'close') {
       markRefused(request)
-      const headers = request.headers
-      const cl = headers['content-length']
-      if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')) lingerOnClose(request.raw.socket)
+      if (declaresBody(request.headers)) lingerOnClose(request.raw.socket)
     }
   }
 
@@ -106,9 +104,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     if (config === false) return false
     if (config !== undefined) {
       if (typeof config !== 'object' || config === null) throw invalidOption(c.where, 'config.contentLength must be false or { bodyLimit }')
-      for (const key of Object.keys(config)) {
-        if (key !== 'bodyLimit') throw invalidOption(c.where, `unknown config.contentLength option ${JSON.stringify(key)}`)
-      }
+      rejectUnknownKeys(c.where, config, ['bodyLimit'], 'config.contentLength option')
       if (config.bodyLimit !== undefined) {
         if (!isPositiveInt(config.bodyLimit)) throw invalidOption(c.where, 'config.contentLength.bodyLimit must be a non-negative integer')
         return config.bodyLimit
@@ -251,8 +247,7 @@ function installServerListeners (fastify: FastifyInstance, mismatch: (reason: st
   server.prependListener('request', function trackRequestFraming (req: TrackedRequest, res: ServerResponse) {
     const socket = req.socket as TrackedSocket
     socket[kCurrentResponse] = res
-    const cl = req.headers['content-length']
-    socket[kHadBody] = (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined
+    socket[kHadBody] = declaresBody(req.headers)
     socket[kCurrent] = req
     // RFC 9112 3.2: more than one Host line is a 400 (Node keeps the first and drops the rest).
     const raw = req.rawHeaders

@@ -13,7 +13,7 @@ import { negotiateMediaType } from '../lib/headers/qlist'
 import { jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
 import { declareConvention, type PayloadNext, type RouteCompiler } from './compose'
-import { profileError } from './shared'
+import { profileError, declaresBody } from './shared'
 
 export interface XmlConfig {
   /** Root element name (`article`, or `articles` for a list). */
@@ -78,9 +78,7 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
       c.respond(415, { description: 'Unsupported Media Type: missing Content-Type, a charset other than UTF-8, or a type the route does not accept', body: 'envelope' })
       c.check('onRequest', 'content-type', function checkRequestType (request: FastifyRequest): ConventionError | undefined {
         const headers = request.headers
-        const cl = headers['content-length']
-        const hasBody = headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')
-        if (!hasBody) return undefined
+        if (!declaresBody(headers)) return undefined
         const value = headers['content-type']
         // Conventions (Content-Type): a request with a body carries Content-Type so that the body can be interpreted.
         if (value === undefined || value === '') return unsupportedMediaType('a request with a body must carry a Content-Type header')

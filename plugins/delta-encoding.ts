@@ -30,7 +30,7 @@ import { type Profile } from '../lib/profile'
 import type { InstanceStore } from '../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../lib/stores/instance-memory'
 import { declareConvention, type PayloadNext, type RouteCompiler } from './compose'
-import { assertProfile } from './shared'
+import { assertProfile, rejectUnknownKeys } from './shared'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
 export type InstanceManipulation = 'vcdiff' | 'gzip'
@@ -232,9 +232,7 @@ function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodingOptio
 }
 
 function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
-  for (const key of Object.keys(opts)) {
-    if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
-  }
+  rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
   assertProfile(WHERE, opts.profile)
   if (opts.store !== undefined && !isStore(opts.store)) throw invalidOption(WHERE, 'store must be an instance store: { get(key), set(key, value, ttl?) }')
   const manipulations = opts.manipulations === undefined ? ['vcdiff', 'gzip'] : checkManipulations(WHERE, 'manipulations', opts.manipulations)
@@ -256,9 +254,7 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
   const offload = opts.offload ?? {}
   if (offload !== false && (typeof offload !== 'object' || offload === null)) throw invalidOption(WHERE, 'offload must be false or { minBytes?, threads?, maxQueue?, deadlineMs?, cacheBytes? }')
   if (offload !== false) {
-    for (const key of Object.keys(offload)) {
-      if (!OFFLOAD_KEYS.has(key)) throw invalidOption(WHERE, `unknown offload option ${JSON.stringify(key)}`)
-    }
+    rejectUnknownKeys(WHERE, offload, OFFLOAD_KEYS, 'offload option')
   }
   const off = offload === false ? {} : offload
   const offloadBytes = checkPositiveInt('offload.minBytes', off.minBytes, 256 * 1024)
@@ -285,9 +281,7 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
     let settings: Settings = { vcdiff: manipulations.includes('vcdiff'), gzip: manipulations.includes('gzip'), ttl, protectedRoute }
     if (config !== true) {
       if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.deltaEncoding must be true, false or { manipulations?, ttl? }')
-      for (const key of Object.keys(config)) {
-        if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.deltaEncoding option ${JSON.stringify(key)}`)
-      }
+      rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.deltaEncoding option')
       const r = config as DeltaEncodingRouteOptions
       const own = r.manipulations === undefined ? manipulations : checkManipulations(where, 'config.deltaEncoding.manipulations', r.manipulations)
       settings = { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: checkTtl(where, 'config.deltaEncoding.ttl', r.ttl) ?? ttl, protectedRoute }

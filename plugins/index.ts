@@ -17,7 +17,7 @@ import { httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEnco
 import { httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './auth/index'
 import { httpConventionsRedirect, type RedirectOptions, type RedirectRouteConfig } from './redirect'
 import { httpConventionsResourcePolicy, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './resource-policy'
-import { assertProfile } from './shared'
+import { assertProfile, rejectUnknownKeys } from './shared'
 
 export interface HttpConventionsOptions {
   /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
@@ -82,9 +82,7 @@ function section<T extends object> (name: string, value: T | false | undefined):
 
 function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done: (err?: Error) => void): void {
   try {
-    for (const key of Object.keys(opts)) {
-      if (!KNOWN.has(key)) throw invalidOption('http-conventions', `unknown option ${JSON.stringify(key)}`)
-    }
+    rejectUnknownKeys('http-conventions', opts, KNOWN, 'option')
     assertProfile('http-conventions', opts.profile)
     const profile = opts.profile ?? 'spec'
     const contentLength = section('contentLength', opts.contentLength)

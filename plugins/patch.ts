@@ -16,7 +16,7 @@ import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
 import { declareConvention, type Convention, type Next, type RouteCompiler } from './compose'
 import { conditionalConvention, type RouteRequest } from './conditional'
-import { assertProfile } from './shared'
+import { assertProfile, rejectUnknownKeys } from './shared'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
@@ -92,9 +92,7 @@ function routeConfig (c: RouteCompiler): PatchRouteConfig | null {
   if (config === undefined || config === false) return null
   const where = c.where
   if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.patch must be { schema, load, save, formats? }')
-  for (const key of Object.keys(config)) {
-    if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.patch option ${JSON.stringify(key)}`)
-  }
+  rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.patch option')
   const r = config as PatchRouteConfig
   if (!c.methods.includes('PATCH')) throw invalidOption(where, 'config.patch belongs on a PATCH route')
   if (typeof r.schema !== 'object' || r.schema === null) throw invalidOption(where, 'config.patch.schema must be the resource\'s JSON Schema')
@@ -211,9 +209,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
 
 function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?: Error) => void): void {
   try {
-    for (const key of Object.keys(opts)) {
-      if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
-    }
+    rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
     assertProfile(WHERE, opts.profile)
     const maxRetries = opts.maxRetries ?? 5
     if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw invalidOption(WHERE, 'maxRetries must be a non-negative integer')

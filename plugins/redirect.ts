@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../lib/redirect'
 import { declareConvention, SENT, type RouteCompiler } from './compose'
+import { rejectUnknownKeys, declaresBody } from './shared'
 
 export type { RedirectMatch, RedirectRule } from '../lib/redirect'
 
@@ -44,9 +45,7 @@ function temporaryRedirect (this: FastifyReply, location: string): FastifyReply 
 function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: (err?: Error) => void): void {
   let redirectFor: Redirector
   try {
-    for (const key of Object.keys(opts)) {
-      if (key !== 'rules') throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
-    }
+    rejectUnknownKeys(WHERE, opts, ['rules'], 'option')
     redirectFor = compileRules(opts.rules ?? [], WHERE)
   } catch (err) {
     return done(err as Error)
@@ -80,10 +79,8 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
       return err as Error
     }
     if (location === null) return undefined
-    const headers = request.headers
-    const cl = headers['content-length']
     // The body stays unread: the connection cannot carry another request after it.
-    if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0')) reply.header('connection', 'close')
+    if (declaresBody(request.headers)) reply.header('connection', 'close')
     reply.temporaryRedirect(location)
     return SENT
   }

@@ -17,6 +17,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { declareConvention, type RouteCompiler } from './compose'
 import { invalidOption } from '../lib/errors'
+import { rejectUnknownKeys } from './shared'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
 export type ResourcePolicy = 'same-origin' | 'same-site' | 'cross-origin'
@@ -42,9 +43,7 @@ function check (value: unknown, where: string, name: string): ResourcePolicy | f
 function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOptions, done: (err?: Error) => void): void {
   let fallback: string | null
   try {
-    for (const key of Object.keys(opts)) {
-      if (key !== 'policy') throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
-    }
+    rejectUnknownKeys(WHERE, opts, ['policy'], 'option')
     const policy = opts.policy === undefined ? 'same-origin' : check(opts.policy, WHERE, 'policy')
     fallback = policy === false ? null : policy
   } catch (err) {

@@ -9,8 +9,9 @@ import { secretMatcher, storeSecret, unmatchableSecret, type StoredSecret } from
 import { invalidOption } from '../../lib/errors'
 import {
   fail, runtimeScopes, scopeList, userTable, WHERE,
-  isThenable, type AuthUser, type Credentials, type Outcome, type SchemeAdapter, type Verdict
+  type AuthUser, type Credentials, type Outcome, type SchemeAdapter, type Verdict
 } from './common'
+import { isThenable } from '../shared'
 
 /** What a Basic `verify` returns: false/null to refuse, true or `{ subject?, scopes? }` to accept. */
 export type BasicVerifyResult = boolean | null | undefined | { subject?: string, scopes?: readonly string[] | string }

@@ -6,7 +6,8 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { invalidOption } from '../../lib/errors'
-import { fail, runtimeScopes, WHERE, type Credentials, type Outcome, type SchemeAdapter, type Verdict, isThenable } from './common'
+import { fail, runtimeScopes, WHERE, type Credentials, type Outcome, type SchemeAdapter, type Verdict } from './common'
+import { isThenable } from '../shared'
 
 /** What the service knows of a token; null or undefined when it knows none. */
 export interface BearerTokenInfo {

@@ -98,10 +98,6 @@ export function userTable (users: unknown, defaultScopes: readonly string[], nam
   return table
 }
 
-export function isThenable<T> (value: unknown): value is PromiseLike<T> {
-  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function'
-}
-
 export interface SchemeAdapter {
   scheme: AuthScheme
   verify: (credentials: Credentials, request: FastifyRequest, algorithms?: ReadonlySet<string>) => Verdict

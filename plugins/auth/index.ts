@@ -19,8 +19,8 @@ import { recordSecurity } from '../openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
-import { isThenable, scopeList, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { assertProfile } from '../shared'
+import { scopeList, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
+import { assertProfile, isThenable, rejectUnknownKeys } from '../shared'
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
 export type { BasicAuthOptions, BasicVerifyResult } from './basic'
@@ -89,9 +89,7 @@ function repeatedAuthorization (raw: string[]): boolean {
 
 function validate (opts: AuthOptions): void {
   if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'options must be an object')
-  for (const key of Object.keys(opts)) {
-    if (!OPTION_KEYS.has(key)) throw invalidOption(WHERE, `unknown option ${JSON.stringify(key)}`)
-  }
+  rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
   assertProfile(WHERE, opts.profile)
   if (opts.challengeLines !== undefined && opts.challengeLines !== 'separate' && opts.challengeLines !== 'single') throw invalidOption(WHERE, "challengeLines must be 'separate' or 'single'")
   if (opts.insufficientScopeStatus !== undefined && opts.insufficientScopeStatus !== 401 && opts.insufficientScopeStatus !== 403) throw invalidOption(WHERE, 'insufficientScopeStatus must be 401 or 403')
@@ -296,9 +294,7 @@ function planner (opts: AuthOptions): (route: RouteOptions) => RoutePlan | null 
     if (config === undefined) return protect === false ? null : byDefault
     if (config === true) return byDefault
     if (config === null || typeof config !== 'object') throw invalidOption(where, 'config.auth must be a boolean or { scopes, schemes, algorithms }')
-    for (const key of Object.keys(config)) {
-      if (!ROUTE_KEYS.has(key)) throw invalidOption(where, `unknown config.auth option ${JSON.stringify(key)}`)
-    }
+    rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.auth option')
     const c = config as Exclude<AuthRouteConfig, boolean>
     const scopes = c.scopes === undefined ? defaultScopes : scopeList(c.scopes, `${where} config.auth.scopes`)
     let schemes = enabled

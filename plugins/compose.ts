@@ -29,7 +29,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { invalidOption, misconfigured } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
-import { asArray } from './shared'
+import { asArray, methodsOf, routeWhere } from './shared'
 import { recordResponse, type ConventionResponse } from './openapi'
 import { addEnvelopeSchema, renderError, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
 
@@ -214,15 +214,6 @@ function rootOf (instance: FastifyInstance): FastifyInstance {
     if (proto === null || typeof (proto as { addHook?: unknown }).addHook !== 'function' || proto.server !== instance.server) return root
     root = proto
   }
-}
-
-function methodsOf (route: { method: string | string[] }): string[] {
-  return (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase())
-}
-
-/** `route GET /x` (or `route GET,HEAD /x`): how boot errors name a route. */
-export function routeWhere (route: { method: string | string[], url: string }): string {
-  return `route ${methodsOf(route).join(',')} ${route.url}`
 }
 
 /** A compiled step: a callback step, or a synchronous check run in a loop (no closure per request). */

@@ -18,6 +18,7 @@
  */
 import type { RouteOptions } from 'fastify'
 import envelopeSchema from '../schemas/errors.json'
+import { methodsOf } from './shared'
 
 export type ResponseBody = 'envelope' | 'text' | 'html' | 'none'
 
@@ -125,11 +126,6 @@ type Json = Record<string, unknown>
 
 function isObject (v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
-
-function methodsOf (route: { method?: unknown }): string[] {
-  const m = route.method
-  return (Array.isArray(m) ? m : typeof m === 'string' ? [m] : []).map((x) => String(x).toUpperCase())
 }
 
 const NOT_FOUND = {

@@ -38,3 +38,14 @@ export function declaresBody (headers: { 'content-length'?: string, 'transfer-en
 export function isThenable<T = unknown> (value: unknown): value is PromiseLike<T> {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<T>).then === 'function'
 }
+
+/** A route's methods, upper-case (`method` is one name or a list). */
+export function methodsOf (route: { method?: unknown }): string[] {
+  const m = route.method
+  return (Array.isArray(m) ? m : typeof m === 'string' ? [m] : []).map((x) => String(x).toUpperCase())
+}
+
+/** `route GET /x` (or `route GET,HEAD /x`): how boot errors name a route. */
+export function routeWhere (route: { method?: unknown, url: string }): string {
+  return `route ${methodsOf(route).join(',')} ${route.url}`
+}

@@ -20,7 +20,7 @@ import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { scopeList, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { assertProfile, isThenable, rejectUnknownKeys } from '../shared'
+import { assertProfile, isThenable, rejectUnknownKeys, routeWhere } from '../shared'
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
 export type { BasicAuthOptions, BasicVerifyResult } from './basic'
@@ -289,7 +289,7 @@ function planner (opts: AuthOptions): (route: RouteOptions) => RoutePlan | null 
 
   return function planRoute (route: RouteOptions): RoutePlan | null {
     const config = (route.config as { auth?: unknown } | undefined)?.auth
-    const where = `route ${String(route.method)} ${route.url}`
+    const where = routeWhere(route)
     if (config === false) return null
     if (config === undefined) return protect === false ? null : byDefault
     if (config === true) return byDefault

@@ -217,13 +217,17 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     return Number(cl) > limit ? tooLarge(`the body is larger than the limit of ${limit} bytes`) : null
   }
 
-  declareConvention(fastify, {
-    key: 'content-length',
-    plugin: PLUGIN,
-    configKey: 'contentLength',
-    compile,
-    context: { everyRequest: checkHostLines, onRequest: checkSafeMethodLength, everyResponse: markClosingConnection }
-  }, { profile: opts.profile })
+  try {
+    declareConvention(fastify, {
+      key: 'content-length',
+      plugin: PLUGIN,
+      configKey: 'contentLength',
+      compile,
+      context: { everyRequest: checkHostLines, onRequest: checkSafeMethodLength, everyResponse: markClosingConnection }
+    }, { profile: opts.profile })
+  } catch (err) {
+    return done(err as Error)
+  }
   done()
 }
 

@@ -164,8 +164,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
       const merge = mt.essence === PATCH_MEDIA_TYPES['merge-patch']
       const tracked = request as Tracked
       let current = tracked[kLoaded] !== undefined ? tracked[kLoaded] : (await load(request as RouteRequest)) ?? null
-      for (let attempt = 0; ; attempt++) {
-        if (current === null) return false
+      for (let attempt = 0; current !== null; attempt++) {
         // Bounded work: operations, the working document's size (a multiple of the body limit)
         // and its depth are checked as the patch applies, before their cost is paid.
         const patched = merge ? mergePatch(current.document, request.body, limits) : applyJsonPatch(current.document, request.body, limits)
@@ -183,6 +182,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
         if (attempt >= maxRetries) throw preconditionFailed('If-Match', `the resource kept changing while the patch was applied (${attempt + 1} attempts); retry with If-Match`)
         current = (await load(request as RouteRequest)) ?? null
       }
+      return false
     }
 
     // After the preconditions and the route's own preHandler hooks: the write happens where

@@ -56,3 +56,12 @@ test('RFC 9457: problem details when the request prefers application/problem+jso
   t.teardown(() => off.close())
   t.match((await off.inject('/nope')).json(), { statusCode: 404, error: 'Not Found' }, 'appErrors: false leaves Fastify\'s shape')
 })
+
+test('an error answer that is not JSON, though it says so, is left as it is', async (t) => {
+  const app = Fastify(serverOptions)
+  await app.register(httpConventions)
+  app.get('/broken', async (_request, reply) => reply.code(502).type('application/json').send('{"statusCode": 502, "error": '))
+  const res = await app.inject('/broken')
+  t.equal(res.statusCode, 502)
+  t.equal(res.body, '{"statusCode": 502, "error": ', 'not re-rendered: nothing could be read from it')
+})

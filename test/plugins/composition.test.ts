@@ -4,7 +4,8 @@ import fp from 'fastify-plugin'
 import { boot } from '../helpers/app'
 import {
   httpConventions, httpConventionsAuth, httpConventionsConditional, httpConventionsDeltaEncoding, httpConventionsPatch,
-  httpConventionsContentType, serverOptions, type AuthOptions
+  httpConventionsContentType, httpConventionsContentLength, httpConventionsValidation, httpConventionsRedirect, httpConventionsResourcePolicy,
+  serverOptions, type AuthOptions
 } from '../../plugins/index'
 
 const AUTH: AuthOptions = { realm: 'r', basic: { users: { alice: 'secret' } } }
@@ -156,7 +157,9 @@ test('one policy for re-registration: the same convention twice in one context i
     (app) => { app.register(httpConventionsConditional); app.register(httpConventionsConditional) },
     (app) => { app.register(httpConventions); app.register(httpConventionsConditional, { notModifiedStatus: 304 }) },
     (app) => { app.register(httpConventions, { auth: AUTH }); app.register(httpConventionsAuth, AUTH) },
-    (app) => { app.register(httpConventions); app.register(httpConventions) }
+    (app) => { app.register(httpConventions); app.register(httpConventions) },
+    ...[httpConventionsContentType, httpConventionsContentLength, httpConventionsValidation, httpConventionsRedirect, httpConventionsResourcePolicy, httpConventionsPatch, httpConventionsDeltaEncoding]
+      .map((plugin) => (app: FastifyInstance) => { app.register(plugin as never); app.register(plugin as never) })
   ]
   for (const setup of cases) {
     const app = Fastify(serverOptions)

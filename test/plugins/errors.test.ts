@@ -122,6 +122,24 @@ test('sendConventionError renders a suite error from a service\'s own root handl
   t.equal((await app.inject('/y')).body, 'custom')
 })
 
+test('httpConventionsErrors alone: the context\'s errors in the envelope; others go to its errorHandler option, else on to Fastify\'s handler', async (t) => {
+  const own = Fastify()
+  await own.register(httpConventionsErrors, { errorHandler: (error, _request, reply) => { reply.code(503).send({ own: (error as Error).message }) } })
+  own.get('/suite', async () => { throw unprocessable({ field: 'a', message: 'b' }) })
+  own.get('/other', async () => { throw new Error('other') })
+  t.same((await own.inject('/suite')).json(), { errors: [{ field: 'a', message: 'b' }] })
+  const other = await own.inject('/other')
+  t.equal(other.statusCode, 503)
+  t.same(other.json(), { own: 'other' }, 'the errorHandler option answers errors the suite does not own')
+
+  const plain = Fastify()
+  await plain.register(httpConventionsErrors)
+  plain.get('/other', async () => { const e = new Error('teapot') as Error & { statusCode: number }; e.statusCode = 418; throw e })
+  const res = await plain.inject('/other')
+  t.equal(res.statusCode, 418)
+  t.match(res.json(), { statusCode: 418, message: 'teapot' }, 'without one, Fastify\'s own handler answers')
+})
+
 test('registering twice keeps one handler and one schema; bad options throw at boot', async (t) => {
   const app = Fastify()
   await app.register(httpConventionsErrors)

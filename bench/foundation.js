@@ -15,6 +15,9 @@ async function run () {
   // A route that turns off the conventions that apply to every route by default (resource
   // policy, Content-Length, Content-Type, "not modified"): it gets no hook of its own.
   rows.push(await compare('GET 2 KB JSON, a route that uses no convention', { name: 'whole suite', variant: 'suite', extra: WHOLE, request: { path: '/plain' }, target: '>= 0.98' }, { name: 'bare Fastify', variant: 'bare', request: { path: '/plain' } }))
+  // The same server twice: how far apart two identical sides land in this run (the noise floor
+  // every ratio above should be read against on a shared machine).
+  rows.push(await compare('GET 2 KB JSON, bare Fastify against itself (noise floor)', { name: 'bare Fastify', variant: 'bare', request: { path: '/plain' }, target: 'reported' }, { name: 'bare Fastify', variant: 'bare', request: { path: '/plain' } }))
   return rows
 }
 

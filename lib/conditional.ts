@@ -96,8 +96,10 @@ function listField (value: unknown, limits: EntityTagListLimits): EntityTagList 
   if (typeof value === 'string') return parseEntityTagList(value, limits)
   if (Array.isArray(value)) {
     if (value.length === 0) return undefined
+    // Field lines are strings: a list holding anything else is not a list of entity-tags.
+    if (!value.every((line) => typeof line === 'string')) return INVALID
     // RFC 9110 5.3: several field lines are one list, joined with ", ".
-    return parseEntityTagList(value.map(String).join(', '), limits)
+    return parseEntityTagList(value.join(', '), limits)
   }
   return undefined
 }

@@ -300,6 +300,12 @@ test('property: HEAD is always evaluated like GET; unsafe methods are never "not
   }), { numRuns: 500 })
 })
 
+test('a list field whose lines are not all strings is an invalid list, never a throw (an object that cannot become a string included)', async (t) => {
+  const weird = [{ toString: '' }] as unknown as string[]
+  t.same(parseConditions({ 'if-none-match': weird, 'if-match': weird }), { ifMatch: 'invalid', ifNoneMatch: 'invalid' })
+  t.equal(ev('PUT', { 'if-match': weird } as ConditionalHeaders).outcome, 'precondition-failed', 'an invalid If-Match matches nothing')
+})
+
 test('property: the evaluator never throws on arbitrary header values', async (t) => {
   const anyValue = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.array(fc.string({ maxLength: 40 }), { maxLength: 3 }), fc.anything())
   fc.assert(fc.property(anyValue, anyValue, anyValue, anyValue, fc.string({ maxLength: 8 }), (a, b, c, d, method) => {

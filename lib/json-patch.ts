@@ -200,9 +200,10 @@ function resolve (doc: unknown, parts: string[]): Target | string {
       return { parent: undefined, key: part, exists: false }
     }
   }
+  /* c8 ignore start */
   // Not reached: the last part returns in every branch above (the loop has no exit of its own).
-  /* c8 ignore next */
 }
+/* c8 ignore stop */
 
 /** RFC 6902 4.1: "add" needs an existing parent; in an array, an index up to its length or "-". */
 function canAdd (t: Target): boolean {

@@ -3,7 +3,7 @@
  * Type, subtype and parameter names are case-insensitive (returned lower-cased);
  * parameter values are tokens or quoted strings. Linear, never throws.
  */
-import { isTchar, parseQuotedString, skipOws, tokenEnd } from './tokens'
+import { parseQuotedString, skipOws, tokenEnd } from './tokens'
 
 export interface MediaType {
   type: string
@@ -71,5 +71,3 @@ export function isUtf8Charset (mt: MediaType): boolean {
 export function isTextual (essence: string): boolean {
   return essence.startsWith('text/') || essence === 'application/xml' || essence.endsWith('+xml')
 }
-
-export { isTchar }

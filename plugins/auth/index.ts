@@ -321,10 +321,4 @@ function planner (opts: AuthOptions): (route: RouteOptions) => RoutePlan | null 
 /** Basic, Bearer and Digest authentication (docs/conventions.md (Authentication)), per route through `config.auth`. */
 export const httpConventionsAuth = fp(authPlugin, { fastify: '5.x', name: WHERE })
 
-export { RedisNonceStore } from '../../lib/stores/redis-nonce'
-export type { RedisNonceStoreOptions, RedisScriptClient } from '../../lib/stores/redis-nonce'
-export { MemoryNonceStore } from '../../lib/stores/memory-nonce'
-export type { MemoryNonceStoreOptions } from '../../lib/stores/memory-nonce'
-export type { NonceCountStore } from '../../lib/stores/nonce-store'
 export type { DigestAlgorithm } from '../../lib/auth/digest'
-export { createBearerKeyMatcher } from '../../lib/auth/bearer'

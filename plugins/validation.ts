@@ -30,10 +30,14 @@ type BuildValidator = (externalSchemas: unknown, options: { customOptions: Recor
  */
 export const buildValidator: BuildValidator = function buildConventionsValidator (externalSchemas, options) {
   const build = ajvFactory as unknown as BuildValidator
-  const strict = build(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false } })
-  const coercing = build(externalSchemas, options)
+  // Each Ajv instance is built when a route first needs it: an app whose schemas are all
+  // bodies (or none) gets one. With shared schemas, a second instance measurably slows every
+  // request of the process (about 3 µs, in Node's process.nextTick: bench/RESULTS.md).
+  let strict: ReturnType<BuildValidator> | undefined
+  let coercing: ReturnType<BuildValidator> | undefined
   return function conventionsValidatorCompiler (route) {
-    return route.httpPart === 'body' ? strict(route) : coercing(route)
+    if (route.httpPart === 'body') return (strict ??= build(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false } }))(route)
+    return (coercing ??= build(externalSchemas, options))(route)
   }
 }
 

@@ -8,6 +8,7 @@
  * serialization) can run out of stack. Bytes are decoded strictly: invalid UTF-8 is a
  * 400, never a silent U+FFFD, and a string holding a lone surrogate is a 422 naming it.
  */
+import { isUtf8 } from 'node:buffer'
 import secureJson from 'secure-json-parse'
 import { malformedBody, unprocessable, type ConventionError } from './errors'
 
@@ -154,19 +155,17 @@ export function parseJsonBody (text: string, options?: JsonBodyOptions): JsonBod
   return { ok: true, value }
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
-
 /**
  * Decodes UTF-8 bytes strictly (RFC 8259 8.1: JSON exchanged between systems is UTF-8;
- * RFC 3629 3: ill-formed sequences are not decoded). A leading byte order mark is
- * ignored (RFC 8259 8.1 allows it). Null when the bytes are not UTF-8.
+ * RFC 3629 3: ill-formed sequences, overlong forms and encoded surrogates are not decoded).
+ * A leading byte order mark is ignored (RFC 8259 8.1 allows it). Null when the bytes are
+ * not UTF-8. Validation and decoding are Node's native ones (several times faster than a
+ * fatal TextDecoder on short bodies).
  */
 export function decodeUtf8Strict (bytes: Uint8Array): string | null {
-  try {
-    return strictUtf8.decode(bytes)
-  } catch {
-    return null
-  }
+  if (!isUtf8(bytes)) return null
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }
 
 /**

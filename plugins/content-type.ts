@@ -59,6 +59,20 @@ function validateRouteConfig (c: RouteCompiler): ContentTypeRouteConfig | false 
   return config
 }
 
+/**
+ * parseMediaType, remembering the last value: a service's clients send the same few
+ * Content-Type values over and over. The result is only read.
+ */
+let lastType = ''
+let lastParsed: ReturnType<typeof parseMediaType> = null
+function mediaTypeOf (value: string): ReturnType<typeof parseMediaType> {
+  if (value !== lastType) {
+    lastParsed = parseMediaType(value)
+    lastType = value
+  }
+  return lastParsed
+}
+
 function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, done: (err?: Error) => void): void {
   const badProfile = profileError('http-conventions/content-type', opts.profile)
   if (badProfile !== null) return done(badProfile)
@@ -82,7 +96,7 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
         const value = headers['content-type']
         // Conventions (Content-Type): a request with a body carries Content-Type so that the body can be interpreted.
         if (value === undefined || value === '') return unsupportedMediaType('a request with a body must carry a Content-Type header')
-        const mt = parseMediaType(value)
+        const mt = mediaTypeOf(value)
         if (mt === null) return unsupportedMediaType('Content-Type is not a valid media type')
         // RFC 9110 8.3.2: only UTF-8 is decoded (XML: also the encodings RFC 7303 lets a document declare).
         if (!isUtf8Charset(mt) && !(mt.essence === 'application/xml' && XML_CHARSETS.has(String(mt.parameters.charset).toLowerCase()))) {

@@ -43,8 +43,6 @@ export type PayloadStep = (request: FastifyRequest, reply: FastifyReply, payload
 export type CheckStep = (request: FastifyRequest, reply: FastifyReply) => Error | typeof SENT | undefined
 /** A synchronous step of preSerialization or onSend: it sets or removes headers, and may return a new payload. */
 export type PayloadCheck = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown
-export type ContextRequestStep = CheckStep
-export type ContextSendStep = PayloadCheck
 export const SENT = 'sent'
 
 export type ConventionKey =
@@ -134,7 +132,7 @@ export interface Convention {
   /** Compiles the route; called for every route of the contexts where the convention is in effect. */
   compile?: (c: RouteCompiler) => void
   /** Steps of the context-level hooks (see CONTEXT_PIPELINE). */
-  context?: { everyRequest?: ContextRequestStep, onRequest?: ContextRequestStep, everyResponse?: ContextSendStep, onSend?: ContextSendStep }
+  context?: { everyRequest?: CheckStep, onRequest?: CheckStep, everyResponse?: PayloadCheck, onSend?: PayloadCheck }
   /** Conventions compiled with their defaults for a route when not registered (e.g. patch needs conditional). */
   needs?: Partial<Record<ConventionKey, () => Convention>>
 }
@@ -166,8 +164,8 @@ interface Registry {
 
 /** What the context-level hooks run: for compiled routes, and for the rest. */
 interface ContextSteps {
-  compiled: { onRequest: ContextRequestStep[], onSend: ContextSendStep[] }
-  other: { onRequest: ContextRequestStep[], onSend: ContextSendStep[] }
+  compiled: { onRequest: CheckStep[], onSend: PayloadCheck[] }
+  other: { onRequest: CheckStep[], onSend: PayloadCheck[] }
 }
 
 export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
@@ -219,17 +217,37 @@ function rootOf (instance: FastifyInstance): FastifyInstance {
 /** A compiled step: a callback step, or a synchronous check run in a loop (no closure per request). */
 interface Compiled<S, C> { fn: S | C, sync: boolean }
 
+/** Runs synchronous checks in order: the first error (or SENT) ends them; undefined when all passed. */
+function runChecks (checks: readonly CheckStep[], request: FastifyRequest, reply: FastifyReply): Error | typeof SENT | undefined {
+  for (let i = 0; i < checks.length; i++) {
+    const out = checks[i](request, reply)
+    if (out !== undefined) return out
+  }
+  return undefined
+}
+
+/** Runs synchronous payload steps in order; each may replace the payload. */
+function runPayloadChecks (checks: readonly PayloadCheck[], request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  for (let i = 0; i < checks.length; i++) {
+    const out = checks[i](request, reply, payload)
+    if (out !== undefined) payload = out
+  }
+  return payload
+}
+
+/** Ends a hook after runChecks: an error refuses the request, SENT means a step answered it. */
+function finish (out: Error | typeof SENT | undefined, done: Next): void {
+  if (out === SENT) return
+  if (out !== undefined) return done(out)
+  done()
+}
+
 /** Joins the steps of one hook phase into one hook; synchronous checks run inline. */
 function runHooks (steps: Array<Compiled<HookStep, CheckStep>>): HookStep {
   if (steps.every((s) => s.sync)) {
     const checks = steps.map((s) => s.fn as CheckStep)
     return function httpConventionsChecks (request, reply, done) {
-      for (let i = 0; i < checks.length; i++) {
-        const out = checks[i](request, reply)
-        if (out === SENT) return
-        if (out !== undefined) return done(out)
-      }
-      done()
+      finish(runChecks(checks, request, reply), done)
     }
   }
   if (steps.length === 1) return steps[0].fn as HookStep
@@ -255,11 +273,7 @@ function runPayloadSteps (steps: Array<Compiled<PayloadStep, PayloadCheck>>): Pa
   if (steps.every((s) => s.sync)) {
     const checks = steps.map((s) => s.fn as PayloadCheck)
     return function httpConventionsPayloadChecks (request, reply, payload, done) {
-      for (let i = 0; i < checks.length; i++) {
-        const out = checks[i](request, reply, payload)
-        if (out !== undefined) payload = out
-      }
-      done(null, payload)
+      done(null, runPayloadChecks(checks, request, reply, payload))
     }
   }
   if (steps.length === 1) return steps[0].fn as PayloadStep
@@ -296,11 +310,11 @@ function resolveContext (registry: Registry): ContextSteps {
     }
   }
   const sorted = <T>(kind: keyof typeof CONTEXT_PIPELINE): T[] => sortByTable(CONTEXT_PIPELINE[kind], kinds[kind]) as T[]
-  const everyRequest = sorted<ContextRequestStep>('everyRequest')
-  const everyResponse = sorted<ContextSendStep>('everyResponse')
+  const everyRequest = sorted<CheckStep>('everyRequest')
+  const everyResponse = sorted<PayloadCheck>('everyResponse')
   registry.resolved = {
     compiled: { onRequest: everyRequest, onSend: everyResponse },
-    other: { onRequest: [...everyRequest, ...sorted<ContextRequestStep>('onRequest')], onSend: [...everyResponse, ...sorted<ContextSendStep>('onSend')] }
+    other: { onRequest: [...everyRequest, ...sorted<CheckStep>('onRequest')], onSend: [...everyResponse, ...sorted<PayloadCheck>('onSend')] }
   }
   return registry.resolved
 }
@@ -385,16 +399,18 @@ function contextSteps (instance: FastifyInstance): ContextSteps {
   return registry === undefined ? NO_STEPS : resolveContext(registry)
 }
 
-function isCompiled (request: FastifyRequest): boolean {
-  if (request.is404) return false
-  const config = request.routeOptions.config as unknown as Record<string | symbol, unknown> | undefined
+/** The config of the request's route (undefined for the not-found handler). */
+function configOf (request: FastifyRequest): Record<string | symbol, unknown> | undefined {
+  return request.is404 ? undefined : request.routeOptions.config as unknown as Record<string | symbol, unknown> | undefined
+}
+
+function isCompiled (config: Record<string | symbol, unknown> | undefined): boolean {
   return config !== undefined && config[kCompiled] !== undefined
 }
 
-/** Why a route's requests are refused: it asks for conventions it was never compiled with (null: fine). */
-function refusal (request: FastifyRequest): string | null {
-  if (request.is404) return null
-  const asked = asksFor(request.routeOptions.config as unknown as Record<string | symbol, unknown> | undefined)
+/** Why requests of a route that was not compiled are refused: it asks for conventions (null: fine). */
+function refusal (request: FastifyRequest, config: Record<string | symbol, unknown> | undefined): string | null {
+  const asked = asksFor(config)
   if (asked.length === 0) return null
   // Declared before the suite was loaded in its context: no onRoute hook saw it.
   const where = routeWhere(request.routeOptions as { method: string, url: string })
@@ -425,22 +441,21 @@ function bindable<F extends (...args: never[]) => void> (name: string, bind: (in
 /** The context-level onRequest hook: for a compiled route its every-request checks; else the guard, then the context's steps. */
 function contextOnRequest (): HookStep {
   return bindable<HookStep>('httpConventionsContextOnRequest', function bindToRoute (instance) {
-    let steps: ContextRequestStep[] | null = null
+    let steps: CheckStep[] | null = null
     let refused: string | null = null
     return function httpConventionsContextOnRequest (request, reply, done) {
       if (steps === null) {
+        const config = configOf(request)
         const all = contextSteps(instance)
-        const compiled = isCompiled(request)
-        if (!compiled) refused = refusal(request)
-        steps = compiled ? all.compiled.onRequest : all.other.onRequest
+        if (isCompiled(config)) {
+          steps = all.compiled.onRequest
+        } else {
+          refused = refusal(request, config)
+          steps = all.other.onRequest
+        }
       }
       if (refused !== null) return refuse(request, reply, refused)
-      for (let i = 0; i < steps.length; i++) {
-        const out = steps[i](request, reply)
-        if (out === SENT) return
-        if (out !== undefined) return done(out)
-      }
-      done()
+      finish(runChecks(steps, request, reply), done)
     }
   })
 }
@@ -448,14 +463,13 @@ function contextOnRequest (): HookStep {
 /** The context-level onSend hook: for a compiled route its every-answer steps; else the context's steps. */
 function contextOnSend (): PayloadStep {
   return bindable<PayloadStep>('httpConventionsContextOnSend', function bindToRoute (instance) {
-    let steps: ContextSendStep[] | null = null
+    let steps: PayloadCheck[] | null = null
     return function httpConventionsContextOnSend (request, reply, payload, done) {
-      steps ??= isCompiled(request) ? contextSteps(instance).compiled.onSend : contextSteps(instance).other.onSend
-      for (let i = 0; i < steps.length; i++) {
-        const out = steps[i](request, reply, payload)
-        if (out !== undefined) payload = out
+      if (steps === null) {
+        const all = contextSteps(instance)
+        steps = isCompiled(configOf(request)) ? all.compiled.onSend : all.other.onSend
       }
-      done(null, payload)
+      done(null, runPayloadChecks(steps, request, reply, payload))
     }
   })
 }

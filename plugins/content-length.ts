@@ -124,9 +124,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     if (route.bodyLimit === undefined || route.bodyLimit > limit) route.bodyLimit = limit
     // GET and HEAD bodies are never read (Fastify skips them): refused all the same when chunked or over the limit.
     if (c.methods.every((m) => m === 'GET' || m === 'HEAD')) {
-      c.check('onRequest', 'content-length', function checkUnreadLength (request: FastifyRequest): ConventionError | undefined {
-        return unreadBodyProblem(request) ?? undefined
-      })
+      c.check('onRequest', 'content-length', unreadBodyProblem)
       return
     }
     if (c.methods.some((m) => methods.has(m))) {
@@ -180,9 +178,10 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   }
 
   /** The body of a GET or HEAD, never read: refused (its connection closes) when chunked or over the limit. */
-  function unreadBodyProblem (request: FastifyRequest): ConventionError | null {
+  function unreadBodyProblem (request: FastifyRequest): ConventionError | undefined {
     const problem = bodyProblem(request, pluginLimit, false)
-    if (problem !== null) markRefused(request)
+    if (problem === null) return undefined
+    markRefused(request)
     return problem
   }
 
@@ -190,7 +189,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   function checkSafeMethodLength (request: FastifyRequest): Error | undefined {
     const method = request.method
     if ((method !== 'GET' && method !== 'HEAD') || request.is404) return undefined
-    return unreadBodyProblem(request) ?? undefined
+    return unreadBodyProblem(request)
   }
 
   /**

@@ -62,16 +62,18 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
       })
       return
     }
-    // The default policy: one another plugin set earlier (e.g. @fastify/helmet's) is kept.
-    c.check('onRequest', 'resource-policy', function defaultResourcePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
-      if (!reply.hasHeader(HEADER)) reply.header(HEADER, value)
-    })
+    c.check('onRequest', 'resource-policy', defaultResourcePolicy)
+  }
+
+  // The default policy: one another plugin set earlier (e.g. @fastify/helmet's) is kept.
+  function defaultResourcePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
+    if (fallback !== null && !reply.hasHeader(HEADER)) reply.header(HEADER, fallback)
   }
 
   // The not-found handler and routes declared before the suite: the default policy.
   function resourcePolicyOnRequest (request: FastifyRequest, reply: FastifyReply): undefined {
-    if (fallback === null || (request.routeOptions.config as { resourcePolicy?: unknown } | undefined)?.resourcePolicy === false) return
-    if (!reply.hasHeader(HEADER)) reply.header(HEADER, fallback)
+    if ((request.routeOptions.config as { resourcePolicy?: unknown } | undefined)?.resourcePolicy === false) return
+    return defaultResourcePolicy(request, reply)
   }
 
   try {

@@ -3,6 +3,7 @@
  * writing the challenge. Framework-free; the plugin compares the result with its
  * users in constant time.
  */
+import { isAscii } from 'node:buffer'
 import { formatChallenge, parseAuthorization, type ParseAuthorizationOptions } from '../headers/authorization'
 
 export type BasicFailure =
@@ -54,13 +55,6 @@ export function isStrictBase64 (s: string): boolean {
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
-function isAscii (octets: Buffer): boolean {
-  for (let i = 0; i < octets.length; i++) {
-    if (octets[i] >= 0x80) return false
-  }
-  return true
-}
-
 /** RFC 5234 B.1: CTL = %x00-1F / %x7F */
 function hasControl (s: string): boolean {
   for (let i = 0; i < s.length; i++) {
@@ -79,7 +73,8 @@ function hasControl (s: string): boolean {
 export function decodeBasicCredentials (token68: string): BasicResult {
   if (!isStrictBase64(token68)) return { ok: false, reason: 'malformed' }
   const octets = Buffer.from(token68, 'base64')
-  // US-ASCII is UTF-8 and already NFC: the common case skips the decoder and the normalisation.
+  // US-ASCII is UTF-8 and already NFC: the common case skips the decoder and the normalisation
+  // (Node's isAscii is native).
   const ascii = isAscii(octets)
   let text: string
   if (ascii) {

@@ -90,6 +90,19 @@ test('GET without a body needs no Content-Length', async (t) => {
   await stillServes(t, port)
 })
 
+test('spec 4.2: a GET body is never read, and refused all the same when chunked or over the limit; its connection closes', async (t) => {
+  const { port } = await framingServer(t)
+  const chunked = await rawRequest(port, `GET /ping HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`)
+  t.equal(chunked.status, 411, 'chunked: 411, as for any body without Content-Length')
+  t.equal(chunked.headers.connection, 'close')
+  const big = await rawRequest(port, `GET /ping HTTP/1.1\r\n${H}Content-Length: 1001\r\n\r\n`)
+  t.equal(big.status, 411, 'over the limit: 411 (spec profile)')
+  t.equal(big.headers.connection, 'close')
+  const small = await rawRequest(port, `GET /ping HTTP/1.1\r\n${H}Content-Length: 5\r\n\r\nhello`)
+  t.equal(small.status, 200, 'a small GET body within the limit is left alone')
+  await stillServes(t, port)
+})
+
 test('rfc9110 profile: 413 over the limit, 400 for a mismatch, chunked bodies accepted (RFC 9110 15.5.14, RFC 9112 6.1/6.3)', async (t) => {
   const { port, seen } = await framingServer(t, { profile: 'rfc9110' })
   const big = await rawRequest(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 1001\r\n\r\n`)

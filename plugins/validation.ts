@@ -21,23 +21,63 @@ export interface ValidationOptions {
 const PLUGIN = 'fastify-http-conventions-validation'
 const ajvFactory = AjvCompiler()
 
-type BuildValidator = (externalSchemas: unknown, options: { customOptions: Record<string, unknown> }) => (route: { httpPart?: string }) => unknown
+type RouteCompile = (route: { httpPart?: string, schema?: unknown }) => unknown
+type BuildValidator = (externalSchemas: unknown, options: { customOptions: Record<string, unknown>, onCreate?: (ajv: SchemaChecker) => void }) => RouteCompile
+
+/** The part of an Ajv instance used to check a schema against its meta-schema. */
+interface SchemaChecker {
+  validateSchema: (schema: unknown, throwOrLogError?: boolean) => unknown
+}
+
+// Each validator function the pool returns, with the Ajv instance behind it.
+const ajvOf = new WeakMap<RouteCompile, SchemaChecker>()
+// Per server `ajv` options object: the one instance that checks schemas against the meta-schema.
+const checkers = new WeakMap<object, SchemaChecker>()
 
 /**
  * Builds the server's validators: request bodies are validated as sent (no type
  * coercion: `"title": 1` is a 422, not the string "1"); querystring, params and headers
  * are coerced as Fastify does by default (`?limit=5` is the integer 5).
+ *
+ * That takes two Ajv instances, and Fastify asks again for every context that adds a
+ * schema. Each instance is built when a route first needs it, and only the first one built
+ * for the server's options checks schemas against the JSON Schema meta-schema: the others
+ * hand that check to it. The meta-schema's validator compiled in a second instance makes
+ * every request of the process slower, whatever its route (about 4 µs in
+ * `process.nextTick` on Node 20, bench/RESULTS.md). A schema error still fails the boot,
+ * with the same message.
  */
 export const buildValidator: BuildValidator = function buildConventionsValidator (externalSchemas, options) {
   const build = ajvFactory as unknown as BuildValidator
-  // Each Ajv instance is built when a route first needs it: an app whose schemas are all
-  // bodies (or none) gets one. With shared schemas, a second instance measurably slows every
-  // request of the process (about 3 µs, in Node's process.nextTick: bench/RESULTS.md).
-  let strict: ReturnType<BuildValidator> | undefined
-  let coercing: ReturnType<BuildValidator> | undefined
+  const checksSchemas = options.customOptions?.validateSchema !== false
+  let strict: RouteCompile | undefined
+  let coercing: RouteCompile | undefined
+  function make (customOptions: Record<string, unknown>): RouteCompile {
+    const checker = checkers.get(options)
+    let created: SchemaChecker | undefined
+    const compile = build(externalSchemas, {
+      ...options,
+      customOptions: checker === undefined || !checksSchemas ? customOptions : { ...customOptions, validateSchema: false },
+      onCreate (ajv) {
+        created = ajv
+        options.onCreate?.(ajv)
+      }
+    })
+    // The pool hands out one instance per schemas and options: only a new one calls onCreate.
+    if (created !== undefined) ajvOf.set(compile, created)
+    if (checker === undefined) {
+      checkers.set(options, ajvOf.get(compile) as SchemaChecker)
+      return compile
+    }
+    if (!checksSchemas) return compile
+    return function checkedCompile (route) {
+      checker.validateSchema(route.schema, true)
+      return compile(route)
+    }
+  }
   return function conventionsValidatorCompiler (route) {
-    if (route.httpPart === 'body') return (strict ??= build(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false } }))(route)
-    return (coercing ??= build(externalSchemas, options))(route)
+    if (route.httpPart === 'body') return (strict ??= make({ ...options.customOptions, coerceTypes: false }))(route)
+    return (coercing ??= make(options.customOptions))(route)
   }
 }
 

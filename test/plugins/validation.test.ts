@@ -118,3 +118,62 @@ test('probeValidator reports each lost behaviour', async (t) => {
   const lenient = () => Object.assign(() => true, { errors: [] })
   t.match(probeValidator(lenient), /allErrors.*removeAdditional.*coerced/)
 })
+
+// Ajv instances the server options build, seen through Ajv's own onCreate hook. Each test
+// passes its own `ajv` options object and its own shared schema, so the instances are new.
+function watchedServer (id: string, customOptions: Record<string, unknown> = {}) {
+  const created: Array<{ opts: { validateSchema?: unknown, coerceTypes?: unknown } }> = []
+  const ajv = { customOptions: { ...serverOptions.ajv.customOptions, ...customOptions }, onCreate: (a: never) => { created.push(a) } }
+  const app = Fastify({ ...serverOptions, ajv })
+  app.addSchema({ $id: id, type: 'string' })
+  return { app, created }
+}
+
+test('only one Ajv instance per server options checks schemas against the meta-schema; the others hand it that check', async (t) => {
+  const { app, created } = watchedServer('watch-one')
+  await app.register(httpConventions)
+  app.post('/b', { schema: { body: { type: 'object', properties: { s: { $ref: 'watch-one#' } } } } }, async (req) => req.body)
+  app.get('/q', { schema: { querystring: { type: 'object', properties: { n: { type: 'integer' } } } } }, async (req) => req.query)
+  // A child context with a schema of its own: Fastify builds its validators again.
+  await app.register(async (child) => {
+    child.addSchema({ $id: 'watch-one-child', type: 'integer' })
+    child.get('/c', { schema: { querystring: { type: 'object', properties: { n: { $ref: 'watch-one-child#' } } } } }, async (req) => req.query)
+  })
+  await app.ready()
+  t.ok(created.length >= 3, `body and query-string instances, and the child's: ${created.length}`)
+  t.equal(created.filter((a) => a.opts.validateSchema !== false).length, 1, 'one instance compiles the meta-schema')
+  // Both behaviours still hold: bodies are not coerced, query strings are.
+  t.equal((await app.inject({ method: 'POST', url: '/b', payload: { s: 1 } })).statusCode, 422)
+  t.same((await app.inject('/q?n=5')).json(), { n: 5 })
+  t.same((await app.inject('/c?n=7')).json(), { n: 7 })
+  t.equal((await app.inject('/c?n=x')).statusCode, 422)
+})
+
+test('a schema that breaks the meta-schema fails the boot, whichever instance compiles it', async (t) => {
+  const bad = { type: 'object', properties: { n: { type: 'integr' } } }
+  for (const order of ['body first', 'query string first']) {
+    const { app } = watchedServer(`watch-bad-${order}`)
+    await app.register(httpConventions)
+    const fine = { type: 'object', properties: { n: { type: 'integer' } } }
+    if (order === 'body first') {
+      app.post('/b', { schema: { body: fine } }, async () => 'x')
+      app.get('/q', { schema: { querystring: bad } }, async () => 'x')
+    } else {
+      app.get('/q', { schema: { querystring: fine } }, async () => 'x')
+      app.post('/b', { schema: { body: bad } }, async () => 'x')
+    }
+    await t.rejects(boot(app.ready()), { message: /schema is invalid: data\/properties\/n\/type/ }, order)
+  }
+})
+
+test('validateSchema: false in the server options is honoured by every instance', async (t) => {
+  const { app, created } = watchedServer('watch-off', { validateSchema: false })
+  await app.register(httpConventions)
+  app.post('/b', { schema: { body: { type: 'object', properties: { n: { type: 'integer' } } } } }, async (req) => req.body)
+  app.get('/q', { schema: { querystring: { type: 'object', properties: { n: { type: 'integer' } } } } }, async (req) => req.query)
+  await app.ready()
+  t.ok(created.length >= 2)
+  t.equal(created.filter((a) => a.opts.validateSchema !== false).length, 0)
+  t.same((await app.inject('/q?n=5')).json(), { n: 5 })
+  t.equal((await app.inject({ method: 'POST', url: '/b', payload: { n: '5' } })).statusCode, 422)
+})

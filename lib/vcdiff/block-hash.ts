@@ -3,8 +3,8 @@
  * the encoder; section 3 only defines what a COPY may address).
  *
  * The index holds the polynomial rolling hash of the `look` bytes starting at
- * every `step`-th source position, in chained buckets behind a one-bit-per-
- * bucket filter. It is immutable once built, so one index serves any number
+ * every `step`-th source position, in chained buckets behind a two-bit
+ * blocked filter. It is immutable once built, so one index serves any number
  * of targets, one after another or interleaved: the state of a scan (the hash
  * rolled along one target) lives in a `HashCursor`, one per encode.
  */
@@ -16,8 +16,10 @@ export const MIX = 0x9e3779b1 | 0
 const FILTER_MIX = 0x85ebca6b | 0
 /** Head tables of at most 2^20 entries (4 MiB): builds stay mostly in cache, chains stay short. */
 const MAX_TABLE_BITS = 20
-/** Filter of at most 2^24 bits (2 MiB). */
+/** Filter of at most 2^24 bits (2 MiB) ... */
 const FILTER_BITS = 24
+/** ... and at least 2^10 (its two bits are taken below the word index: see `filterMask`). */
+const FILTER_MIN_BITS = 10
 /** Chain links walked per candidate examined (collisions of the head table are skipped by hash). */
 const LINKS_PER_PROBE = 2
 /** A verified match this long ends the walk along a chain. */
@@ -183,6 +185,11 @@ export function addressCost (a: number, ref: number): number {
   return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : 4
 }
 
+/** The two bits of mixed hash `f` in its filter word: the 10 bits below the word index (`shift` >= 13). */
+function filterMask (f: number, shift: number): number {
+  return (1 << ((f >>> (shift - 5)) & 31)) | (1 << ((f >>> (shift - 10)) & 31))
+}
+
 /**
  * Chained hash index of src[k * step, k * step + look) for every entry k.
  * open-vcdiff hashes aligned blocks (step = look); xdelta3 samples its source
@@ -201,11 +208,13 @@ export class SourceIndex {
   /** HASH_MUL^(look-1), to roll the oldest byte out. */
   readonly outMul: number
   /**
-   * One bit per hash bucket of a table 8 times the entries (a one-hash Bloom
-   * filter, at most 2 MiB): most absent hashes are rejected without touching
-   * the head table or the chains, which do not fit in cache for large sources.
+   * A blocked Bloom filter of 8 bits an entry (at most 2 MiB): each hash sets two
+   * bits of one 32-bit word, so a test reads one word and lets about 1 absent hash
+   * in 20 through (one bit alone: 1 in 8). Most absent hashes are rejected without
+   * touching the head table or the chains, which do not fit in cache for large sources.
    */
   readonly filter: Int32Array
+  /** 32 less the bits of the filter's word index. */
   readonly filterShift: number
 
   /**
@@ -223,9 +232,9 @@ export class SourceIndex {
     this.chain = new Int32Array(entries)
     this.shift = 32 - bits
     this.outMul = power(look - 1)
-    const filterBits = Math.min(Math.max(log2ceil(entries) + 3, 5), FILTER_BITS)
+    const filterBits = Math.min(Math.max(log2ceil(entries) + 3, FILTER_MIN_BITS), FILTER_BITS)
     this.filter = new Int32Array(1 << (filterBits - 5))
-    this.filterShift = 32 - filterBits
+    this.filterShift = 32 - (filterBits - 5)
     const { head, chain, shift, filter, filterShift } = this
     // Entries go in from the front; chains list the latest position first.
     for (let k = 0; k < entries; k++) {
@@ -233,8 +242,8 @@ export class SourceIndex {
       const b = Math.imul(h, MIX) >>> shift
       chain[k] = head[b]
       head[b] = k
-      const fb = Math.imul(h, FILTER_MIX) >>> filterShift
-      filter[fb >>> 5] |= 1 << (fb & 31)
+      const f = Math.imul(h, FILTER_MIX)
+      filter[f >>> filterShift] |= filterMask(f, filterShift)
     }
   }
 
@@ -245,8 +254,9 @@ export class SourceIndex {
 
   /** Whether the filter lets hash `h` through (false: no entry has it). */
   mayHold (h: number): boolean {
-    const fb = Math.imul(h, FILTER_MIX) >>> this.filterShift
-    return (this.filter[fb >>> 5] & (1 << (fb & 31))) !== 0
+    const f = Math.imul(h, FILTER_MIX)
+    const mask = filterMask(f, this.filterShift)
+    return (this.filter[f >>> this.filterShift] & mask) === mask
   }
 }
 
@@ -322,6 +332,28 @@ export class HashCursor {
       if (--probes === 0) break
     }
     return changed
+  }
+
+  /**
+   * The first position in (j, end) whose hash the filter lets through, with the
+   * hash rolled there; `end` when there is none. Cheaper than a lookup at every
+   * position where most are absent (the caller ensures end - 1 + look <= target length).
+   */
+  nextPass (j: number, end: number): number {
+    if (j + 1 >= end) return end
+    const { index, tgt } = this
+    const look = index.look
+    const outMul = index.outMul
+    let h = this.at === j ? this.h : hashAt(tgt, j, look)
+    let pass = false
+    while (!pass && j + 1 < end) {
+      h = (Math.imul(h - Math.imul(tgt[j], outMul), HASH_MUL) + tgt[j + look]) | 0
+      j++
+      pass = index.mayHold(h)
+    }
+    this.h = h
+    this.at = j
+    return pass ? j : end
   }
 
   /** Move the hash from position i to i + 1 (when it is at i and i + look < we). */

@@ -27,6 +27,12 @@ const LOOKAHEAD_PROBES = 1
 const LAZY_BELOW = 36
 /** Positions a match may be deferred by, one byte each (lazy matching). */
 const MAX_LAZY = 4
+/**
+ * Shorter matches are not searched for a long match starting inside them: the
+ * scan resumes a few bytes on, where the long match still runs and is found and
+ * extended back over them (a COPY may overlap the ones before it only so).
+ */
+const AHEAD_MIN = 8
 /** Bytes a long match found inside a short one must add to replace it. */
 const LOOKAHEAD_GAIN = 8
 /** Target bytes between two checks of the running size estimate (giving up early). */
@@ -131,16 +137,14 @@ export class Matcher {
 
       // 4. A short match must not hide a long one on another diagonal: the long
       // index is sampled, so probe it at every position the short match covers.
-      if (best[0] >= MIN_MATCH && best[0] < LONG_ENOUGH && long !== null) {
+      if (best[0] >= AHEAD_MIN && best[0] < LONG_ENOUGH && long !== null) {
         const end = Math.min(best[1] + best[0], longLast + 1)
         const b0 = best[0]
         const b1 = best[1]
         const b2 = best[2]
         const b3 = best[3]
         const probes = Math.min(LOOKAHEAD_PROBES, long.index.maxProbes)
-        for (let j = i; j + 1 < end;) {
-          long.roll(j, to)
-          j++
+        for (let j = long.nextPass(i, end); j < end; j = long.nextPass(j, end)) {
           if (long.lookup(j, to, floor, -1, probes, lastSrcEnd)) {
             // The short match keeps the bytes before the long one (from `pend` on), if they pay for a COPY;
             // a long match that would leave them to an ADD must gain that much more.

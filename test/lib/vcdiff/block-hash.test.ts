@@ -116,3 +116,34 @@ test('HashCursor: candidates verified per lookup are bounded; a long match ends 
     t.equal(piece.verified - before, probes, `${probes} probes`)
   }
 })
+
+test('HashCursor.nextPass: the first later position whose hash the filter lets through, as a lookup at every position finds it', async (t) => {
+  const src = text(6000, 31)
+  const index = new SourceIndex(src, 32, 32, 4, entryHashes(src, 32, 32))
+  // Foreign text with passages of the source: most positions are rejected by the filter.
+  const tgt = Buffer.concat([text(500, 32), src.subarray(1000, 1100), text(500, 33), src.subarray(3000, 3100), text(300, 34)])
+  const cur = new HashCursor(index, tgt, newCandidate())
+  const end = tgt.length - 32
+  const expected: number[] = []
+  for (let j = 1; j < end; j++) if (index.mayHold(hashAt(tgt, j, 32))) expected.push(j)
+  const found: number[] = []
+  for (let j = cur.nextPass(0, end); j < end; j = cur.nextPass(j, end)) {
+    found.push(j)
+    if (cur.h !== hashAt(tgt, j, 32)) t.fail(`hash rolled to ${j}`)
+  }
+  t.same(found, expected)
+  t.ok(found.length >= 4 && found.length < end / 8, `${found.length} of ${end} positions let through`)
+  // From a position the hash is not at (hashed afresh); none left before the end.
+  t.equal(cur.nextPass(expected[0] - 1, expected[0] + 1), expected[0])
+  t.equal(cur.nextPass(5, 6), 6, 'no position between')
+})
+
+test('SourceIndex filter: two bits a hash in one word, few absent hashes let through', async (t) => {
+  const r = rng(41)
+  const src = Buffer.from(Array.from({ length: 64_000 }, () => Math.floor(r() * 256)))
+  const index = new SourceIndex(src, 8, 4, 4, entryHashes(src, 8, 4))
+  for (let k = 0; k < src.length - 8; k += 4) if (!index.mayHold(hashAt(src, k, 8))) t.fail(`entry at ${k} rejected`)
+  let through = 0
+  for (let n = 0; n < 100_000; n++) if (index.mayHold((r() * 0x100000000) | 0)) through++
+  t.ok(through < 8000, `${through} of 100000 absent hashes let through`)
+})

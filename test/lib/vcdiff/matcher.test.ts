@@ -69,3 +69,18 @@ test('matcher: lazy matching takes a longer match one byte later (RFC 3284 secti
   // Greedy would COPY "Z" + R[0, 9) (10 bytes) then R[9, 30) from elsewhere; lazily, R in one COPY.
   t.same(found, [[101, 30, 2000]])
 })
+
+test('matcher: a match under 8 bytes is not searched for a long match inside it, yet a long match starting inside it is found after it and replaces it', async (t) => {
+  const r = rng(12)
+  const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(r() * 256)))
+  const A = bytes(2)
+  const R = bytes(300)
+  const source = Buffer.concat([bytes(1000), R, bytes(1000)])
+  // A + R[0, 4) appears twice in the target: the second time, a 6-byte COPY of the first
+  // (RFC 3284 section 3, a target address) starts there, and R runs on from its third byte.
+  const target = Buffer.concat([bytes(100), A, R.subarray(0, 4), bytes(50), A, R, bytes(100)])
+  const second = 100 + 6 + 50
+  const { m } = matches(source, target)
+  const found = Array.from({ length: m.count }, (_, j) => [m.tPos[j], m.len[j], m.addr[j], m.fromSource[j]])
+  t.same(found, [[second + 2, 300, 1000, 1]], 'R in one COPY from where it starts; the short one erased')
+})

@@ -17,6 +17,7 @@ import { type Profile } from '../lib/profile'
 import { declareConvention, type Convention, type Next, type RouteCompiler } from './compose'
 import { conditionalConvention, type RouteRequest } from './conditional'
 import { assertProfile, rejectUnknownKeys } from './shared'
+import { schemaCheckerFor, withoutCheck, type SchemaChecker } from './schema-check'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
@@ -83,9 +84,15 @@ type Tracked = FastifyRequest & { [kLoaded]?: PatchableResource | null }
 
 const ajvFactory = AjvCompiler()
 type Validate = ((data: unknown) => boolean) & { errors?: AjvErrorLike[] | null }
-const compileResourceSchema = (ajvFactory as unknown as (ext: unknown, opts: unknown) => (route: object) => Validate)({}, {
-  customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false }
+const RESOURCE_AJV_OPTIONS = { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false }
+const compileResource = (ajvFactory as unknown as (ext: unknown, opts: unknown) => (route: object) => Validate)({}, {
+  customOptions: withoutCheck(RESOURCE_AJV_OPTIONS)
 })
+// The resource schema is checked against the meta-schema by the suite's one checker.
+function compileResourceSchema (route: { schema: unknown, method: string, url: string, httpPart: string }): Validate {
+  ;(schemaCheckerFor(RESOURCE_AJV_OPTIONS) as SchemaChecker).validateSchema(route.schema, true)
+  return compileResource(route)
+}
 
 function routeConfig (c: RouteCompiler): PatchRouteConfig | null {
   const config = c.config.patch

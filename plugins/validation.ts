@@ -11,6 +11,7 @@ import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
 import { declareConvention } from './compose'
 import { profileError } from './shared'
+import { schemaCheckerFor, withoutCheck } from './schema-check'
 
 export interface ValidationOptions {
   profile?: Profile
@@ -22,54 +23,26 @@ const PLUGIN = 'fastify-http-conventions-validation'
 const ajvFactory = AjvCompiler()
 
 type RouteCompile = (route: { httpPart?: string, schema?: unknown }) => unknown
-type BuildValidator = (externalSchemas: unknown, options: { customOptions: Record<string, unknown>, onCreate?: (ajv: SchemaChecker) => void }) => RouteCompile
-
-/** The part of an Ajv instance used to check a schema against its meta-schema. */
-interface SchemaChecker {
-  validateSchema: (schema: unknown, throwOrLogError?: boolean) => unknown
-}
-
-// Each validator function the pool returns, with the Ajv instance behind it.
-const ajvOf = new WeakMap<RouteCompile, SchemaChecker>()
-// Per server `ajv` options object: the one instance that checks schemas against the meta-schema.
-const checkers = new WeakMap<object, SchemaChecker>()
+type BuildValidator = (externalSchemas: Record<string, unknown>, options: { customOptions: Record<string, unknown> }) => RouteCompile
 
 /**
  * Builds the server's validators: request bodies are validated as sent (no type
  * coercion: `"title": 1` is a 422, not the string "1"); querystring, params and headers
  * are coerced as Fastify does by default (`?limit=5` is the integer 5).
  *
- * That takes two Ajv instances, and Fastify asks again for every context that adds a
- * schema. Each instance is built when a route first needs it, and only the first one built
- * for the server's options checks schemas against the JSON Schema meta-schema: the others
- * hand that check to it. The meta-schema's validator compiled in a second instance makes
- * every request of the process slower, whatever its route (about 4 µs in
- * `process.nextTick` on Node 20, bench/RESULTS.md). A schema error still fails the boot,
- * with the same message.
+ * That takes two Ajv instances, each built when a route first needs it. Neither compiles
+ * the JSON Schema meta-schema: schemas are checked against it by the suite's one checker
+ * (schema-check.ts), shared schemas included.
  */
 export const buildValidator: BuildValidator = function buildConventionsValidator (externalSchemas, options) {
   const build = ajvFactory as unknown as BuildValidator
-  const checksSchemas = options.customOptions?.validateSchema !== false
+  const checker = schemaCheckerFor(options.customOptions)
   let strict: RouteCompile | undefined
   let coercing: RouteCompile | undefined
   function make (customOptions: Record<string, unknown>): RouteCompile {
-    const checker = checkers.get(options)
-    let created: SchemaChecker | undefined
-    const compile = build(externalSchemas, {
-      ...options,
-      customOptions: checker === undefined || !checksSchemas ? customOptions : { ...customOptions, validateSchema: false },
-      onCreate (ajv) {
-        created = ajv
-        options.onCreate?.(ajv)
-      }
-    })
-    // The pool hands out one instance per schemas and options: only a new one calls onCreate.
-    if (created !== undefined) ajvOf.set(compile, created)
-    if (checker === undefined) {
-      checkers.set(options, ajvOf.get(compile) as SchemaChecker)
-      return compile
-    }
-    if (!checksSchemas) return compile
+    if (checker === null) return build(externalSchemas, { ...options, customOptions })
+    for (const schema of Object.values(externalSchemas)) checker.validateSchema(schema, true)
+    const compile = build(externalSchemas, { ...options, customOptions: withoutCheck(customOptions) })
     return function checkedCompile (route) {
       checker.validateSchema(route.schema, true)
       return compile(route)

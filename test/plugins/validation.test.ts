@@ -120,16 +120,17 @@ test('probeValidator reports each lost behaviour', async (t) => {
 })
 
 // Ajv instances the server options build, seen through Ajv's own onCreate hook. Each test
-// passes its own `ajv` options object and its own shared schema, so the instances are new.
+// passes its own shared schema, so the pool of instances cannot hand out an earlier one.
+type Watched = { opts: { validateSchema?: unknown } }
 function watchedServer (id: string, customOptions: Record<string, unknown> = {}) {
-  const created: Array<{ opts: { validateSchema?: unknown, coerceTypes?: unknown } }> = []
-  const ajv = { customOptions: { ...serverOptions.ajv.customOptions, ...customOptions }, onCreate: (a: never) => { created.push(a) } }
+  const created: Watched[] = []
+  const ajv = { customOptions: { ...serverOptions.ajv.customOptions, ...customOptions }, onCreate: (a: unknown) => { created.push(a as Watched) } }
   const app = Fastify({ ...serverOptions, ajv })
   app.addSchema({ $id: id, type: 'string' })
   return { app, created }
 }
 
-test('only one Ajv instance per server options checks schemas against the meta-schema; the others hand it that check', async (t) => {
+test('no Ajv instance of the server compiles the meta-schema: one checker does it for all, bodies stay strict and query strings coerced', async (t) => {
   const { app, created } = watchedServer('watch-one')
   await app.register(httpConventions)
   app.post('/b', { schema: { body: { type: 'object', properties: { s: { $ref: 'watch-one#' } } } } }, async (req) => req.body)
@@ -141,39 +142,48 @@ test('only one Ajv instance per server options checks schemas against the meta-s
   })
   await app.ready()
   t.ok(created.length >= 3, `body and query-string instances, and the child's: ${created.length}`)
-  t.equal(created.filter((a) => a.opts.validateSchema !== false).length, 1, 'one instance compiles the meta-schema')
-  // Both behaviours still hold: bodies are not coerced, query strings are.
+  t.same(created.filter((a) => a.opts.validateSchema !== false), [], 'none checks schemas itself')
   t.equal((await app.inject({ method: 'POST', url: '/b', payload: { s: 1 } })).statusCode, 422)
   t.same((await app.inject('/q?n=5')).json(), { n: 5 })
   t.same((await app.inject('/c?n=7')).json(), { n: 7 })
   t.equal((await app.inject('/c?n=x')).statusCode, 422)
 })
 
-test('a schema that breaks the meta-schema fails the boot, whichever instance compiles it', async (t) => {
+test('a schema that breaks the meta-schema fails the boot: body, query string, shared or PATCH resource schema', async (t) => {
   const bad = { type: 'object', properties: { n: { type: 'integr' } } }
-  for (const order of ['body first', 'query string first']) {
-    const { app } = watchedServer(`watch-bad-${order}`)
-    await app.register(httpConventions)
-    const fine = { type: 'object', properties: { n: { type: 'integer' } } }
-    if (order === 'body first') {
-      app.post('/b', { schema: { body: fine } }, async () => 'x')
-      app.get('/q', { schema: { querystring: bad } }, async () => 'x')
-    } else {
+  const fine = { type: 'object', properties: { n: { type: 'integer' } } }
+  const cases: Record<string, (app: ReturnType<typeof Fastify>) => void> = {
+    body: (app) => {
       app.get('/q', { schema: { querystring: fine } }, async () => 'x')
       app.post('/b', { schema: { body: bad } }, async () => 'x')
+    },
+    'query string': (app) => {
+      app.post('/b', { schema: { body: fine } }, async () => 'x')
+      app.get('/q', { schema: { querystring: bad } }, async () => 'x')
+    },
+    shared: (app) => {
+      app.addSchema({ $id: 'watch-bad-shared-schema', ...bad })
+      app.get('/q', { schema: { querystring: { $ref: 'watch-bad-shared-schema#' } } }, async () => 'x')
+    },
+    'PATCH resource': (app) => {
+      app.patch('/p', { config: { patch: { schema: bad, load: () => null, save: () => false } } }, async () => 'x')
     }
-    await t.rejects(boot(app.ready()), { message: /schema is invalid: data\/properties\/n\/type/ }, order)
+  }
+  for (const [name, declare] of Object.entries(cases)) {
+    const { app } = watchedServer(`watch-bad-${name}`)
+    await app.register(httpConventions)
+    await t.rejects(boot((async () => { declare(app); await app.ready() })()), { message: /schema is invalid: data\/properties\/n\/type/ }, name)
   }
 })
 
-test('validateSchema: false in the server options is honoured by every instance', async (t) => {
+test('validateSchema: false in the server options is honoured', async (t) => {
   const { app, created } = watchedServer('watch-off', { validateSchema: false })
   await app.register(httpConventions)
   app.post('/b', { schema: { body: { type: 'object', properties: { n: { type: 'integer' } } } } }, async (req) => req.body)
   app.get('/q', { schema: { querystring: { type: 'object', properties: { n: { type: 'integer' } } } } }, async (req) => req.query)
   await app.ready()
   t.ok(created.length >= 2)
-  t.equal(created.filter((a) => a.opts.validateSchema !== false).length, 0)
+  t.same(created.filter((a) => a.opts.validateSchema !== false), [])
   t.same((await app.inject('/q?n=5')).json(), { n: 5 })
   t.equal((await app.inject({ method: 'POST', url: '/b', payload: { n: '5' } })).statusCode, 422)
 })

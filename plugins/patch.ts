@@ -17,7 +17,7 @@ import { type Profile } from '../lib/profile'
 import { declareConvention, type Convention, type Next, type RouteCompiler } from './compose'
 import { conditionalConvention, type RouteRequest } from './conditional'
 import { assertProfile, rejectUnknownKeys } from './shared'
-import { schemaCheckerFor, withoutCheck, type SchemaChecker } from './schema-check'
+import { planInstance } from './schema-check'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
@@ -85,12 +85,17 @@ type Tracked = FastifyRequest & { [kLoaded]?: PatchableResource | null }
 const ajvFactory = AjvCompiler()
 type Validate = ((data: unknown) => boolean) & { errors?: AjvErrorLike[] | null }
 const RESOURCE_AJV_OPTIONS = { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false }
-const compileResource = (ajvFactory as unknown as (ext: unknown, opts: unknown) => (route: object) => Validate)({}, {
-  customOptions: withoutCheck(RESOURCE_AJV_OPTIONS)
-})
-// The resource schema is checked against the meta-schema by the suite's one checker.
-function compileResourceSchema (route: { schema: unknown, method: string, url: string, httpPart: string }): Validate {
-  ;(schemaCheckerFor(RESOURCE_AJV_OPTIONS) as SchemaChecker).validateSchema(route.schema, true)
+type CompileResource = (route: { schema: unknown, method: string, url: string, httpPart: string }) => Validate
+let compileResource: CompileResource | undefined
+
+/** Compiles a PATCH resource schema; the Ajv instance is built for the first one. */
+function compileResourceSchema (route: Parameters<CompileResource>[0]): Validate {
+  if (compileResource === undefined) {
+    const plan = planInstance(RESOURCE_AJV_OPTIONS)
+    const check = plan.check
+    const compile = (ajvFactory as unknown as (ext: unknown, opts: unknown) => CompileResource)({}, { customOptions: plan.customOptions, onCreate: plan.created })
+    compileResource = check === null ? compile : (r) => { check(r.schema); return compile(r) }
+  }
   return compileResource(route)
 }
 

@@ -2,47 +2,51 @@
  * One check of schemas against the JSON Schema meta-schema for the suite's Ajv instances.
  *
  * Every Ajv instance that checks schemas compiles the meta-schema's validator, and a second
- * one compiled in the same process makes every request of that process slower, whatever its
- * route (about 4 µs per request in `process.nextTick` on Node 20: bench/RESULTS.md). The
- * suite needs several instances (strict bodies, coerced query strings, one per context with
- * shared schemas, PATCH resource schemas), so they are built with `validateSchema: false` and
- * hand the check to one checker per set of options that change it. A schema that breaks the
- * meta-schema still fails the boot, with Ajv's own message.
+ * one compiled in the same process was measured to make every request of that process
+ * slower, whatever its route (about 4 µs per request, in `process.nextTick`, on Node 20:
+ * bench/RESULTS.md). The suite needs several instances (strict bodies, coerced query
+ * strings, again for each context with shared schemas, PATCH resource schemas). The first
+ * one built for a set of options that change the check checks its own schemas as usual and
+ * becomes the checker; the others are built with `validateSchema: false` and hand it every
+ * schema before they compile it. A schema that breaks the meta-schema still fails the boot,
+ * with Ajv's own message. (A checker that compiles nothing but the meta-schema, in an
+ * instance of its own, was measured to cost requests as much as the second copy did.)
  */
-import AjvCompiler from '@fastify/ajv-compiler'
 
 /** The part of an Ajv instance used to check a schema against its meta-schema. */
 export interface SchemaChecker {
   validateSchema: (schema: unknown, throwOrLogError?: boolean) => unknown
 }
 
+/** How to build one Ajv instance. */
+export interface InstancePlan {
+  /** The options to build it with. */
+  customOptions: Record<string, unknown>
+  /** Checks a schema before the instance compiles it; null when the instance checks its own. */
+  check: ((schema: unknown) => void) | null
+  /** Call with the new instance: when it checks its own schemas, it becomes the checker. */
+  created: (ajv: unknown) => void
+}
+
 // The Ajv options that change what the meta-schema check accepts or how it reports.
 const CHECK_OPTIONS = ['$data', 'meta', 'defaultMeta', 'validateSchema', 'logger'] as const
 
-const factory = AjvCompiler()
 const checkers = new Map<string, SchemaChecker>()
+const nothing = (): void => {}
 
-/**
- * The checker for instances built with `customOptions`, or null when they check nothing
- * (`validateSchema: false`). The instances themselves are then built with the options
- * `withoutCheck` returns.
- */
-export function schemaCheckerFor (customOptions: Record<string, unknown>): SchemaChecker | null {
-  if (customOptions.validateSchema === false) return null
-  const options: Record<string, unknown> = {}
-  for (const key of CHECK_OPTIONS) if (customOptions[key] !== undefined) options[key] = customOptions[key]
-  const key = JSON.stringify(options)
-  let checker = checkers.get(key)
+/** Plans an Ajv instance built with `customOptions`. */
+export function planInstance (customOptions: Record<string, unknown>): InstancePlan {
+  if (customOptions.validateSchema === false) return { customOptions, check: null, created: nothing }
+  const relevant: Record<string, unknown> = {}
+  for (const key of CHECK_OPTIONS) if (customOptions[key] !== undefined) relevant[key] = customOptions[key]
+  const key = JSON.stringify(relevant)
+  const checker = checkers.get(key)
   if (checker === undefined) {
-    let created: SchemaChecker | undefined
-    factory({}, { customOptions: options, onCreate (ajv: unknown) { created = ajv as SchemaChecker } })
-    checker = created as SchemaChecker
-    checkers.set(key, checker)
+    return { customOptions, check: null, created: (ajv) => { checkers.set(key, ajv as SchemaChecker) } }
   }
-  return checker
-}
-
-/** Options for an instance whose schemas `schemaCheckerFor` checks. */
-export function withoutCheck (customOptions: Record<string, unknown>): Record<string, unknown> {
-  return { ...customOptions, validateSchema: false }
+  return {
+    customOptions: { ...customOptions, validateSchema: false },
+    check: (schema) => { checker.validateSchema(schema, true) },
+    created: nothing
+  }
 }

@@ -11,7 +11,7 @@ import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
 import { declareConvention } from './compose'
 import { profileError } from './shared'
-import { schemaCheckerFor, withoutCheck } from './schema-check'
+import { planInstance } from './schema-check'
 
 export interface ValidationOptions {
   profile?: Profile
@@ -23,28 +23,35 @@ const PLUGIN = 'fastify-http-conventions-validation'
 const ajvFactory = AjvCompiler()
 
 type RouteCompile = (route: { httpPart?: string, schema?: unknown }) => unknown
-type BuildValidator = (externalSchemas: Record<string, unknown>, options: { customOptions: Record<string, unknown> }) => RouteCompile
+type BuildValidator = (externalSchemas: Record<string, unknown>, options: { customOptions: Record<string, unknown>, onCreate?: (ajv: unknown) => void }) => RouteCompile
 
 /**
  * Builds the server's validators: request bodies are validated as sent (no type
  * coercion: `"title": 1` is a 422, not the string "1"); querystring, params and headers
  * are coerced as Fastify does by default (`?limit=5` is the integer 5).
  *
- * That takes two Ajv instances, each built when a route first needs it. Neither compiles
- * the JSON Schema meta-schema: schemas are checked against it by the suite's one checker
- * (schema-check.ts), shared schemas included.
+ * That takes two Ajv instances, each built when a route first needs it; only one instance
+ * of the process checks schemas against the JSON Schema meta-schema (schema-check.ts).
  */
 export const buildValidator: BuildValidator = function buildConventionsValidator (externalSchemas, options) {
   const build = ajvFactory as unknown as BuildValidator
-  const checker = schemaCheckerFor(options.customOptions)
   let strict: RouteCompile | undefined
   let coercing: RouteCompile | undefined
   function make (customOptions: Record<string, unknown>): RouteCompile {
-    if (checker === null) return build(externalSchemas, { ...options, customOptions })
-    for (const schema of Object.values(externalSchemas)) checker.validateSchema(schema, true)
-    const compile = build(externalSchemas, { ...options, customOptions: withoutCheck(customOptions) })
+    const plan = planInstance(customOptions)
+    const check = plan.check
+    if (check !== null) for (const schema of Object.values(externalSchemas)) check(schema)
+    const compile = build(externalSchemas, {
+      ...options,
+      customOptions: plan.customOptions,
+      onCreate (ajv) {
+        plan.created(ajv)
+        options.onCreate?.(ajv)
+      }
+    })
+    if (check === null) return compile
     return function checkedCompile (route) {
-      checker.validateSchema(route.schema, true)
+      check(route.schema)
       return compile(route)
     }
   }

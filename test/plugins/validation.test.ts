@@ -130,8 +130,9 @@ function watchedServer (id: string, customOptions: Record<string, unknown> = {})
   return { app, created }
 }
 
-test('no Ajv instance of the server compiles the meta-schema: one checker does it for all, bodies stay strict and query strings coerced', async (t) => {
-  const { app, created } = watchedServer('watch-one')
+test('one Ajv instance per process checks schemas against the meta-schema, the others hand it theirs; bodies stay strict and query strings coerced', async (t) => {
+  // logger: false is one of the options the check depends on: no earlier test built its checker.
+  const { app, created } = watchedServer('watch-one', { logger: false })
   await app.register(httpConventions)
   app.post('/b', { schema: { body: { type: 'object', properties: { s: { $ref: 'watch-one#' } } } } }, async (req) => req.body)
   app.get('/q', { schema: { querystring: { type: 'object', properties: { n: { type: 'integer' } } } } }, async (req) => req.query)
@@ -142,7 +143,7 @@ test('no Ajv instance of the server compiles the meta-schema: one checker does i
   })
   await app.ready()
   t.ok(created.length >= 3, `body and query-string instances, and the child's: ${created.length}`)
-  t.same(created.filter((a) => a.opts.validateSchema !== false), [], 'none checks schemas itself')
+  t.equal(created.filter((a) => a.opts.validateSchema !== false).length, 1, 'one checks schemas')
   t.equal((await app.inject({ method: 'POST', url: '/b', payload: { s: 1 } })).statusCode, 422)
   t.same((await app.inject('/q?n=5')).json(), { n: 5 })
   t.same((await app.inject('/c?n=7')).json(), { n: 7 })

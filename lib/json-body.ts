@@ -122,6 +122,28 @@ export function findLoneSurrogate (value: unknown): string | null {
   return null
 }
 
+// What the full scan would find in a text that fewOpeners lets through with no escape and no
+// raw lone surrogate: no nesting over the limit and no string that can hold a surrogate.
+// (More closing than opening brackets is left to JSON.parse: the same 400.)
+const SHALLOW: JsonScan = Object.freeze({ ok: true, depth: 0, surrogates: false })
+
+/**
+ * True when `text` holds at most `maxDepth` opening brackets (`{` or `[`, in strings or
+ * not), so it cannot nest deeper: most bodies, checked by a few native searches instead
+ * of a pass over every character.
+ */
+export function fewOpeners (text: string, maxDepth: number): boolean {
+  let count = 0
+  for (const opener of ['{', '[']) {
+    let at = text.indexOf(opener)
+    while (at !== -1) {
+      if (++count > maxDepth) return false
+      at = text.indexOf(opener, at + 1)
+    }
+  }
+  return true
+}
+
 function limitOf (options: JsonBodyOptions | undefined): number {
   const max = options?.maxDepth ?? DEFAULT_JSON_MAX_DEPTH
   if (!Number.isSafeInteger(max) || max < 1) throw new RangeError('maxDepth must be a positive integer')
@@ -137,7 +159,9 @@ function limitOf (options: JsonBodyOptions | undefined): number {
 export function parseJsonBody (text: string, options?: JsonBodyOptions): JsonBodyResult {
   const maxDepth = limitOf(options)
   if (text.length === 0) return { ok: false, error: malformedBody('body is empty but Content-Type says JSON') }
-  const scan = scanJsonText(text, maxDepth)
+  const scan = fewOpeners(text, maxDepth) && text.indexOf('\\u') === -1 && isWellFormedString(text)
+    ? SHALLOW
+    : scanJsonText(text, maxDepth)
   if (!scan.ok) return { ok: false, error: malformedBody(scan.message) }
   let value: unknown
   try {

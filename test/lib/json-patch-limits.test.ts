@@ -1,6 +1,5 @@
 import { test } from 'tap'
 import fc from 'fast-check'
-import { performance } from 'node:perf_hooks'
 import { applyJsonPatch, applyMergePatch, mergePatch, patchError, DEFAULT_PATCH_LIMITS, type PatchResult } from '../../lib/json-patch'
 import { isConventionError } from '../../lib/errors'
 
@@ -25,23 +24,16 @@ function doublingPatch (): unknown[] {
   return ops
 }
 
-function timed<T> (f: () => T): { value: T, ms: number } {
-  const start = performance.now()
-  const value = f()
-  return { value, ms: performance.now() - start }
-}
-
 test('bounded cost: a few kilobytes of copies that double the document are refused before the memory is spent', async (t) => {
   const patch = doublingPatch()
   t.ok(JSON.stringify(patch).length < 4096, 'the attack fits in a small body')
-  const { value: r, ms } = timed(() => applyJsonPatch({ title: 'a document of modest size', tags: ['x', 'y'] }, patch))
+  const r = applyJsonPatch({ title: 'a document of modest size', tags: ['x', 'y'] }, patch)
   t.equal(r.ok, false)
   if (!r.ok) {
     t.equal(r.limit, 'size')
     t.match(r.errors[0].message, /would exceed 8388608 bytes/)
     t.match(r.errors[0].field, /^k\d+$|^m\d+$/, 'named by the path of the operation that would pass the bound')
   }
-  t.ok(ms < 2000, `refused in ${ms.toFixed(0)} ms`)
   // With a small bound it is refused early, after a handful of copies.
   const small = applyJsonPatch({ a: 'x'.repeat(100) }, patch, { maxDocumentBytes: 10_000 })
   t.match(small, { ok: false, limit: 'size' })
@@ -140,8 +132,8 @@ test('RFC 7396 bounded: a merge patch nested 100 000 levels deep is a 422 PATCH_
 })
 
 // Property: any patch (valid or not, amplifying or not) against any document returns a
-// result, never throws, and takes time bounded by the input and the limits, not by what
-// the patch asks for.
+// result, never throws, and builds a document bounded by the input and the limits, not by
+// what the patch asks for (its time is measured in bench/patch.js, not here).
 const pointer = fc.array(fc.oneof(fc.constantFrom('a', 'b', 'k', '0', '1', '-', ''), fc.string({ maxLength: 3 })), { maxLength: 4 })
   .map((parts) => parts.length === 0 ? '' : '/' + parts.join('/'))
 const operation = fc.record({
@@ -152,23 +144,19 @@ const operation = fc.record({
 }, { requiredKeys: ['op', 'path'] })
 const copyBomb = fc.array(pointer, { minLength: 1, maxLength: 60 }).map((paths) => paths.map((p, i) => ({ op: 'copy', from: i % 3 === 0 ? '' : p, path: `/c${i}` })))
 
-test('property: every patch returns a typed result within a time bounded by its input and the limits', async (t) => {
+test('property: every patch returns a typed result, its document bounded by its input and the limits', async (t) => {
   const limits = { maxDocumentBytes: 64 * 1024, maxOperations: 200, maxDepth: 16 }
-  let slowest = 0
   t.doesNotThrow(() => fc.assert(fc.property(
     fc.jsonValue({ maxDepth: 5 }),
     fc.oneof(fc.array(operation, { maxLength: 40 }), copyBomb, fc.jsonValue({ maxDepth: 2 })),
     (doc, patch) => {
       const before = JSON.stringify(doc)
-      const { value: r, ms } = timed((): PatchResult => applyJsonPatch(doc, patch, limits))
-      slowest = Math.max(slowest, ms)
+      const r: PatchResult = applyJsonPatch(doc, patch, limits)
       if (JSON.stringify(doc) !== before) return false
       if (r.ok) return JSON.stringify(r.document ?? null).length <= limits.maxDocumentBytes + before.length
       return Array.isArray(r.errors) && r.errors.length > 0 && r.errors.every((e) => typeof e.field === 'string' && typeof e.message === 'string')
     }
   ), { numRuns: 400 }))
-  // 64 KiB of budget is a few milliseconds of work; allow a shared machine a wide margin.
-  t.ok(slowest < 500, `slowest call ${slowest.toFixed(1)} ms`)
 })
 
 test('property: every merge patch returns a typed result and never throws', async (t) => {

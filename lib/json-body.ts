@@ -132,9 +132,11 @@ const SHALLOW: JsonScan = Object.freeze({ ok: true, depth: 0, surrogates: false 
  * not), so it cannot nest deeper: most bodies, checked by a few native searches instead
  * of a pass over every character.
  */
+const OPENERS = ['{', '['] as const
+
 export function fewOpeners (text: string, maxDepth: number): boolean {
   let count = 0
-  for (const opener of ['{', '[']) {
+  for (const opener of OPENERS) {
     let at = text.indexOf(opener)
     while (at !== -1) {
       if (++count > maxDepth) return false
@@ -157,9 +159,13 @@ function limitOf (options: JsonBodyOptions | undefined): number {
  * string is grammatical but its meaning is unpredictable, so it is not processed).
  */
 export function parseJsonBody (text: string, options?: JsonBodyOptions): JsonBodyResult {
-  const maxDepth = limitOf(options)
+  return parseText(text, limitOf(options), false)
+}
+
+/** parseJsonBody; `wellFormed`: the text is known to hold no lone surrogate (decoded from UTF-8). */
+function parseText (text: string, maxDepth: number, wellFormed: boolean): JsonBodyResult {
   if (text.length === 0) return { ok: false, error: malformedBody('body is empty but Content-Type says JSON') }
-  const scan = fewOpeners(text, maxDepth) && text.indexOf('\\u') === -1 && isWellFormedString(text)
+  const scan = fewOpeners(text, maxDepth) && text.indexOf('\\u') === -1 && (wellFormed || isWellFormedString(text))
     ? SHALLOW
     : scanJsonText(text, maxDepth)
   if (!scan.ok) return { ok: false, error: malformedBody(scan.message) }
@@ -201,5 +207,6 @@ export function parseJsonBuffer (bytes: Uint8Array, options?: JsonBodyOptions): 
   if (bytes.length === 0) return { ok: false, error: malformedBody('body is empty but Content-Type says JSON') }
   const text = decodeUtf8Strict(bytes)
   if (text === null) return { ok: false, error: malformedBody('body is not valid UTF-8 (RFC 8259 8.1)') }
-  return parseJsonBody(text, { maxDepth })
+  // RFC 3629 3: UTF-8 cannot encode a surrogate, so the text holds no lone one.
+  return parseText(text, maxDepth, true)
 }

@@ -200,12 +200,13 @@ function readBody (request: FastifyRequest, payload: BodyStream, done: Done, par
 }
 
 function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: number): void {
+  const depth = { maxDepth }
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
   // Bytes, not a string: invalid UTF-8 is refused, never turned into U+FFFD (RFC 8259 8.1); the
   // nesting depth is checked before JSON.parse sees the text.
   setParser(fastify, ['application/json'], function parseJson (request: FastifyRequest, payload: BodyStream, next: Done) {
     readBody(request, payload, next, function parseJsonBytes (bytes) {
-      const parsed = parseJsonBuffer(bytes, { maxDepth })
+      const parsed = parseJsonBuffer(bytes, depth)
       if (parsed.ok) next(null, parsed.value)
       else next(parsed.error, undefined)
     })
@@ -218,7 +219,7 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
     setParser(fastify, ['application/xml'], function parseXml (req: FastifyRequest, body: string | Buffer, next: (err: Error | null, value?: unknown) => void) {
       const schema = (req.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
       const charset = parseMediaType(req.headers['content-type'] ?? '')?.parameters.charset
-      const parsed = parseXmlBody(body as Buffer, charset, schema, { maxDepth })
+      const parsed = parseXmlBody(body as Buffer, charset, schema, depth)
       if (parsed.ok) next(null, parsed.value)
       else next(parsed.error, undefined)
     } as never, 'buffer')

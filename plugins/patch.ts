@@ -17,7 +17,7 @@ import { type Profile } from '../lib/profile'
 import { declareConvention, type Convention, type Next, type RouteCompiler } from './compose'
 import { conditionalConvention, type RouteRequest } from './conditional'
 import { assertProfile, rejectUnknownKeys } from './shared'
-import { planInstance } from './schema-check'
+import { buildChecked } from './schema-check'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
@@ -90,12 +90,8 @@ let compileResource: CompileResource | undefined
 
 /** Compiles a PATCH resource schema; the Ajv instance is built for the first one. */
 function compileResourceSchema (route: Parameters<CompileResource>[0]): Validate {
-  if (compileResource === undefined) {
-    const plan = planInstance(RESOURCE_AJV_OPTIONS)
-    const check = plan.check
-    const compile = (ajvFactory as unknown as (ext: unknown, opts: unknown) => CompileResource)({}, { customOptions: plan.customOptions, onCreate: plan.created })
-    compileResource = check === null ? compile : (r) => { check(r.schema); return compile(r) }
-  }
+  compileResource ??= buildChecked(RESOURCE_AJV_OPTIONS, [], (customOptions, created) =>
+    (ajvFactory as unknown as (ext: unknown, opts: unknown) => CompileResource)({}, { customOptions, onCreate: created }))
   return compileResource(route)
 }
 

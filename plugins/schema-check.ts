@@ -14,39 +14,37 @@
  */
 
 /** The part of an Ajv instance used to check a schema against its meta-schema. */
-export interface SchemaChecker {
+interface SchemaChecker {
   validateSchema: (schema: unknown, throwOrLogError?: boolean) => unknown
-}
-
-/** How to build one Ajv instance. */
-export interface InstancePlan {
-  /** The options to build it with. */
-  customOptions: Record<string, unknown>
-  /** Checks a schema before the instance compiles it; null when the instance checks its own. */
-  check: ((schema: unknown) => void) | null
-  /** Call with the new instance: when it checks its own schemas, it becomes the checker. */
-  created: (ajv: unknown) => void
 }
 
 // The Ajv options that change what the meta-schema check accepts or how it reports.
 const CHECK_OPTIONS = ['$data', 'meta', 'defaultMeta', 'validateSchema', 'logger'] as const
 
 const checkers = new Map<string, SchemaChecker>()
-const nothing = (): void => {}
 
-/** Plans an Ajv instance built with `customOptions`. */
-export function planInstance (customOptions: Record<string, unknown>): InstancePlan {
-  if (customOptions.validateSchema === false) return { customOptions, check: null, created: nothing }
+/**
+ * Builds one Ajv instance with `customOptions` through `build`, which must pass `created`
+ * to Ajv's onCreate hook, and returns its compile function. The first instance for a set of
+ * check options checks its own schemas and becomes the checker; a later one is built with
+ * `validateSchema: false`, and the checker checks `shared` (the instance's shared schemas)
+ * now and each route's schema before the instance compiles it.
+ */
+export function buildChecked<R extends { schema?: unknown }, V> (
+  customOptions: Record<string, unknown>,
+  shared: readonly unknown[],
+  build: (customOptions: Record<string, unknown>, created: (ajv: unknown) => void) => (route: R) => V
+): (route: R) => V {
+  if (customOptions.validateSchema === false) return build(customOptions, () => {})
   const relevant: Record<string, unknown> = {}
   for (const key of CHECK_OPTIONS) if (customOptions[key] !== undefined) relevant[key] = customOptions[key]
   const key = JSON.stringify(relevant)
   const checker = checkers.get(key)
-  if (checker === undefined) {
-    return { customOptions, check: null, created: (ajv) => { checkers.set(key, ajv as SchemaChecker) } }
-  }
-  return {
-    customOptions: { ...customOptions, validateSchema: false },
-    check: (schema) => { checker.validateSchema(schema, true) },
-    created: nothing
+  if (checker === undefined) return build(customOptions, (ajv) => { checkers.set(key, ajv as SchemaChecker) })
+  for (const schema of shared) checker.validateSchema(schema, true)
+  const compile = build({ ...customOptions, validateSchema: false }, () => {})
+  return function checkedCompile (route) {
+    checker.validateSchema(route.schema, true)
+    return compile(route)
   }
 }

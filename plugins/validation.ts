@@ -11,7 +11,7 @@ import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
 import { declareConvention } from './compose'
 import { profileError } from './shared'
-import { planInstance } from './schema-check'
+import { buildChecked } from './schema-check'
 
 export interface ValidationOptions {
   profile?: Profile
@@ -38,22 +38,14 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
   let strict: RouteCompile | undefined
   let coercing: RouteCompile | undefined
   function make (customOptions: Record<string, unknown>): RouteCompile {
-    const plan = planInstance(customOptions)
-    const check = plan.check
-    if (check !== null) for (const schema of Object.values(externalSchemas)) check(schema)
-    const compile = build(externalSchemas, {
+    return buildChecked(customOptions, Object.values(externalSchemas), (instanceOptions, created) => build(externalSchemas, {
       ...options,
-      customOptions: plan.customOptions,
+      customOptions: instanceOptions,
       onCreate (ajv) {
-        plan.created(ajv)
+        created(ajv)
         options.onCreate?.(ajv)
       }
-    })
-    if (check === null) return compile
-    return function checkedCompile (route) {
-      check(route.schema)
-      return compile(route)
-    }
+    }))
   }
   return function conventionsValidatorCompiler (route) {
     if (route.httpPart === 'body') return (strict ??= make({ ...options.customOptions, coerceTypes: false }))(route)

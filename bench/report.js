@@ -371,7 +371,7 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
   const out = []
   out.push('# Benchmark results', '')
   out.push(`Written by \`bench/report.js\` (\`npm run bench\`) on ${started.toISOString()}, in ${Math.round(elapsedS)} s. ` +
-    `Each pair runs side by side: each side in its own process, autocannon alternating A and B for ${o.rounds} round(s) of ${o.seconds} s after a 1 s warm-up; ` +
+    `Each pair runs side by side: each side in its own process (both sides in one when they are two kinds of request to the same server variant), autocannon alternating A and B for ${o.rounds} round(s) of ${o.seconds} s after a 1 s warm-up; ` +
     'requests are pipelined (BENCH_PIPELINING, default 10) so the server is the bottleneck; req/s, p99 and the server\'s CPU time per request (user + system, read from the server process around each round) are medians over the rounds, and the ratios are of the medians. ' +
     'Targets are judged on the req/s ratio; "B/A CPU" is the same comparison in CPU cost per request (above 1: A costs less), which the load generator sharing the 2 cores cannot skew. ' +
     'The machine is shared and noisy: only ratios measured in one run mean something; absolute req/s do not travel.' +
@@ -411,7 +411,7 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
     out.push('')
   }
   out.push('## Method', '',
-    '- Every server variant runs in its own process (bench/server.js, or `--serve` of bench/conditional.js); autocannon runs in the report process.',
+    '- Every server variant runs in its own process (bench/server.js, or `--serve` of bench/conditional.js); a pair of two kinds of request to one variant (412 against 200, PATCH against PUT) shares one process, as processes of one variant differ by 10% and more. autocannon runs in the report process, and loads only there; the in-process PATCH core row runs in a fresh process of its own.',
     '- Peak RSS is the kernel\'s high-water mark (VmHWM in /proc/<pid>/status) of each server process, sampled every 100 ms while it runs; "-" where not measured (in-process benchmarks, or no /proc).',
     '- `BENCH_ROUNDS`, `BENCH_SECONDS` tune every pair; `BENCH_QUICK=1` runs 1 round of 1 s; `node bench/report.js express` runs one section.', '')
   return out.join('\n')

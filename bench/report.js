@@ -198,7 +198,7 @@ async function runSection (name, o) {
     case 'delta-scale':
       return captured(() => require('./delta-scale.js').run({ quick: o.quick, rounds: o.rounds, seconds: o.seconds }))
     case 'vcdiff':
-      return captured(() => require('./vcdiff.js').run())
+      return captured(() => require('./vcdiff.js').runFresh())
     case 'patch':
       return captured(() => require('./patch.js').run())
     case 'express':
@@ -411,7 +411,7 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
     out.push('')
   }
   out.push('## Method', '',
-    '- Every server variant runs in its own process (bench/server.js, or `--serve` of bench/conditional.js); a pair of two kinds of request to one variant (412 against 200, PATCH against PUT) shares one process, as processes of one variant differ by 10% and more. autocannon runs in the report process, and loads only there; the in-process PATCH core row runs in a fresh process of its own.',
+    '- Every server variant runs in its own process (bench/server.js, or `--serve` of bench/conditional.js); a pair of two kinds of request to one variant (412 against 200, PATCH against PUT) shares one process, as processes of one variant differ by 10% and more. autocannon runs in the report process, and loads only there; the in-process PATCH core row and the VCDIFF encoder section run in fresh processes of their own.',
     '- Peak RSS is the kernel\'s high-water mark (VmHWM in /proc/<pid>/status) of each server process, sampled every 100 ms while it runs; "-" where not measured (in-process benchmarks, or no /proc).',
     '- `BENCH_ROUNDS`, `BENCH_SECONDS` tune every pair; `BENCH_QUICK=1` runs 1 round of 1 s; `node bench/report.js express` runs one section.', '')
   return out.join('\n')

@@ -30,7 +30,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const zlib = require('node:zlib')
-const { spawnSync } = require('node:child_process')
+const { execFile, spawnSync } = require('node:child_process')
 const DIST = process.env.VCDIFF_DIST !== undefined ? path.resolve(process.env.VCDIFF_DIST) : path.join(__dirname, '..', 'dist')
 const { encode: encode0, decode, prepareSource } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
 const OPTIONS = process.env.VCDIFF_OPTIONS ? JSON.parse(process.env.VCDIFF_OPTIONS) : {}
@@ -356,7 +356,31 @@ function print (rows) {
 
 module.exports = { run, corpus, editText, textDoc }
 
-if (require.main === module) {
+/**
+ * `run` in a fresh process of its own, as the report calls it: encode timings taken in a
+ * process that has run other benchmarks (large heaps, servers forked) came out up to 2.5x
+ * slower, and xdelta3's start up to 5x slower.
+ */
+function runFresh () {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [__filename, '--json'], { maxBuffer: 64 * MB }, (err, stdout) => {
+      if (err) return reject(err)
+      const out = JSON.parse(stdout)
+      const rows = out.rows
+      rows.spawnMs = out.spawnMs
+      resolve(rows)
+    })
+  })
+}
+
+module.exports.runFresh = runFresh
+
+if (require.main === module && process.argv[2] === '--json') {
+  run().then((rows) => process.stdout.write(JSON.stringify({ rows, spawnMs: rows.spawnMs })), (err) => {
+    console.error(err)
+    process.exitCode = 1
+  })
+} else if (require.main === module) {
   run().then(print, (err) => {
     console.error(err)
     process.exitCode = 1

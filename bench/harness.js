@@ -7,7 +7,7 @@
  * process's CPU time, so the CPU each request costs is compared too: on a 2-core machine the
  * load generator can be the bottleneck, and CPU per request is what a plugin adds.
  */
-const { fork } = require('node:child_process')
+const { execFile, fork } = require('node:child_process')
 const { join } = require('node:path')
 
 /**
@@ -128,4 +128,18 @@ function printRows (rows) {
   return lines.join('\n')
 }
 
-module.exports = { startServer, compare, printRows }
+/**
+ * Runs `node <script> <flag>` and resolves what it wrote to stdout, parsed as JSON. For
+ * in-process measurements: a process that has loaded the load generator, forked servers
+ * and run other benchmarks times them slower, and not equally for both sides.
+ */
+function inFreshProcess (script, flag) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [script, flag], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
+      if (err) return reject(err)
+      resolve(JSON.parse(stdout))
+    })
+  })
+}
+
+module.exports = { startServer, compare, printRows, inFreshProcess }

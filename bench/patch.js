@@ -14,12 +14,11 @@
  *
  * bench/server.js starts the variants as `patch:<name>`.
  */
-const { execFileSync } = require('node:child_process')
 const { performance } = require('node:perf_hooks')
 const Fastify = require('fastify')
 const AjvCompiler = require('@fastify/ajv-compiler')
 const { applyPatch } = require('fast-json-patch')
-const { compare, printRows } = require('./harness')
+const { compare, inFreshProcess, printRows } = require('./harness')
 const suite = require('../dist/plugins/index.js')
 const { applyJsonPatch } = require('../dist/plugins/entries/headers.js')
 
@@ -99,7 +98,7 @@ async function run () {
   rows.push(await compare('PATCH small document vs PUT of the same change',
     { name: 'PATCH json-patch', variant: 'patch:app', request: { path: '/doc', method: 'PATCH', headers: { 'content-type': 'application/json-patch+json' }, body: JSON.stringify(patch) }, target: 'printed' },
     { name: 'PUT', variant: 'patch:app', request: { path: '/doc', method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(changed) } }))
-  rows.push(JSON.parse(execFileSync(process.execPath, [__filename, '--core'], { encoding: 'utf8' })))
+  rows.push(await inFreshProcess(__filename, '--core'))
   return rows
 }
 

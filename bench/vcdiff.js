@@ -30,7 +30,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const zlib = require('node:zlib')
-const { execFile, spawnSync } = require('node:child_process')
+const { spawnSync } = require('node:child_process')
 const DIST = process.env.VCDIFF_DIST !== undefined ? path.resolve(process.env.VCDIFF_DIST) : path.join(__dirname, '..', 'dist')
 const { encode: encode0, decode, prepareSource } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
 const OPTIONS = process.env.VCDIFF_OPTIONS ? JSON.parse(process.env.VCDIFF_OPTIONS) : {}
@@ -40,6 +40,7 @@ const OTHER = process.env.VCDIFF_COMPARE !== undefined
   : null
 const { tryEncode } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
 const { decode: ablyDecode } = require('@ably/vcdiff-decoder')
+const { inFreshProcess } = require('./harness')
 
 const KB = 1024
 const MB = 1024 * KB
@@ -361,16 +362,11 @@ module.exports = { run, corpus, editText, textDoc }
  * process that has run other benchmarks (large heaps, servers forked) came out up to 2.5x
  * slower, and xdelta3's start up to 5x slower.
  */
-function runFresh () {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [__filename, '--json'], { maxBuffer: 64 * MB }, (err, stdout) => {
-      if (err) return reject(err)
-      const out = JSON.parse(stdout)
-      const rows = out.rows
-      rows.spawnMs = out.spawnMs
-      resolve(rows)
-    })
-  })
+async function runFresh () {
+  const out = await inFreshProcess(__filename, '--json')
+  const rows = out.rows
+  rows.spawnMs = out.spawnMs
+  return rows
 }
 
 module.exports.runFresh = runFresh

@@ -127,13 +127,13 @@ export function findLoneSurrogate (value: unknown): string | null {
 // (More closing than opening brackets is left to JSON.parse: the same 400.)
 const SHALLOW: JsonScan = Object.freeze({ ok: true, depth: 0, surrogates: false })
 
+const OPENERS = ['{', '['] as const
+
 /**
  * True when `text` holds at most `maxDepth` opening brackets (`{` or `[`, in strings or
  * not), so it cannot nest deeper: most bodies, checked by a few native searches instead
  * of a pass over every character.
  */
-const OPENERS = ['{', '['] as const
-
 export function fewOpeners (text: string, maxDepth: number): boolean {
   let count = 0
   for (const opener of OPENERS) {

@@ -31,7 +31,7 @@ import { invalidOption, misconfigured } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { asArray, methodsOf, routeWhere } from './shared'
 import { recordResponse, type ConventionResponse } from './openapi'
-import { addEnvelopeSchema, renderError, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
+import { addEnvelopeSchema, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
 
 export type Next = (err?: Error) => void
 export type PayloadNext = (err: Error | null, payload?: unknown) => void
@@ -547,13 +547,5 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
   // (it drops the payload): the suite decides on the payload the handler produced.
   if (onSend.length > 0) route.onSend = [runPayloadSteps(sortByTable(PIPELINE.onSend, onSend)), ...asArray(route.onSend)] as RouteOptions['onSend']
 
-  const own = route.errorHandler
-  const fallback = nearest(registry, (r) => r.fallback)
-  route.errorHandler = function httpConventionsErrorHandler (this: FastifyInstance, error, request, reply) {
-    if (renderError(error, request, reply, policy)) return
-    if (own !== undefined) return own.call(this, error, request, reply)
-    if (fallback !== undefined) return fallback.call(this, error, request, reply)
-    // Errors the suite does not own go on to the context's handler.
-    throw error
-  }
+  route.errorHandler = routeErrorHandler(policy, route.errorHandler, nearest(registry, (r) => r.fallback))
 }

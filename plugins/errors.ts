@@ -185,6 +185,20 @@ export function renderError (error: FastifyError, request: FastifyRequest, reply
   return true
 }
 
+/**
+ * The error handler of a compiled route: the suite renders its own errors (and Fastify's
+ * errors it maps), the route's own handler or the umbrella's fallback gets the rest, and
+ * what none of them takes goes on to the context's handler.
+ */
+export function routeErrorHandler (policy: ErrorPolicy, own: ErrorHandler | undefined, fallback: ErrorHandler | undefined): ErrorHandler {
+  return function httpConventionsErrorHandler (this: FastifyInstance, error, request, reply) {
+    if (renderError(error, request, reply, policy)) return
+    if (own !== undefined) return own.call(this, error, request, reply)
+    if (fallback !== undefined) return fallback.call(this, error, request, reply)
+    throw error
+  }
+}
+
 const kOwnHandler = Symbol('http-conventions.errors.handler')
 
 /**

@@ -115,7 +115,7 @@ export function digestResponse (input: DigestResponseInput): string {
 
 /** What the user lookup is asked. */
 export interface DigestUserQuery {
-  /** the user name, or with `userhash` its hash: digestUserhash(hash, name, realm) */
+  /** the user name in NFC (one user however the client composed it), or with `userhash` its hash: digestUserhash(hash, name, realm) */
   username: string
   userhash: boolean
   algorithm: DigestAlgorithm
@@ -223,6 +223,9 @@ function fail (reason: DigestFailure, detail: string, stale = false): DigestResu
 }
 
 function toKey (secret: string | Uint8Array): Buffer {
+  if (typeof secret !== 'string' && !(secret instanceof Uint8Array)) {
+    throw new TypeError('the Digest nonce secret (option secret) is required: a string or bytes of at least 32 bytes')
+  }
   const key = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret)
   if (key.length < 32) throw new RangeError('the Digest nonce secret must be at least 32 bytes')
   return key
@@ -471,7 +474,11 @@ export function createDigest (options: DigestOptions): Digest {
     const t = now()
     if (issuedAt < 0 || issuedAt > t + nonceTtlMs) return fail('invalid', 'nonce was not issued by this realm')
 
-    const record = await lookupUser({ username, userhash: hashed, algorithm: info.name, hash: info.hash, realm })
+    // RFC 7616 3.3 and 4 (charset=UTF-8): a user name is compared in NFC, as Basic's user-id
+    // (RFC 7617 2.1): "josé" sent precomposed or decomposed is one user and one principal.
+    // A1 still hashes the name as sent, since that is what the client hashed.
+    const principal = hashed ? username : username.normalize('NFC')
+    const record = await lookupUser({ username: principal, userhash: hashed, algorithm: info.name, hash: info.hash, realm })
     let a1User = username
     let a1: string | undefined // username:realm:password to hash
     let stored: string | undefined // H(A1) kept by the application
@@ -503,7 +510,7 @@ export function createDigest (options: DigestOptions): Digest {
     if (t >= expiresAt) return fail('stale', 'nonce expired', true)
     // RFC 7616 5.4 (and 3.4: nc lets the server detect replays)
     if (await store.seen(nonce, nc, expiresAt - t)) return fail('replay', 'nonce-count already used', true)
-    return { ok: true, username: hashed ? a1User : username, algorithm: info.name, userhash: hashed, nc }
+    return { ok: true, username: hashed ? a1User : principal, algorithm: info.name, userhash: hashed, nc }
   }
 
   async function verifyAuthorization (

@@ -64,6 +64,7 @@ export interface DigestAdapter extends SchemeAdapter {
 
 export function createDigestAdapter (opts: DigestAuthOptions, realm: string): DigestAdapter {
   if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'digest must be { secret, users | lookup, ... }')
+  if (opts.secret === undefined || opts.secret === null) throw invalidOption(WHERE, 'digest.secret is required: the HMAC key of the nonces, at least 32 bytes, shared by every instance')
   const defaultScopes = opts.scopes === undefined ? Object.freeze([]) : scopeList(opts.scopes, 'digest.scopes')
   if ((opts.users === undefined) === (opts.lookup === undefined)) throw invalidOption(WHERE, 'digest needs exactly one of users and lookup')
   if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw invalidOption(WHERE, 'digest.lookup must be a function')
@@ -95,7 +96,7 @@ export function createDigestAdapter (opts: DigestAuthOptions, realm: string): Di
     })
   } catch (err) {
     // Fail at boot: the core's TypeError/RangeError becomes the suite's boot error
-    throw invalidOption(WHERE, `digest: ${(err as Error).message}`)
+    throw invalidOption(WHERE, `digest: ${(err as Error).message.replace('(option secret)', '(digest.secret)')}`)
   }
 
   let lookup: (query: DigestUserQuery) => DigestLookupRecord | null | undefined | Promise<DigestLookupRecord | null | undefined>

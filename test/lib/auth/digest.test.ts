@@ -445,3 +445,23 @@ test('RFC 7616 3.4.6: an absolute-form uri must name the request\'s own scheme a
   const good = answer(c, { username: 'Mufasa', password: 'Circle of Life', uri: 'http://example.org/a', nc: ++nc })
   t.match(await digest.verifyAuthorization(authorization(good), 'GET', '/a', byPassword, { host: 'example.org' }), { ok: true })
 })
+
+test('RFC 7616 3.3 and 4: the user name is looked up and returned in NFC; A1 hashes the name as sent', async (t) => {
+  const { digest } = make()
+  const asked: string[] = []
+  const lookup: DigestUserLookup = ({ username }) => {
+    asked.push(username)
+    return username === 'jos\u00e9' ? { password: 'pw' } : undefined
+  }
+  for (const sent of ['jos\u00e9', 'jose\u0301']) {
+    const p = answer(digest.challenges()[0], { username: sent, password: 'pw' })
+    t.match(await digest.verify(p, 'GET', '/', lookup), { ok: true, username: 'jos\u00e9' }, `sent ${sent.length} code units`)
+  }
+  t.same(asked, ['jos\u00e9', 'jos\u00e9'])
+})
+
+test('boot: a missing or non-string secret names the option, not Node\'s Buffer message', async (t) => {
+  for (const secret of [undefined, null, 7, {}]) {
+    t.throws(() => createDigest({ realm: REALM, secret: secret as never }), { name: 'TypeError', message: /secret \(option secret\) is required/ })
+  }
+})

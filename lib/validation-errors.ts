@@ -1,7 +1,11 @@
 /**
- * Maps Ajv validation errors to `errors[]` entries (docs/architecture.md: dotted paths,
- * a missing required property and an unknown property named by their own path).
- * Framework-free: takes the plain Ajv error objects Fastify attaches to its error.
+ * Maps validation errors to `errors[]` entries (docs/architecture.md: dotted paths, a
+ * missing required property and an unknown property named by their own path).
+ * Framework-free: takes the plain error objects Fastify attaches to its error. They come
+ * in Ajv's shape from every validator compiler Fastify supports (Ajv, TypeBox's
+ * `TypeBoxValidatorCompiler`, fastify-type-provider-zod), each naming the properties at
+ * fault in its own params: Ajv one per error (`missingProperty`), TypeBox a list
+ * (`requiredProperties`), Zod a list of `keys`.
  */
 import type { ErrorEntry } from './errors'
 
@@ -31,33 +35,50 @@ function join (base: string, name: string): string {
   return base === '' ? name : `${base}.${name}`
 }
 
-function entryFor (error: AjvErrorLike, context: ValidationContext): ErrorEntry {
+/** The property names of a param: Ajv gives one string, TypeBox and Zod a list; none when absent. */
+function names (value: unknown): string[] {
+  if (typeof value === 'string') return [value]
+  return Array.isArray(value) ? value.map(String) : []
+}
+
+/** One entry per property the params name, each at its own path; `none` when they name none. */
+function each (base: string, props: string[], message: string, none: ErrorEntry): ErrorEntry[] {
+  if (props.length === 0) return [none]
+  return props.map((name) => ({ field: join(base, name), message }))
+}
+
+function entriesFor (error: AjvErrorLike, context: ValidationContext): ErrorEntry[] {
   const base = pointerToPath(error.instancePath)
-  const p = error.params
-  let field = base
-  let message = error.message ?? 'is invalid'
+  const p = error.params ?? {}
+  const own: ErrorEntry = { field: base === '' ? context : base, message: error.message ?? 'is invalid' }
   switch (error.keyword) {
     case 'required':
+      // Ajv: missingProperty; TypeBox: requiredProperties (every missing one).
+      return each(base, names(p.missingProperty ?? p.requiredProperties), 'is required', own)
     case 'dependentRequired':
     case 'dependencies':
-      field = join(base, String(p.missingProperty))
-      message = 'is required'
-      break
+    {
+      // Ajv names the missing property; TypeBox the property that needs the others (or a schema).
+      if (p.missingProperty !== undefined) return each(base, names(p.missingProperty), 'is required', own)
+      const needs = names(p.dependencies)
+      return each(base, names(p.property), needs.length > 0 ? `requires ${needs.join(', ')}` : own.message, own)
+    }
     case 'additionalProperties':
-      field = join(base, String(p.additionalProperty))
-      message = 'is not allowed'
-      break
+      return each(base, names(p.additionalProperty ?? p.additionalProperties), 'is not allowed', own)
     case 'unevaluatedProperties':
-      field = join(base, String(p.unevaluatedProperty))
-      message = 'is not allowed'
-      break
+      return each(base, names(p.unevaluatedProperty ?? p.unevaluatedProperties), 'is not allowed', own)
+    case 'unrecognized_keys':
+      // Zod: an unknown key of a strict object.
+      return each(base, names(p.keys), 'is not allowed', own)
     case 'propertyNames':
-      field = join(base, String(p.propertyName))
-      message = 'is not an allowed property name'
-      break
+      return each(base, names(p.propertyName ?? p.propertyNames), 'is not an allowed property name', own)
+    case 'false schema':
+    case 'boolean':
+      // A `false` schema (Ajv's keyword, TypeBox's): nothing is allowed here. TypeBox reports an
+      // unknown property this way as well as by additionalProperties: the two merge into one entry.
+      return [{ field: own.field, message: 'is not allowed' }]
   }
-  if (field === '') field = context
-  return { field, message }
+  return [own]
 }
 
 export interface EntriesOptions {
@@ -86,16 +107,19 @@ export function ajvErrorsToEntries (errors: readonly AjvErrorLike[], context: Va
     const error = errors[i]
     // propertyNames reports the property name's own failure first; the summary entry says it better.
     if (error.keyword !== 'propertyNames' && error.params?.propertyName !== undefined) continue
-    const entry = entryFor(error, context)
-    const key = entry.field + '\u0000' + entry.message
-    if (seen.has(key)) continue
-    if (out.length === max) {
-      const more = errors.length - i
-      out.push({ field: context, message: `${more} more ${more === 1 ? 'problem was' : 'problems were'} not listed` })
-      break
+    const entries = entriesFor(error, context)
+    for (let j = 0; j < entries.length; j++) {
+      const entry = entries[j]
+      const key = entry.field + '\u0000' + entry.message
+      if (seen.has(key)) continue
+      if (out.length === max) {
+        const more = entries.length - j + errors.length - i - 1
+        out.push({ field: context, message: `${more} more ${more === 1 ? 'problem was' : 'problems were'} not listed` })
+        return out
+      }
+      seen.add(key)
+      out.push(entry)
     }
-    seen.add(key)
-    out.push(entry)
   }
   return out
 }

@@ -53,3 +53,42 @@ test('bounded 422: at most maxEntries entries (default 100), then one saying how
   t.same(ajvErrorsToEntries([dup, dup, dup], 'body', { maxEntries: 1 }), [{ field: 'body', message: 'must be object' }], 'duplicates of listed entries are merged, not counted')
   t.throws(() => ajvErrorsToEntries([], 'body', { maxEntries: 0 }), RangeError)
 })
+
+test('TypeBox and Zod error shapes: one entry per property at fault, named by its own path', async (t) => {
+  // @fastify/type-provider-typebox's TypeBoxValidatorCompiler (typebox 1.x) lists the missing
+  // properties, and reports an unknown property twice (its false schema, then additionalProperties).
+  t.same(ajvErrorsToEntries([
+    { keyword: 'required', instancePath: '', params: { requiredProperties: ['title', 'slug'] }, message: 'must have required properties title, slug' },
+    { keyword: 'boolean', instancePath: '/bad', params: {}, message: 'schema is false' },
+    { keyword: 'additionalProperties', instancePath: '', params: { additionalProperties: ['bad'] }, message: 'must not have additional properties' },
+    { keyword: 'unevaluatedProperties', instancePath: '/author', params: { unevaluatedProperties: ['extra'] } },
+    { keyword: 'propertyNames', instancePath: '/map', params: { propertyNames: ['Bad'] } },
+    { keyword: 'dependentRequired', instancePath: '', params: { property: 'card', dependencies: ['billing', 'expiry'] } },
+    { keyword: 'dependencies', instancePath: '/x', params: { property: 'card', dependencies: { type: 'object' } }, message: 'must match dependency schema' }
+  ], 'body'), [
+    { field: 'title', message: 'is required' },
+    { field: 'slug', message: 'is required' },
+    { field: 'bad', message: 'is not allowed' },
+    { field: 'author.extra', message: 'is not allowed' },
+    { field: 'map.Bad', message: 'is not an allowed property name' },
+    { field: 'card', message: 'requires billing, expiry' },
+    { field: 'x.card', message: 'must match dependency schema' }
+  ])
+  // fastify-type-provider-zod: a strict object's unknown keys, at the root its pointer is "/".
+  t.same(ajvErrorsToEntries([
+    { keyword: 'unrecognized_keys', instancePath: '/', params: { keys: ['bad', 'worse'] }, message: 'Unrecognized keys: "bad", "worse"' },
+    { keyword: 'unrecognized_keys', instancePath: '/author', params: { keys: ['extra'] }, message: 'Unrecognized key: "extra"' },
+    { keyword: 'invalid_type', instancePath: '/title', params: { expected: 'string' }, message: 'Invalid input: expected string, received undefined' }
+  ], 'body'), [
+    { field: 'bad', message: 'is not allowed' },
+    { field: 'worse', message: 'is not allowed' },
+    { field: 'author.extra', message: 'is not allowed' },
+    { field: 'title', message: 'Invalid input: expected string, received undefined' }
+  ])
+  t.same(ajvErrorsToEntries([{ keyword: 'false schema', instancePath: '/x', params: {}, message: 'boolean schema is false' }], 'body'), [{ field: 'x', message: 'is not allowed' }], 'Ajv\'s false schema')
+  t.same(ajvErrorsToEntries([{ keyword: 'required', instancePath: '/q', message: 'is missing' } as never], 'body'), [{ field: 'q', message: 'is missing' }], 'an error without params (a validator compiler of the app\'s own)')
+  t.same(ajvErrorsToEntries([{ keyword: 'required', instancePath: '/a', params: {}, message: 'must have required property' }], 'body'), [{ field: 'a', message: 'must have required property' }], 'no property named: the error\'s own path and message')
+  t.same(ajvErrorsToEntries([{ keyword: 'required', instancePath: '', params: { requiredProperties: ['a', 'b', 'c'] } }, { keyword: 'type', instancePath: '/d', params: {}, message: 'x' }], 'body', { maxEntries: 2 }), [
+    { field: 'a', message: 'is required' }, { field: 'b', message: 'is required' }, { field: 'body', message: '2 more problems were not listed' }
+  ], 'the count of the rest includes the unlisted properties of the error cut short')
+})

@@ -60,8 +60,9 @@ export interface DeltaEncodingOptions {
    */
   offload?: false | { minBytes?: number, threads?: number, maxQueue?: number, deadlineMs?: number, cacheBytes?: number }
   /**
-   * How many instances one client (its principal, else its address) may add to the store per
-   * minute (default 120): a client varying a query string cannot flush everyone's bases.
+   * How many representations one client (its principal, else its address) may add to the
+   * store per minute (default 120): a client varying a query string cannot flush everyone's
+   * bases. A new version of a representation already kept does not count.
    */
   maxInsertsPerClient?: number
 }
@@ -125,7 +126,7 @@ function isStore (store: unknown): store is InstanceStore {
  * The entity-tag last stored per representation, for a few seconds: the same instance served
  * again is not copied into the store again. Bounded: the oldest entries go first.
  */
-function recentlyStored (): { recently: (selector: string, etag: string) => boolean, mark: (selector: string, etag: string) => void, forget: (selector: string) => void } {
+function recentlyStored (): { recently: (selector: string, etag: string) => boolean, known: (selector: string) => boolean, mark: (selector: string, etag: string) => void, forget: (selector: string) => void } {
   const MAX = 10_000
   const FRESH_MS = 5_000
   const last = new Map<string, { etag: string, at: number }>()
@@ -134,6 +135,7 @@ function recentlyStored (): { recently: (selector: string, etag: string) => bool
       const e = last.get(selector)
       return e !== undefined && e.etag === etag && Date.now() - e.at < FRESH_MS
     },
+    known (selector) { return last.has(selector) },
     mark (selector, etag) {
       last.delete(selector)
       if (last.size >= MAX) last.delete(last.keys().next().value as string)
@@ -144,8 +146,10 @@ function recentlyStored (): { recently: (selector: string, etag: string) => bool
 }
 
 /**
- * Instances a client may add per minute, counted per principal (else per address) in a
- * bounded table: a client that exceeds it still gets its answers, its instances are not kept.
+ * Representations a client may add per minute, counted per principal (else per address) in
+ * a bounded table: a client that exceeds it still gets its answers, its instances are not
+ * kept. Only a representation not kept yet counts: a new version of one already kept is the
+ * server's doing (the document changed), which no client can multiply.
  */
 function insertBudget (perMinute: number): { allow: (request: FastifyRequest) => boolean } {
   const MAX_CLIENTS = 10_000
@@ -319,7 +323,11 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
       const log = request.log
 
       // An instance stored a moment ago is not copied again (nor counted against the client).
-      if (!stored.recently(selector, current.opaque) && inserts.allow(request)) {
+      // A new version of a representation already kept is stored whatever the client's budget:
+      // a client that polled a changing document for a while (each 200 a new version) must
+      // still get its next instance kept, or it never receives a delta against it. Only a
+      // representation new to the store (another URL, Vary value or principal) is counted.
+      if (!stored.recently(selector, current.opaque) && (stored.known(selector) || inserts.allow(request))) {
         stored.mark(selector, current.opaque)
         store.set(instanceKey(selector, current), body, settings.ttl).catch(function instanceNotStored (err: Error) {
           stored.forget(selector)

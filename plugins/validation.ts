@@ -6,8 +6,9 @@
  */
 import fp from 'fastify-plugin'
 import AjvCompiler from '@fastify/ajv-compiler'
-import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { invalidOption } from '../lib/errors'
+import { createUrlRedactor } from '../lib/redact'
 import { type Profile } from '../lib/profile'
 import { declareConvention } from './compose'
 import { profileError } from './shared'
@@ -53,18 +54,82 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
   }
 }
 
+const redactUrl = createUrlRedactor()
+
+/** Only a query, a fragment or a userinfo can carry a secret (lib/redact.ts). */
+function mayCarrySecret (url: unknown): url is string {
+  return typeof url === 'string' && (url.includes('?') || url.includes('#') || url.includes('@'))
+}
+
+/** `target` seen with its `url` (and `originalUrl`) redacted; every other property is the target's own. */
+function withRedactedUrl<T extends object> (target: T): T {
+  return new Proxy(target, {
+    get (t, prop) {
+      if (prop === 'url' || prop === 'originalUrl') {
+        const value: unknown = Reflect.get(t, prop, t)
+        return mayCarrySecret(value) ? redactUrl(value) : value
+      }
+      if (prop === 'raw') {
+        const raw: unknown = Reflect.get(t, prop, t)
+        return raw !== null && typeof raw === 'object' ? withRedactedUrl(raw) : raw
+      }
+      return Reflect.get(t, prop, t)
+    }
+  })
+}
+
+function redacted (request: FastifyRequest): FastifyRequest {
+  return mayCarrySecret(request.raw?.url) || mayCarrySecret(request.originalUrl) ? withRedactedUrl(request) : request
+}
+
 /**
- * The server options `serverOptions` sets: only `ajv` and `schemaController`, so the
- * object spreads into every overload of `Fastify()` (http2, https, loggerInstance, ...).
+ * Fastify's own request log lines with the secrets of the URL redacted (lib/redact.ts):
+ * "Route GET:/x?access_token=... not found" (the default not-found handler, also reached
+ * by `reply.callNotFound()`), and the `req` of "incoming request" and of 5xx error lines,
+ * whatever the logger's serializers. A URL without query, fragment or userinfo is passed
+ * through as it is. Fastify's top-level `disableRequestLogging` still applies; pass a
+ * `requestIdLogLabel` to its constructor (the top-level option is read from the controller).
+ */
+class RedactingLogController extends LogController {
+  override isLogDisabled (request: FastifyRequest): boolean {
+    if (super.isLogDisabled(request)) return true
+    // The deprecated top-level option, which Fastify ignores once a controller is given.
+    const top: unknown = request.server?.initialConfig?.disableRequestLogging
+    return typeof top === 'function' ? (top as (r: FastifyRequest) => boolean)(request) === true : top === true
+  }
+
+  override incomingRequest (request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    super.incomingRequest(redacted(request), reply, metadata)
+  }
+
+  override routeNotFound (request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    super.routeNotFound(redacted(request), reply, metadata)
+  }
+
+  override defaultErrorLog (error: Error, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    super.defaultErrorLog(error, redacted(request), reply, metadata)
+  }
+
+  override writeHeadError (error: Error, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    super.writeHeadError(error, redacted(request), reply, metadata)
+  }
+}
+
+/**
+ * The server options `serverOptions` sets: `ajv`, `schemaController` and `logController`,
+ * so the object spreads into every overload of `Fastify()` (http2, https, loggerInstance, ...).
  */
 export interface ServerOptions {
   readonly ajv: NonNullable<FastifyServerOptions['ajv']>
   readonly schemaController: NonNullable<FastifyServerOptions['schemaController']>
+  /** Fastify's request log lines without the credentials a client put in the URL. */
+  readonly logController: NonNullable<FastifyServerOptions['logController']>
 }
 
 /**
  * Fastify server options the suite needs: every problem reported (allErrors), unknown
- * properties refused (removeAdditional: false), bodies validated without coercion.
+ * properties refused (removeAdditional: false), bodies validated without coercion, and
+ * no credential of a URL in Fastify's request log lines (RedactingLogController).
  * `Fastify({ ...serverOptions, logger: true })`.
  */
 export const serverOptions: ServerOptions = Object.freeze({
@@ -78,7 +143,9 @@ export const serverOptions: ServerOptions = Object.freeze({
   }),
   schemaController: Object.freeze({
     compilersFactory: Object.freeze({ buildValidator: buildValidator as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator'] })
-  })
+  }),
+  // Holds only its (frozen) options: apps that share it share no state.
+  logController: Object.freeze(new RedactingLogController())
 })
 
 type Compile = (route: { schema: object, method: string, url: string, httpPart: string }) => (data: unknown) => unknown

@@ -16,6 +16,7 @@ interface DeltaScale {
   deltaVsFull: number
   tinyP99Ratio: number
   check: { baseBytes: number, deltaBytes: number }
+  afterLoad: { loadGets: number, answers: number, s226: number, s200: number, s412: number, share226: number }
 }
 interface Report {
   report: (opts: { only: string[], quick: boolean, outDir: string, log: (line: string) => void }) => Promise<{
@@ -29,7 +30,7 @@ interface Report {
 
 const { report, SECTIONS } = require('../../bench/report.js') as Report
 
-test('delta-scale in quick mode: both modes run, B receives 226s, the report carries its table and three targets', async (t) => {
+test('delta-scale in quick mode: both modes run, B receives 226s, deltas flow after load, the report carries its table and four targets', async (t) => {
   t.ok(SECTIONS.includes('delta-scale'), 'a section of the report')
   const outDir = mkdtempSync(join(tmpdir(), 'bench-delta-scale-'))
   t.teardown(() => rmSync(outDir, { recursive: true, force: true }))
@@ -53,11 +54,19 @@ test('delta-scale in quick mode: both modes run, B receives 226s, the report car
     t.ok(Number.isFinite(x))
   }
 
-  t.same(targets.map((x) => x.section), ['delta-scale', 'delta-scale', 'delta-scale'])
+  // After load: full GETs first, then deltas against the one instance fetched (docs/conventions.md (Delta encoding)).
+  const L = v.afterLoad
+  t.ok(L.loadGets > 0, 'after load: full GETs ran first')
+  t.ok(L.answers > 0 && L.s226 + L.s200 + L.s412 <= L.answers)
+  t.ok(L.s226 > 0, 'after load: the client that fetched once received deltas')
+  t.ok(L.share226 > 0 && L.share226 <= 1)
+
+  t.same(targets.map((x) => x.section), ['delta-scale', 'delta-scale', 'delta-scale', 'delta-scale'])
   for (const x of targets) t.match(x.status, /^(MET|MISSED)$/)
   t.match(targets[0].target, /deltas\/s >= full GETs\/s/)
   t.match(targets[1].target, /\/tiny p99/)
   t.match(targets[2].target, /event-loop delay p99 <= 20 ms/)
+  t.match(targets[3].target, /after [\d.]+ s of full GETs .* >= 95% of delta requests get a 226/)
   t.equal(bars.length, 0, 'no ratio bars: its targets are in the Targets table')
 
   const md = readFileSync(files.markdown, 'utf8')
@@ -65,4 +74,5 @@ test('delta-scale in quick mode: both modes run, B receives 226s, the report car
   t.match(md, /\| metric \| A: no A-IM \(200s\) \| B: A-IM vcdiff \+ If-None-Match \| B\/A \| target \|/)
   t.match(md, /\| \/tiny p99 ms \| [\d.]+ \| [\d.]+ \| [\d.]+ \| <= 1\.3x: (MET|MISSED) \|/)
   t.match(md, /B's answers: \d+, of which 226: \d+ \([\d.]+%\), 200: \d+ \([\d.]+%\)/)
+  t.match(md, /After load \(a new version every 20 ms\): \d+ full GETs in [\d.]+ s, one fetch, then \d+ requests .* 226 share \(412s aside\) [\d.]+%/)
 })

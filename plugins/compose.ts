@@ -1,30 +1,33 @@
 /**
- * How the conventions meet in Fastify's request lifecycle: one registry per encapsulation
- * context, one table that orders every step, and one compiler that turns a route's config
- * into at most one hook per phase.
+ * The kernel: how the conventions meet in Fastify's request lifecycle.
  *
+ * - The manifest (manifest.ts) names every convention: its config key, its steps and their
+ *   order in each phase. Everything below is derived from it.
  * - A convention plugin does not add hooks itself. It declares a `Convention` (what it
- *   compiles for a route, what it adds to every response of its context) to the registry of
- *   the context it is registered in. A child context that registers a convention again gets
- *   its own entry; its routes use it, its parent and siblings keep theirs (Fastify's
+ *   compiles for a route, what it adds to answers no route compiled) to the registry of the
+ *   context it is registered in. A child context that registers a convention again gets its
+ *   own entry; its routes use it, its parent and siblings keep theirs (Fastify's
  *   encapsulation). The same convention twice in one context is a boot error.
- * - When a route is added, the compiler walks the conventions in effect for the route's
- *   context in a fixed order (`COMPILE_ORDER`); each adds the steps the route's config asks
- *   for. Steps of one phase are sorted by `PIPELINE` and joined into one hook. A route that
- *   asks for nothing gets no hook.
- * - A compiled route's every-response duties (the resource policy, the Content-Type charset,
- *   the redirect rules, a "not modified" of another plugin) are steps of its own, compiled
- *   from its config like the rest: a route that turns a convention off pays nothing for it.
- * - One context-level hook per phase (onRequest, onSend), installed in the outermost context
- *   that registers the suite, covers what no route compiled: the not-found handler and
- *   routes declared before the suite. Fastify binds it to each route when the app gets
- *   ready; for a compiled route it runs only the few checks that concern every request
- *   (repeated Host lines) and every answer (errors in Fastify's shape, a closing connection).
- * - Fail closed: a route whose config asks for a convention that is not in effect in its
- *   context makes `ready()` reject, naming the route, the convention and the fix. A route
- *   declared before the suite was loaded in its context cannot be seen by any onRoute hook;
- *   if it asks for a convention, it is refused with 500 at request time and logged (the
- *   context-level guard), never served without it.
+ * - When a route is added (`onRoute`), the conventions in effect for its context compile it
+ *   into at most one hook per phase, holding only what its config asks for. Compiling there
+ *   is an optimisation, never the source of truth: the kernel keeps a record of what it
+ *   compiled (each config key's value, each convention in effect).
+ * - Fail closed, judged from the route's final config. Another plugin's `onRoute` hook may
+ *   change the config after the suite compiled it, and a context may get its own convention
+ *   (or a context-wide policy such as `auth.protect` or `requirePrecondition`) after its
+ *   routes were declared. When the app gets ready, every record is checked against the
+ *   route's final config and the conventions then in effect: a difference makes `ready()`
+ *   reject, naming the route, what it asks for and the fix. What cannot be known at ready
+ *   (routes no onRoute hook of the suite saw: declared before the suite was loaded) is judged
+ *   at the route's first request by one guard for the whole app: a route that asks for a
+ *   convention, by its config or by a context-wide policy, and was not compiled for it is
+ *   answered 500 with the envelope (its handler never runs) and logged; a route that asks
+ *   for nothing is served and logs one warning naming the conventions it does not get.
+ * - The guard is one hook per phase (onRequest, onSend) in the app's root (Fastify adds a
+ *   root's hook to every context, made before or after). For a compiled route it
+ *   runs only the few checks that concern every request (repeated Host lines) and every
+ *   answer (errors in Fastify's shape, a closing connection); for the rest, the context's
+ *   steps (the not-found handler included).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { invalidOption, misconfigured } from '../lib/errors'
@@ -32,7 +35,10 @@ import { profileDefaults, type Profile } from '../lib/profile'
 import { asArray, methodsOf, routeWhere } from './shared'
 import { recordResponse, type ConventionResponse } from './openapi'
 import { addEnvelopeSchema, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
+import { ASKS, COMPILE_ORDER, STEP_RANKS, contextRank, entryOf, type ContextKind, type ConventionKey, type RoutePhase, type StepName } from './manifest'
+import { contextValue, ownContextValue, rootOf, setContextValue } from './fastify-adapter'
 
+export type { ConventionKey, StepName } from './manifest'
 export type Next = (err?: Error) => void
 export type PayloadNext = (err: Error | null, payload?: unknown) => void
 /** A step of onRequest, preValidation or preHandler. */
@@ -45,60 +51,18 @@ export type CheckStep = (request: FastifyRequest, reply: FastifyReply) => Error 
 export type PayloadCheck = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown
 export const SENT = 'sent'
 
-export type ConventionKey =
-  'errors' | 'redirect' | 'content-length' | 'auth' | 'content-type' | 'validation' | 'patch' | 'conditional' | 'delta-encoding' | 'resource-policy'
-
-/** The order in which conventions compile a route: a convention may read what an earlier one provided. */
-export const COMPILE_ORDER: readonly ConventionKey[] = [
-  'errors', 'redirect', 'content-length', 'auth', 'content-type', 'validation', 'patch', 'conditional', 'delta-encoding', 'resource-policy'
-]
-
+/** A typed key for what one convention provides to later ones while compiling a route. */
+export interface Provision<T> { readonly name: string, readonly type?: T }
+function provision<T> (name: string): Provision<T> { return { name } }
 /**
- * Every step of the suite, by phase, in the order it runs. This table is the pipeline;
- * docs/architecture.md shows it with the reason for each position.
+ * What conventions provide to each other while compiling a route. `validators`: a PATCH
+ * route's loader doubles as its validators provider (one read per request). `auth`: the
+ * route is protected (later conventions key per-user state by `request.principal`).
  */
-export const PIPELINE = {
-  onRequest: [
-    // Fetch standard: the route's policy travels with every answer, errors included.
-    'resource-policy',
-    // RFC 9110 15.4.8: 307 before any body is read (the answer carries the policy above).
-    'redirect',
-    // RFC 9112 6: 411 before any byte of the body is read, before credentials are checked.
-    'content-length',
-    // Conventions (Authentication): 401 before the body is parsed.
-    'auth',
-    // Conventions (Content-Type) / 4.3: 415 from the headers alone.
-    'content-type', 'patch:media-type',
-    // RFC 9110 10.1.1: 100 (Continue) only once every check above passed.
-    'content-length:continue'
-  ],
-  preValidation: ['content-length:framing'],
-  // RFC 9110 13.2.1: preconditions after auth and validation, before the handler.
-  preHandler: ['conditional', 'patch'],
-  preSerialization: ['content-type:xml'],
-  // A "not modified" another plugin wrote becomes the convention's 412 first; the charset is
-  // settled; the ETag and the 412/304 decision are final before a 226 is made of the answer.
-  onSend: ['conditional:elsewhere', 'content-type:charset', 'conditional', 'patch:accept-patch', 'delta-encoding']
+export const PROVIDES = {
+  validators: provision<(request: FastifyRequest) => unknown>('validators'),
+  auth: provision<{ readonly scopes: readonly string[] }>('auth')
 } as const
-
-/**
- * Context steps, in the order they run. `everyRequest` and `everyResponse` run for every
- * request of the context, compiled routes included; `onRequest` and `onSend` only where no
- * route was compiled (the not-found handler, routes declared before the suite), in place of
- * the compiled steps. Each convention has at most one step of each kind.
- */
-export const CONTEXT_PIPELINE = {
-  // Repeated Host lines (RFC 9112 3.2).
-  everyRequest: ['content-length'],
-  // The policy first (every answer carries it), then the redirect rules, then unread bodies of GET/HEAD.
-  onRequest: ['resource-policy', 'redirect', 'content-length'],
-  // Errors in Fastify's shape are re-rendered; a connection that closes ends its pipeline.
-  everyResponse: ['errors', 'content-length'],
-  onSend: ['conditional', 'content-type']
-} as const satisfies Record<string, readonly ConventionKey[]>
-
-type RoutePhase = keyof typeof PIPELINE
-export type StepName<P extends RoutePhase = RoutePhase> = (typeof PIPELINE)[P][number]
 
 /** What a convention sees of a route while compiling it. */
 export interface RouteCompiler {
@@ -110,13 +74,13 @@ export interface RouteCompiler {
   readonly methods: readonly string[]
   /** `route GET /x`, for boot errors. */
   readonly where: string
-  /** Adds a step; the phase and its position come from PIPELINE. */
+  /** Adds a step; the phase and its position come from the manifest. */
   step: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadStep : HookStep) => void
-  /** Adds a synchronous step (cheaper: no callback); the phase and its position come from PIPELINE. */
+  /** Adds a synchronous step (cheaper: no callback); the phase and its position come from the manifest. */
   check: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadCheck : CheckStep) => void
-  /** A value an earlier convention provided for this route (see COMPILE_ORDER). */
-  use: <T>(key: string) => T | undefined
-  provide: (key: string, value: unknown) => void
+  /** A value an earlier convention provided for this route (see the manifest's order). */
+  use: <T>(key: Provision<T>) => T | undefined
+  provide: <T>(key: Provision<T>, value: T) => void
   /** Documents a response this route can give (OpenAPI). */
   respond: (status: number, response: ConventionResponse) => void
   /** Sets how the route's error handler renders framing and size errors. */
@@ -127,64 +91,89 @@ export interface Convention {
   key: ConventionKey
   /** The plugin's name, for messages. */
   plugin: string
-  /** The config key a route uses to ask for the convention (undefined: none). */
+  /** The config key a route uses to ask for the convention; must be the manifest's (kept for readability at the call site). */
   configKey?: string
   /** Compiles the route; called for every route of the contexts where the convention is in effect. */
   compile?: (c: RouteCompiler) => void
-  /** Steps of the context-level hooks (see CONTEXT_PIPELINE). */
+  /** Steps of the context-level hooks, by kind (see the manifest). */
   context?: { everyRequest?: CheckStep, onRequest?: CheckStep, everyResponse?: PayloadCheck, onSend?: PayloadCheck }
+  /**
+   * A context-wide policy: true when the convention applies to a route of these methods even
+   * though its config does not ask for it (`auth.protect`, `requirePrecondition`). A route
+   * the suite did not compile is refused when a policy in effect in its context covers it.
+   */
+  policy?: (methods: readonly string[]) => boolean
   /** Conventions compiled with their defaults for a route when not registered (e.g. patch needs conditional). */
   needs?: Partial<Record<ConventionKey, () => Convention>>
 }
 
-/** Config keys that ask for a convention, and what turns each off. */
-const ASKS: ReadonlyArray<{ configKey: string, key: ConventionKey, off: (v: unknown) => boolean }> = [
-  { configKey: 'auth', key: 'auth', off: (v) => v === false },
-  { configKey: 'conditional', key: 'conditional', off: (v) => v === false },
-  { configKey: 'patch', key: 'patch', off: (v) => v === false },
-  { configKey: 'deltaEncoding', key: 'delta-encoding', off: (v) => v === false },
-  { configKey: 'contentType', key: 'content-type', off: (v) => v === false },
-  { configKey: 'contentLength', key: 'content-length', off: (v) => v === false },
-  { configKey: 'resourcePolicy', key: 'resource-policy', off: (v) => v === false },
-  { configKey: 'redirect', key: 'redirect', off: (v) => v === false }
-]
+export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 
 interface Registry {
   parent: Registry | null
-  /** The context that owns this registry. */
-  owner: FastifyInstance
   entries: Map<ConventionKey, Convention>
   /** Profile and fallback handler for errors, when this context's registrations set them. */
   profile: Profile | undefined
   fallback: ErrorFallback | undefined
   format: ErrorFormat | undefined
-  /** Context steps resolved once the app is ready (registrations cannot change after that). */
+  /** Context steps resolved at the first request (registrations cannot change after ready). */
   resolved: ContextSteps | null
 }
 
-/** What the context-level hooks run: for compiled routes, and for the rest. */
+/** What the guard runs: for compiled routes, and for the rest. */
 interface ContextSteps {
   compiled: { onRequest: CheckStep[], onSend: PayloadCheck[] }
   other: { onRequest: CheckStep[], onSend: PayloadCheck[] }
 }
 
-export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
+/** What the kernel compiled for one route: judged against the route's final config. */
+interface RouteRecord {
+  readonly url: string
+  readonly methods: readonly string[]
+  readonly where: string
+  /** The route options object onRoute got: its `config` is the final config's source. */
+  readonly route: RouteOptions
+  readonly instance: FastifyInstance
+  /** Each manifest convention in effect when the route was compiled (undefined: none). */
+  readonly entries: ReadonlyMap<ConventionKey, Convention | undefined>
+  /** Each config key's value when the route was compiled (objects copied one level deep). */
+  readonly snapshot: ReadonlyMap<string, unknown>
+  /** The hooks the kernel put on the route, by phase. */
+  readonly hooks: ReadonlyArray<readonly [RoutePhase, unknown]>
+}
 
-interface ServerState {
+/** How the guard treats one route, decided at its first request. */
+interface Decision {
+  refused: string | null
+  onRequest: readonly CheckStep[]
+  onSend: readonly PayloadCheck[]
+}
+
+/** Per app (keyed by its server): never shared between two apps of one process. */
+interface AppState {
+  records: RouteRecord[]
   problems: string[]
-  sentinel: boolean
+  /** Decisions by the route's final config object (one per route). */
+  decisions: WeakMap<object, Decision>
+  installed: boolean
 }
 
 const kRegistry = Symbol('http-conventions.registry')
-const kServer = Symbol('http-conventions.server')
-/** On a route's config (Fastify copies it into the route context): the route was compiled. */
-const kCompiled = Symbol('http-conventions.compiled')
-
-type WithRegistry = FastifyInstance & { [kRegistry]?: Registry }
-type WithServer = { [kServer]?: ServerState }
+/** On a route's config: its record (Fastify copies the config, symbols included, into the route). */
+const kRecord = Symbol('http-conventions.record')
+const apps = new WeakMap<object, AppState>()
 
 function registryOf (instance: FastifyInstance): Registry | undefined {
-  return (instance as WithRegistry)[kRegistry]
+  return contextValue<Registry>(instance, kRegistry)
+}
+
+function appState (instance: FastifyInstance): AppState {
+  let state = apps.get(instance.server)
+  if (state === undefined) {
+    state = { records: [], problems: [], decisions: new WeakMap(), installed: false }
+    apps.set(instance.server, state)
+  }
+  return state
 }
 
 /** The nearest value `pick` finds, from the registry up through its ancestors (encapsulation). */
@@ -202,16 +191,6 @@ function lookup (registry: Registry | null | undefined, key: ConventionKey): Con
 
 function formatOf (registry: Registry | null | undefined): ErrorFormat {
   return nearest(registry, (r) => r.format) ?? 'envelope'
-}
-
-/** The outermost Fastify instance (every context is created from its parent with Object.create). */
-function rootOf (instance: FastifyInstance): FastifyInstance {
-  let root = instance
-  for (;;) {
-    const proto = Object.getPrototypeOf(root) as FastifyInstance | null
-    if (proto === null || typeof (proto as { addHook?: unknown }).addHook !== 'function' || proto.server !== instance.server) return root
-    root = proto
-  }
 }
 
 /** A compiled step: a callback step, or a synchronous check run in a loop (no closure per request). */
@@ -293,23 +272,25 @@ function runPayloadSteps (steps: Array<Compiled<PayloadStep, PayloadCheck>>): Pa
   }
 }
 
-function sortByTable<T> (table: readonly string[], items: Array<{ name: string, fn: T }>): T[] {
-  return items.sort((a, b) => table.indexOf(a.name) - table.indexOf(b.name)).map((s) => s.fn)
+function sortByRank<T> (rank: (name: string) => number, items: Array<{ name: string, fn: T }>): T[] {
+  return items.sort((a, b) => rank(a.name) - rank(b.name)).map((s) => s.fn)
 }
 
-/** Context steps of the conventions in effect for a registry, in CONTEXT_PIPELINE order. */
+const KINDS: readonly ContextKind[] = ['everyRequest', 'onRequest', 'everyResponse', 'onSend']
+
+/** Context steps of the conventions in effect for a registry, in the manifest's order. */
 function resolveContext (registry: Registry): ContextSteps {
   if (registry.resolved !== null) return registry.resolved
-  const kinds = { everyRequest: [], onRequest: [], everyResponse: [], onSend: [] } as Record<keyof typeof CONTEXT_PIPELINE, Array<{ name: string, fn: never }>>
+  const kinds = { everyRequest: [], onRequest: [], everyResponse: [], onSend: [] } as Record<ContextKind, Array<{ name: string, fn: never }>>
   for (const key of COMPILE_ORDER) {
     const steps = lookup(registry, key)?.context
     if (steps === undefined) continue
-    for (const kind of Object.keys(kinds) as Array<keyof typeof CONTEXT_PIPELINE>) {
+    for (const kind of KINDS) {
       const fn = steps[kind]
       if (fn !== undefined) kinds[kind].push({ name: key, fn: fn as never })
     }
   }
-  const sorted = <T>(kind: keyof typeof CONTEXT_PIPELINE): T[] => sortByTable(CONTEXT_PIPELINE[kind], kinds[kind]) as T[]
+  const sorted = <T>(kind: ContextKind): T[] => sortByRank((name) => contextRank(kind, name as ConventionKey) ?? 0, kinds[kind]) as T[]
   const everyRequest = sorted<CheckStep>('everyRequest')
   const everyResponse = sorted<PayloadCheck>('everyResponse')
   registry.resolved = {
@@ -319,25 +300,144 @@ function resolveContext (registry: Registry): ContextSteps {
   return registry.resolved
 }
 
+/** The conventions a config asks for (a config key set to anything but false). */
 function asksFor (config: Record<string | symbol, unknown> | undefined): ConventionKey[] {
   if (config === undefined || config === null) return []
   const out: ConventionKey[] = []
   for (const a of ASKS) {
     const v = config[a.configKey]
-    if (v !== undefined && !a.off(v)) out.push(a.key)
+    if (v !== undefined && v !== false) out.push(a.key)
+  }
+  return out
+}
+
+/** The conventions whose context-wide policy covers a route the config does not turn them off for. */
+function policiesFor (registry: Registry | undefined, config: Record<string | symbol, unknown> | undefined, methods: readonly string[]): ConventionKey[] {
+  const out: ConventionKey[] = []
+  if (registry === undefined) return out
+  for (const key of COMPILE_ORDER) {
+    const convention = lookup(registry, key)
+    if (convention?.policy === undefined) continue
+    const configKey = entryOf(key).configKey
+    if (configKey !== undefined && config?.[configKey] === false) continue
+    if (convention.policy(methods)) out.push(key)
   }
   return out
 }
 
 function fixFor (key: ConventionKey): string {
-  return `register the ${key} convention (or the fastify-http-conventions umbrella) in this route's context or an ancestor, and declare the route after it (await fastify.register(...) before adding routes)`
+  return `register ${entryOf(key).plugin} (or the fastify-http-conventions umbrella) in this route's context or an ancestor, and declare the route after it (await fastify.register(...) before adding routes)`
+}
+
+/** A value as the kernel keeps it: objects and arrays copied one level deep. */
+function snap (value: unknown): unknown {
+  if (Array.isArray(value)) return value.slice()
+  if (value !== null && typeof value === 'object') return { ...value }
+  return value
+}
+
+/** The same config value: identical, or objects (arrays) with identical members. */
+function sameValue (kept: unknown, now: unknown): boolean {
+  if (kept === now) return true
+  if (kept === null || now === null || typeof kept !== 'object' || typeof now !== 'object') return false
+  if (Array.isArray(kept) !== Array.isArray(now)) return false
+  const a = Object.keys(kept)
+  const b = Object.keys(now)
+  if (a.length !== b.length) return false
+  return a.every((k) => (kept as Record<string, unknown>)[k] === (now as Record<string, unknown>)[k])
+}
+
+function describe (value: unknown): string {
+  if (value === undefined) return 'unset'
+  if (typeof value === 'function') return 'a function'
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return 'an object'
+  }
+}
+
+/**
+ * Why a compiled route's final config or context differs from what it was compiled for
+ * (null: it does not). `config` is the final config; `instance` the route's context.
+ */
+function difference (record: RouteRecord, config: Record<string | symbol, unknown>): string | null {
+  const registry = registryOf(record.instance)
+  for (const key of COMPILE_ORDER) {
+    const configKey = entryOf(key).configKey
+    if (configKey !== undefined && !sameValue(record.snapshot.get(configKey), config[configKey])) {
+      return `${record.where} asks for ${key} with config.${configKey} = ${describe(config[configKey])}, but the suite compiled it with ${describe(record.snapshot.get(configKey))}: an onRoute hook that runs after the suite changed the route's config; register that plugin before the suite, or set config.${configKey} where the route is declared`
+    }
+    if (lookup(registry, key) !== record.entries.get(key)) {
+      return `${record.where} was compiled with ${record.entries.get(key) === undefined ? 'no' : 'other'} ${key} options than its context has now: the ${key} convention was registered in its context after the route was declared (register(...) without await?); await fastify.register(...) before declaring routes`
+    }
+  }
+  for (const [phase, hook] of record.hooks) {
+    if (!asArray(record.route[phase]).includes(hook)) {
+      return `${record.where} lost the suite's ${phase} hook: an onRoute hook that runs after the suite replaced the route's ${phase} hooks; add hooks to the array instead of replacing it`
+    }
+  }
+  return null
+}
+
+function refuse (request: FastifyRequest, reply: FastifyReply, message: string): void {
+  request.log.error({ reason: message }, 'route asks for a convention it was not compiled with; refused')
+  // The route has no error handler of the suite: the answer is written here, in the envelope.
+  sendConventionError(reply, misconfigured(message))
+}
+
+const NO_STEPS: ContextSteps = { compiled: { onRequest: [], onSend: [] }, other: { onRequest: [], onSend: [] } }
+
+/** How the guard treats the request's route: decided at its first request, from its final config. */
+function decide (instance: FastifyInstance, request: FastifyRequest, state: AppState): Decision {
+  const config = request.routeOptions.config as unknown as Record<string | symbol, unknown>
+  const known = state.decisions.get(config)
+  if (known !== undefined) return known
+  const registry = registryOf(instance)
+  const steps = registry === undefined ? NO_STEPS : resolveContext(registry)
+  let decision: Decision
+  if (config.url === undefined) {
+    // The not-found handler: the context's steps.
+    decision = { refused: null, ...steps.other }
+  } else {
+    const record = config[kRecord] as RouteRecord | undefined
+    const own = record !== undefined && record.url === config.url && record.methods.includes(String(config.method).toUpperCase()) ? record : undefined
+    if (own !== undefined) {
+      decision = { refused: difference(own, config), ...steps.compiled }
+    } else {
+      decision = { refused: uncompiled(registry, config, request), ...steps.other }
+    }
+  }
+  state.decisions.set(config, decision)
+  return decision
+}
+
+/** A route no onRoute hook of the suite compiled: refused if it asks for a convention, else served with a warning. */
+function uncompiled (registry: Registry | undefined, config: Record<string | symbol, unknown>, request: FastifyRequest): string | null {
+  const methods = methodsOf({ method: config.method })
+  const where = routeWhere({ method: config.method, url: String(config.url) })
+  const asked = [...new Set([...asksFor(config), ...policiesFor(registry, config, methods)])]
+  if (asked.length > 0) {
+    const why = registry === undefined || asked.some((k) => lookup(registry, k) === undefined)
+      ? 'no registered fastify-http-conventions provides it in its context'
+      : 'it was declared before fastify-http-conventions was loaded in its context'
+    return `${where} asks for ${asked.join(', ')}, but ${why}; ${fixFor(asked[0])}`
+  }
+  if (registry !== undefined) {
+    const missed = COMPILE_ORDER.filter((k) => lookup(registry, k)?.compile !== undefined)
+    request.log.warn({ route: where, conventions: missed }, `${where} was declared before fastify-http-conventions was loaded in its context: it gets only the answers every route of the context gets, not ${missed.join(', ')}; declare it after await fastify.register(...)`)
+  }
+  return null
 }
 
 /**
  * Declares a convention in `fastify`'s context. Called by each plugin of the suite when it
- * is registered; installs the compiler in the context the first time.
+ * is registered; installs the kernel in the context the first time.
  */
 export function declareConvention (fastify: FastifyInstance, convention: Convention, opts: { profile?: Profile } = {}): void {
+  const manifest = entryOf(convention.key)
+  if (manifest === undefined) throw invalidOption(convention.plugin, `the convention ${JSON.stringify(convention.key)} is not in the manifest (plugins/manifest.ts)`)
+  if (convention.configKey !== manifest.configKey) throw invalidOption(convention.plugin, `the ${convention.key} convention's config key is ${JSON.stringify(manifest.configKey)} in the manifest, not ${JSON.stringify(convention.configKey)}`)
   const registry = ownRegistry(fastify)
   if (registry.entries.has(convention.key)) {
     throw invalidOption(convention.plugin, `the ${convention.key} convention is already registered in this context; give its options once (to the umbrella or to this plugin), or register it in a child context to give part of the app other options`)
@@ -355,152 +455,68 @@ export function configureContext (fastify: FastifyInstance, opts: { profile?: Pr
 }
 
 function ownRegistry (fastify: FastifyInstance): Registry {
-  const instance = fastify as WithRegistry
-  const inherited = registryOf(instance)
-  if (Object.prototype.hasOwnProperty.call(instance, kRegistry)) return inherited as Registry
-  const registry: Registry = { parent: inherited ?? null, owner: instance, entries: new Map(), profile: undefined, fallback: undefined, format: undefined, resolved: null }
-  instance[kRegistry] = registry
-  addEnvelopeSchema(instance)
-  install(instance, inherited === undefined)
+  const own = ownContextValue<Registry>(fastify, kRegistry)
+  if (own !== undefined) return own
+  const registry: Registry = { parent: registryOf(fastify) ?? null, entries: new Map(), profile: undefined, fallback: undefined, format: undefined, resolved: null }
+  setContextValue(fastify, kRegistry, registry)
+  addEnvelopeSchema(fastify)
+  install(fastify)
   return registry
 }
 
-function serverState (fastify: FastifyInstance): ServerState {
-  const server = fastify.server as unknown as WithServer
-  return (server[kServer] ??= { problems: [], sentinel: false })
-}
-
-function install (instance: FastifyInstance, outermost: boolean): void {
-  const state = serverState(instance)
-  instance.addHook('onRoute', compileRoute)
-  if (!state.sentinel) {
-    // Routes of every context created after this point are seen, also where the suite is
-    // not registered: one asking for a convention there must fail the boot.
-    state.sentinel = true
+/** The guard's hooks: one set per app in its root, and in a context made before the root got them. */
+function install (instance: FastifyInstance): void {
+  const state = appState(instance)
+  if (!state.installed) {
+    state.installed = true
     const root = rootOf(instance)
-    if (root !== instance) root.addHook('onRoute', compileRoute)
+    addGuard(root, state)
     root.addHook('onReady', function httpConventionsCheckRoutes (done) {
+      for (const record of state.records.splice(0)) {
+        const problem = difference(record, (record.route.config ?? {}) as Record<string | symbol, unknown>)
+        if (problem !== null) state.problems.push(problem)
+      }
       if (state.problems.length === 0) return done()
       const list = state.problems.splice(0)
-      done(invalidOption('fastify-http-conventions', `${list.length} route(s) ask for a convention that is not in effect for them:\n- ${list.join('\n- ')}`))
+      done(invalidOption('fastify-http-conventions', `${list.length} route(s) ask for more than the suite compiled for them:\n- ${list.join('\n- ')}`))
     })
   }
-  if (!outermost) return
-  // One hook per phase for the whole context tree; each request resolves the steps of its
-  // own route's context (`this` is the instance the route was declared in).
-  instance.addHook('onRequest', contextOnRequest())
-  instance.addHook('onSend', contextOnSend())
+  // Fastify gives a context the onRoute hooks its parent had when it was made: one made
+  // before the root got the kernel's needs its own (a route is compiled once either way).
+  if (rootOf(instance) !== instance) instance.addHook('onRoute', compileRoute)
 }
 
-const NO_STEPS: ContextSteps = { compiled: { onRequest: [], onSend: [] }, other: { onRequest: [], onSend: [] } }
-
-function contextSteps (instance: FastifyInstance): ContextSteps {
-  const registry = registryOf(instance)
-  return registry === undefined ? NO_STEPS : resolveContext(registry)
-}
-
-/** The config of the request's route (undefined for the not-found handler). */
-function configOf (request: FastifyRequest): Record<string | symbol, unknown> | undefined {
-  return request.is404 ? undefined : request.routeOptions.config as unknown as Record<string | symbol, unknown> | undefined
-}
-
-function isCompiled (config: Record<string | symbol, unknown> | undefined): boolean {
-  return config !== undefined && config[kCompiled] !== undefined
-}
-
-/** Why requests of a route that was not compiled are refused: it asks for conventions (null: fine). */
-function refusal (request: FastifyRequest, config: Record<string | symbol, unknown> | undefined): string | null {
-  const asked = asksFor(config)
-  if (asked.length === 0) return null
-  // Declared before the suite was loaded in its context: no onRoute hook saw it.
-  const where = routeWhere(request.routeOptions as { method: string, url: string })
-  return `${where} asks for ${asked.join(', ')}, but was declared before fastify-http-conventions was loaded in its context; ${fixFor(asked[0])}`
-}
-
-function refuse (request: FastifyRequest, reply: FastifyReply, message: string): void {
-  request.log.error({ reason: message }, 'route asks for a convention it was never compiled with; refused')
-  // The route has no error handler of the suite: the answer is written here, in the envelope.
-  sendConventionError(reply, misconfigured(message))
-}
-
-/**
- * A context-level hook. Fastify binds every hook of a context to each route's instance when
- * the app gets ready (`hook.bind(instance)`); binding this one makes a hook for that route
- * alone, which decides on the route's first request (routes are final by then) whether it was
- * compiled, and which steps it runs from then on.
- */
-function bindable<F extends (...args: never[]) => void> (name: string, bind: (instance: FastifyInstance) => F): F {
-  // Fastify binds every hook per route; called unbound, it decides on every request (correct, slower).
-  /* c8 ignore next */
-  const unbound = function (this: FastifyInstance, ...args: Parameters<F>): void { bind(this)(...args) }
-  Object.defineProperty(unbound, 'name', { value: name })
-  Object.defineProperty(unbound, 'bind', { value: bind })
-  return unbound as unknown as F
-}
-
-/** The context-level onRequest hook: for a compiled route its every-request checks; else the guard, then the context's steps. */
-function contextOnRequest (): HookStep {
-  return bindable<HookStep>('httpConventionsContextOnRequest', function bindToRoute (instance) {
-    let steps: CheckStep[] | null = null
-    let refused: string | null = null
-    return function httpConventionsContextOnRequest (request, reply, done) {
-      if (steps === null) {
-        const config = configOf(request)
-        const all = contextSteps(instance)
-        if (isCompiled(config)) {
-          steps = all.compiled.onRequest
-        } else {
-          refused = refusal(request, config)
-          steps = all.other.onRequest
-        }
-      }
-      if (refused !== null) return refuse(request, reply, refused)
-      finish(runChecks(steps, request, reply), done)
-    }
+/** One hook per phase for the whole app: Fastify adds a hook of the root to every context, made before or after. */
+function addGuard (instance: FastifyInstance, state: AppState): void {
+  instance.addHook('onRoute', compileRoute)
+  instance.addHook('onRequest', function httpConventionsGuard (this: FastifyInstance, request, reply, done) {
+    const decision = decide(this, request, state)
+    if (decision.refused !== null) return refuse(request, reply, decision.refused)
+    finish(runChecks(decision.onRequest, request, reply), done)
   })
-}
-
-/** The context-level onSend hook: for a compiled route its every-answer steps; else the context's steps. */
-function contextOnSend (): PayloadStep {
-  return bindable<PayloadStep>('httpConventionsContextOnSend', function bindToRoute (instance) {
-    let steps: PayloadCheck[] | null = null
-    return function httpConventionsContextOnSend (request, reply, payload, done) {
-      if (steps === null) {
-        const all = contextSteps(instance)
-        steps = isCompiled(configOf(request)) ? all.compiled.onSend : all.other.onSend
-      }
-      done(null, runPayloadChecks(steps, request, reply, payload))
-    }
+  instance.addHook('onSend', function httpConventionsGuardOnSend (this: FastifyInstance, request, reply, payload, done) {
+    done(null, runPayloadChecks(decide(this, request, state).onSend, request, reply, payload))
   })
 }
 
 function compileRoute (this: FastifyInstance, route: RouteOptions): void {
   const config = (route.config ?? {}) as Record<string | symbol, unknown>
-  if (config[kCompiled] !== undefined) return
+  // Seen by the onRoute hook of its context and of the root: compiled once.
+  if ((config[kRecord] as RouteRecord | undefined)?.route === route) return
   const registry = registryOf(this)
-  const asked = asksFor(config)
+  const state = appState(this)
   const where = routeWhere(route)
   if (registry === undefined) {
     // A context without the suite: fine unless the route asks for a convention.
-    const state = serverState(this)
-    for (const key of asked) state.problems.push(`${where} asks for ${key}, but no convention of the suite is registered in its context; ${fixFor(key)}`)
+    for (const key of asksFor(config)) state.problems.push(`${where} asks for ${key}, but no convention of the suite is registered in its context; ${fixFor(key)}`)
     return
   }
   // A fresh config object per route, never the user's (it may be shared by several routes).
   const fresh: Record<string | symbol, unknown> = { ...config }
   route.config = fresh as RouteOptions['config']
   const methods = methodsOf(route)
-  type HookItem = { name: string, fn: Compiled<HookStep, CheckStep> }
-  type PayloadItem = { name: string, fn: Compiled<PayloadStep, PayloadCheck> }
-  const onRequest: HookItem[] = []
-  const preValidation: HookItem[] = []
-  const preHandler: HookItem[] = []
-  const preSerialization: PayloadItem[] = []
-  const onSend: PayloadItem[] = []
-  const add = (phase: RoutePhase, name: string, fn: unknown, sync: boolean): void => {
-    const list = { onRequest, preValidation, preHandler, preSerialization, onSend }[phase] as Array<{ name: string, fn: { fn: unknown, sync: boolean } }>
-    list.push({ name, fn: { fn, sync } })
-  }
+  type Item = { name: string, fn: { fn: unknown, sync: boolean } }
+  const phases: Record<RoutePhase, Item[]> = { onRequest: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
   const provided = new Map<string, unknown>()
   const defaults = profileDefaults(nearest(registry, (r) => r.profile))
   const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(registry) }
@@ -509,20 +525,20 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
     config: config as Record<string, unknown>,
     methods,
     where,
-    step (phase, name, fn) { add(phase, name, fn, false) },
-    check (phase, name, fn) { add(phase, name, fn, true) },
-    use: <T>(key: string) => provided.get(key) as T | undefined,
-    provide: (key, value) => { provided.set(key, value) },
+    step (phase, name, fn) { phases[phase].push({ name, fn: { fn, sync: false } }) },
+    check (phase, name, fn) { phases[phase].push({ name, fn: { fn, sync: true } }) },
+    use: <T>(key: Provision<T>) => provided.get(key.name) as T | undefined,
+    provide: (key, value) => { provided.set(key.name, value) },
     respond: (status, response) => recordResponse(route, status, response),
     errorPolicy: (p) => { Object.assign(policy, p) }
   }
-  const compiled = new Set<ConventionKey>()
+  const entries = new Map<ConventionKey, Convention | undefined>()
   const needed = new Map<ConventionKey, Convention>()
   for (const key of COMPILE_ORDER) {
     const registered = lookup(registry, key)
+    entries.set(key, registered)
     const convention = registered ?? needed.get(key)
     if (convention === undefined) continue
-    if (registered !== undefined) compiled.add(key)
     const before = provided.size
     convention.compile?.(compiler)
     // A convention that provided something for this route brings what it needs (with its
@@ -532,20 +548,32 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
       if (lookup(registry, k) === undefined && !needed.has(k)) needed.set(k, make())
     }
   }
-  const state = serverState(this)
-  for (const key of asked) {
-    if (!compiled.has(key)) state.problems.push(`${where} asks for ${key}, which is not registered in its context; ${fixFor(key)}`)
+  for (const key of asksFor(config)) {
+    if (entries.get(key) === undefined && needed.get(key) === undefined) state.problems.push(`${where} asks for ${key}, which is not registered in its context; ${fixFor(key)}`)
   }
 
-  fresh[kCompiled] = true
-  if (onRequest.length > 0) route.onRequest = [runHooks(sortByTable(PIPELINE.onRequest, onRequest)), ...asArray(route.onRequest)] as RouteOptions['onRequest']
-  if (preValidation.length > 0) route.preValidation = [runHooks(sortByTable(PIPELINE.preValidation, preValidation)), ...asArray(route.preValidation)] as RouteOptions['preValidation']
+  const hooks: Array<[RoutePhase, unknown]> = []
+  const rank = (phase: RoutePhase) => (name: string) => STEP_RANKS[phase].get(name) ?? 0
+  const hookOf = (phase: RoutePhase): HookStep => runHooks(sortByRank(rank(phase), phases[phase] as Array<{ name: string, fn: Compiled<HookStep, CheckStep> }>))
+  const payloadHookOf = (phase: RoutePhase): PayloadStep => runPayloadSteps(sortByRank(rank(phase), phases[phase] as Array<{ name: string, fn: Compiled<PayloadStep, PayloadCheck> }>))
+  const put = (phase: RoutePhase, hook: unknown, first: boolean): void => {
+    hooks.push([phase, hook])
+    route[phase] = (first ? [hook, ...asArray(route[phase])] : [...asArray(route[phase]), hook]) as never
+  }
+  if (phases.onRequest.length > 0) put('onRequest', hookOf('onRequest'), true)
+  if (phases.preValidation.length > 0) put('preValidation', hookOf('preValidation'), true)
   // After the route's own preHandler hooks: a write (PATCH) happens where the handler would run.
-  if (preHandler.length > 0) route.preHandler = [...asArray(route.preHandler), runHooks(sortByTable(PIPELINE.preHandler, preHandler))] as RouteOptions['preHandler']
-  if (preSerialization.length > 0) route.preSerialization = [...asArray(route.preSerialization), runPayloadSteps(sortByTable(PIPELINE.preSerialization, preSerialization))] as RouteOptions['preSerialization']
+  if (phases.preHandler.length > 0) put('preHandler', hookOf('preHandler'), false)
+  if (phases.preSerialization.length > 0) put('preSerialization', payloadHookOf('preSerialization'), false)
   // Before the route's own onSend hooks, and before the hook Fastify ends a HEAD route with
   // (it drops the payload): the suite decides on the payload the handler produced.
-  if (onSend.length > 0) route.onSend = [runPayloadSteps(sortByTable(PIPELINE.onSend, onSend)), ...asArray(route.onSend)] as RouteOptions['onSend']
+  if (phases.onSend.length > 0) put('onSend', payloadHookOf('onSend'), true)
 
   route.errorHandler = routeErrorHandler(policy, route.errorHandler, nearest(registry, (r) => r.fallback))
+
+  const snapshot = new Map<string, unknown>()
+  for (const a of ASKS) snapshot.set(a.configKey, snap(fresh[a.configKey]))
+  const record: RouteRecord = { url: route.url, methods, where, route, instance: this, entries, snapshot, hooks }
+  fresh[kRecord] = record
+  state.records.push(record)
 }

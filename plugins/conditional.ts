@@ -28,7 +28,7 @@ import { formatHttpDate, parseHttpDate } from '../lib/headers/http-date'
 import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { serializeEnvelope } from './errors'
-import { declareConvention, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './compose'
 import { assertProfile, isThenable, rejectUnknownKeys } from './shared'
 
 /** The validators a route's provider gives for the current state of its resource. */
@@ -318,7 +318,7 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     if (notModifiedStatus === 412 && c.config.conditional !== false) c.check('onSend', 'conditional:elsewhere', notModifiedElsewhere)
     const own = routeConfig(c)
     // A PATCH route's loader doubles as its validators provider (one read per request).
-    const provided = c.use<ValidatorsProvider>('validators')
+    const provided = c.use(PROVIDES.validators) as ValidatorsProvider | undefined
     if (own === null && provided === undefined) return
     const config: ConditionalRouteConfig = own ?? {}
     const methods = c.methods
@@ -462,7 +462,9 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     return Buffer.from(serializeEnvelope({ errors: err.errors }))
   }
 
-  return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile, context: { onSend: notModifiedElsewhere } }
+  // requirePrecondition is a context-wide policy: a route of those methods is covered without config.conditional.
+  const policy = requireAll ? (methods: readonly string[]) => methods.some((m) => requireMethods.has(m)) : undefined
+  return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile, policy, context: { onSend: notModifiedElsewhere } }
 }
 
 function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOptions, done: (err?: Error) => void): void {

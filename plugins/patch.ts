@@ -14,7 +14,7 @@ import { applyJsonPatch, DEFAULT_PATCH_LIMITS, mergePatch, patchError, readOnlyV
 import { isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
-import { declareConvention, type Convention, type Next, type RouteCompiler } from './compose'
+import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from './compose'
 import { conditionalConvention, type RouteRequest } from './conditional'
 import { assertProfile, rejectUnknownKeys } from './shared'
 import { buildChecked } from './schema-check'
@@ -151,7 +151,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     c.respond(412, { description: 'Precondition Failed: If-Match does not hold, or the resource changed while the patch was applied', body: 'envelope', headers: ['ETag'] })
 
     // The conditional convention evaluates If-Match against what `load` read: one read per request.
-    c.provide('validators', async function patchValidators (request: FastifyRequest) {
+    c.provide(PROVIDES.validators, async function patchValidators (request: FastifyRequest) {
       const loaded = await load(request as RouteRequest)
       ;(request as Tracked)[kLoaded] = loaded ?? null
       return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }

@@ -14,7 +14,7 @@ import { bearerChallenge } from '../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
-import { declareConvention } from '../compose'
+import { declareConvention, PROVIDES } from '../compose'
 import { recordSecurity } from '../openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
@@ -129,6 +129,8 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
       key: 'auth',
       plugin: WHERE,
       configKey: 'auth',
+      // protect is a context-wide policy: every route without config.auth is covered.
+      policy: opts.protect === undefined || opts.protect === false ? undefined : () => true,
       compile (c) {
         const p = plan(c.route)
         if (p === null) return
@@ -139,7 +141,7 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
         // OpenAPI: the schemes this route offers, and the scopes it needs.
         recordSecurity(c.route, { schemes: [...p.adapters.keys()] as AuthScheme[], scopes: p.scopes })
         // Later conventions key per-user state by `request.principal` on protected routes.
-        c.provide('auth', p)
+        c.provide(PROVIDES.auth, p)
       }
     }, { profile: opts.profile })
   } catch (err) {

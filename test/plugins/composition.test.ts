@@ -47,7 +47,7 @@ test('fail closed: a route in a context where the convention is not registered m
   const err = await boot(app.ready()).then(() => null, (e: Error) => e)
   t.ok(err, 'ready() rejects')
   t.match(err?.message, /route DELETE \/b asks for auth/)
-  t.match(err?.message, /register the auth convention/)
+  t.match(err?.message, /register fastify-http-conventions-auth/)
   t.notMatch(err?.message, /route GET \/a/, 'the route in the suite\'s context is fine')
 })
 

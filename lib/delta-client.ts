@@ -4,6 +4,12 @@
  * `If-None-Match: <its ETag>`, and undoes a 226's manipulations (vcdiff with our RFC 3284
  * decoder, gzip with zlib), so the caller always sees the whole current instance.
  *
+ * Kept instances are keyed as a cache keys stored responses (RFC 9111 4.1): by URL and by
+ * the request's values of the fields the response's Vary names, and always by
+ * Authorization and Cookie, so one client used for two principals never hands one of
+ * them the other's instance. The wire body is read as a stream and refused past
+ * `maxInstanceBytes`.
+ *
  * Works with Node's global fetch or undici's (any WHATWG-style `fetch`).
  */
 import { gunzipSync } from 'node:zlib'
@@ -11,12 +17,16 @@ import { kMaxLength } from 'node:buffer'
 import { decode } from './vcdiff/index'
 import { parseEntityTag } from './headers/etag'
 import { parseWeightedTokens } from './headers/qlist'
+import { splitList } from './headers/tokens'
 
 type FetchLike = (input: string, init?: { method?: string, headers?: Record<string, string> }) => Promise<FetchResponse>
 
 interface FetchResponse {
   status: number
   headers: { get: (name: string) => string | null }
+  /** The WHATWG stream of the body: read chunk by chunk, within the bound. */
+  body?: { getReader: () => { read: () => Promise<{ done: boolean, value?: Uint8Array }>, cancel: (reason?: unknown) => Promise<void> } } | null
+  /** Used only when there is no `body` stream (the length is then checked after reading). */
   arrayBuffer: () => Promise<ArrayBuffer>
 }
 
@@ -30,7 +40,8 @@ export interface DeltaClientOptions {
   /** Bound of the bytes of all kept instances (default 64 MiB). */
   maxBytes?: number
   /**
-   * Bound of one instance rebuilt from a 226 (default `maxBytes`): gunzip stops at it
+   * Bound of one instance (default `maxBytes`): the body on the wire is read as a stream
+   * and refused past it (a Content-Length over it before reading), gunzip stops at it
    * (zlib maxOutputLength) and a vcdiff delta declaring a larger target is refused before
    * it is decoded, so a small hostile response cannot inflate into gigabytes.
    */
@@ -57,11 +68,86 @@ export interface DeltaResult {
 
 interface Kept { etag: string, body: Buffer }
 
+/** A kept instance, with the request fields (lower case) it was selected by. */
+interface Entry extends Kept { url: string, fields: readonly string[] }
+
+/** The code of the DeltaClientError for a body over `maxInstanceBytes`. */
+export const BODY_TOO_LARGE = 'ERR_DELTA_CLIENT_BODY_TOO_LARGE'
+
 export class DeltaClientError extends Error {
-  constructor (message: string) {
+  /** BODY_TOO_LARGE when the response body was over `maxInstanceBytes`. */
+  readonly code: string | undefined
+  constructor (message: string, code?: string) {
     super(message)
     this.name = 'DeltaClientError'
+    this.code = code
   }
+}
+
+/**
+ * Fields that always select a kept instance, whatever the Vary: the credentials of the
+ * principal (RFC 9110 11.6.2; RFC 6265 for the session cookie). One principal's instance
+ * is never another's base, nor their "not modified" answer.
+ */
+const PRINCIPAL_FIELDS: readonly string[] = ['authorization', 'cookie']
+// The client's own conditional field is not part of the selection (it names the kept instance).
+const NOT_SELECTING = new Set(['if-none-match'])
+
+function lowerCased (headers: Record<string, string>): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const [name, value] of Object.entries(headers)) out.set(name.toLowerCase(), String(value))
+  return out
+}
+
+/** RFC 9111 4.1: the fields a response varies on, or null for "*" (it selects on what is not in the request). */
+function varyFields (vary: string | null): string[] | null {
+  const fields = new Set(PRINCIPAL_FIELDS)
+  const names = vary === null ? [] : splitList(vary) ?? ['*']
+  for (const name of names) {
+    if (name === '*') return null
+    const lower = name.toLowerCase()
+    if (!NOT_SELECTING.has(lower)) fields.add(lower)
+  }
+  return [...fields].sort()
+}
+
+/** The key of an instance: its URL and the request's value (or absence) of each selecting field. */
+function keyOf (url: string, fields: readonly string[], sent: Map<string, string>): string {
+  return JSON.stringify([url, fields.map((f) => sent.get(f) ?? null)])
+}
+
+function tooLarge (limit: number): DeltaClientError {
+  return new DeltaClientError(`the response body is over maxInstanceBytes (${limit} bytes)`, BODY_TOO_LARGE)
+}
+
+/** Reads a response body as a stream, refusing it past `limit` bytes without reading the rest. */
+async function readBounded (res: FetchResponse, limit: number): Promise<Buffer> {
+  const declared = res.headers.get('content-length')
+  const stream = res.body
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) {
+    await stream?.getReader().cancel().catch(() => {})
+    throw tooLarge(limit)
+  }
+  if (stream === undefined || stream === null) {
+    const whole = Buffer.from(await res.arrayBuffer())
+    if (whole.length > limit) throw tooLarge(limit)
+    return whole
+  }
+  const reader = stream.getReader()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    if (value === undefined) continue
+    total += value.byteLength
+    if (total > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  return chunks.length === 1 ? Buffer.from(chunks[0].buffer, chunks[0].byteOffset, chunks[0].byteLength) : Buffer.concat(chunks, total)
 }
 
 export class DeltaClient {
@@ -70,7 +156,10 @@ export class DeltaClient {
   readonly #maxEntries: number
   readonly #maxBytes: number
   readonly #maxInstanceBytes: number
-  readonly #kept = new Map<string, Kept>()
+  /** By key (keyOf), least recently used first. */
+  readonly #kept = new Map<string, Entry>()
+  /** The keys kept for each URL. */
+  readonly #byUrl = new Map<string, Set<string>>()
   #bytes = 0
 
   constructor (options: DeltaClientOptions = {}) {
@@ -94,61 +183,82 @@ export class DeltaClient {
     return this.#bytes
   }
 
-  /** The instance kept for `url`, if any. */
-  cached (url: string): { etag: string, body: Buffer } | undefined {
-    return this.#kept.get(url)
+  /** The instance kept for `url` requested with `headers` (the same principal and Vary'd fields), if any. */
+  cached (url: string, headers: Record<string, string> = {}): { etag: string, body: Buffer } | undefined {
+    const key = this.#find(url, this.#sent(headers))
+    const entry = key === undefined ? undefined : this.#kept.get(key)
+    return entry === undefined ? undefined : { etag: entry.etag, body: entry.body }
   }
 
-  /** Forgets the instance kept for `url`. */
+  /** Forgets every instance kept for `url`, whoever requested it. */
   forget (url: string): void {
-    const old = this.#kept.get(url)
-    if (old === undefined) return
-    this.#kept.delete(url)
-    this.#bytes -= old.body.length
+    const keys = this.#byUrl.get(url)
+    if (keys === undefined) return
+    for (const key of [...keys]) this.#drop(key)
   }
 
   /** GET `url`; `headers` are sent too (A-IM and If-None-Match are the client's own). */
   async get (url: string, headers: Record<string, string> = {}): Promise<DeltaResult> {
-    const kept = this.#kept.get(url)
+    const sent = this.#sent(headers)
+    const key = this.#find(url, sent)
+    const kept = key === undefined ? undefined : this.#kept.get(key)
     try {
-      return await this.#get(url, headers, kept)
+      return await this.#get(url, headers, sent, key, kept)
     } catch (err) {
-      if (!(err instanceof DeltaClientError) || kept === undefined) throw err
+      if (!(err instanceof DeltaClientError) || err.code === BODY_TOO_LARGE || key === undefined) throw err
       // The kept base did not give a valid instance: ask for the whole instance once.
-      this.forget(url)
-      return await this.#get(url, headers, undefined)
+      this.#drop(key)
+      return await this.#get(url, headers, sent, undefined, undefined)
     }
   }
 
-  async #get (url: string, extra: Record<string, string>, kept: Kept | undefined): Promise<DeltaResult> {
+  /** The request's fields as sent (lower case), the client's own A-IM included. */
+  #sent (headers: Record<string, string>): Map<string, string> {
+    const sent = lowerCased(headers)
+    sent.set('a-im', this.#aim)
+    return sent
+  }
+
+  /** RFC 9111 4.1: the kept instance of `url` whose selecting fields the request matches. */
+  #find (url: string, sent: Map<string, string>): string | undefined {
+    const keys = this.#byUrl.get(url)
+    if (keys === undefined) return undefined
+    for (const key of keys) {
+      const entry = this.#kept.get(key) as Entry
+      if (keyOf(url, entry.fields, sent) === key) return key
+    }
+    return undefined
+  }
+
+  async #get (url: string, extra: Record<string, string>, sent: Map<string, string>, key: string | undefined, kept: Entry | undefined): Promise<DeltaResult> {
     const headers: Record<string, string> = { ...extra, 'a-im': this.#aim }
     if (kept !== undefined) headers['if-none-match'] = kept.etag
     const res = await this.#fetch(url, { method: 'GET', headers })
-    const wire = Buffer.from(await res.arrayBuffer())
+    const wire = await readBounded(res, this.#maxInstanceBytes)
     const etag = res.headers.get('etag') ?? undefined
     const result: DeltaResult = { status: res.status, wireStatus: res.status, body: wire, etag, im: [], notModified: false, wireBytes: wire.length, headers: res.headers }
-    if (kept !== undefined && (res.status === 304 || (res.status === 412 && etag === kept.etag))) {
+    if (kept !== undefined && key !== undefined && (res.status === 304 || (res.status === 412 && etag === kept.etag))) {
       // RFC 9110 15.4.5 (304), conventions (Conditional requests) (412 for a matching If-None-Match): the kept instance is current.
-      this.#touch(url, kept)
+      this.#touch(key, kept)
       return { ...result, status: 200, body: kept.body, etag: kept.etag, notModified: true }
     }
     if (res.status === 226) {
       const im = parseWeightedTokens(res.headers.get('im') ?? '').map((m) => m.token)
       const body = this.#undo(im, wire, kept, res.headers.get('delta-base'))
       if (etag === undefined) throw new DeltaClientError('a 226 response must carry the ETag of the instance (RFC 3229 10.4.1)')
-      this.#keep(url, etag, body)
+      this.#keep(url, sent, key, res.headers.get('vary'), etag, body)
       return { ...result, status: 200, body, im }
     }
     if (res.status === 200) {
       const tag = etag === undefined ? null : parseEntityTag(etag)
-      if (tag !== null && !tag.weak) this.#keep(url, etag as string, wire)
-      else this.forget(url)
+      if (tag !== null && !tag.weak) this.#keep(url, sent, key, res.headers.get('vary'), etag as string, wire)
+      else if (key !== undefined) this.#drop(key)
     }
     return result
   }
 
   /** RFC 3229 10.5.2: the manipulations were applied in IM's order; undo them in reverse. */
-  #undo (im: string[], wire: Buffer, kept: Kept | undefined, deltaBase: string | null): Buffer {
+  #undo (im: string[], wire: Buffer, kept: Entry | undefined, deltaBase: string | null): Buffer {
     if (im.length === 0) throw new DeltaClientError('a 226 response without IM')
     let data = wire
     for (let i = im.length - 1; i >= 0; i--) {
@@ -175,18 +285,39 @@ export class DeltaClient {
     return data
   }
 
-  #touch (url: string, kept: Kept): void {
-    this.#kept.delete(url)
-    this.#kept.set(url, kept)
+  #touch (key: string, entry: Entry): void {
+    this.#kept.delete(key)
+    this.#kept.set(key, entry)
   }
 
-  #keep (url: string, etag: string, body: Buffer): void {
-    this.forget(url)
-    if (body.length > this.#maxBytes) return
-    this.#kept.set(url, { etag, body })
+  #drop (key: string): void {
+    const entry = this.#kept.get(key)
+    if (entry === undefined) return
+    this.#kept.delete(key)
+    this.#bytes -= entry.body.length
+    const keys = this.#byUrl.get(entry.url) as Set<string>
+    keys.delete(key)
+    if (keys.size === 0) this.#byUrl.delete(entry.url)
+  }
+
+  /**
+   * Keeps `body` as the instance of `url` for requests with the same selecting fields as
+   * this one (RFC 9111 4.1: those the response's Vary names, and always the principal's).
+   * The instance the request was sent against (`previous`) is replaced; "Vary: *" keeps nothing.
+   */
+  #keep (url: string, sent: Map<string, string>, previous: string | undefined, vary: string | null, etag: string, body: Buffer): void {
+    if (previous !== undefined) this.#drop(previous)
+    const fields = varyFields(vary)
+    if (fields === null || body.length > this.#maxBytes) return
+    const key = keyOf(url, fields, sent)
+    this.#drop(key)
+    this.#kept.set(key, { url, fields, etag, body })
+    let keys = this.#byUrl.get(url)
+    if (keys === undefined) this.#byUrl.set(url, keys = new Set())
+    keys.add(key)
     this.#bytes += body.length
     while (this.#kept.size > this.#maxEntries || this.#bytes > this.#maxBytes) {
-      this.forget(this.#kept.keys().next().value as string)
+      this.#drop(this.#kept.keys().next().value as string)
     }
   }
 }

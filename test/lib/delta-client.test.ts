@@ -1,11 +1,12 @@
 import { test } from 'tap'
 import { gzipSync } from 'node:zlib'
 import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { fetch as undiciFetch } from 'undici'
 import { listen } from '../helpers/app'
 import { httpConventions, serverOptions, type Profile } from '../../plugins/index'
-import { DeltaClient, DeltaClientError, type DeltaClientOptions } from '../../lib/delta-client'
+import { DeltaClient, DeltaClientError, BODY_TOO_LARGE, type DeltaClientOptions } from '../../lib/delta-client'
 import { encode } from '../../lib/vcdiff/index'
 
 const paragraphs = (n: number, tag: string): string[] => Array.from({ length: n }, (_, i) => `${tag} ${i}: ${'lorem ipsum dolor sit amet '.repeat(3 + (i % 5))}${i * 7919}`)
@@ -184,7 +185,7 @@ test('the kept instances are bounded by count and by bytes, least recently used 
     ok200('"d"', body(30)),
     ok200('"e"', body(41))
   ])
-  const client = new DeltaClient({ fetch: f.fetch, maxEntries: 2, maxBytes: 40 })
+  const client = new DeltaClient({ fetch: f.fetch, maxEntries: 2, maxBytes: 40, maxInstanceBytes: 100 })
   await client.get('http://x/a')
   await client.get('http://x/b')
   t.equal((await client.get('http://x/a')).notModified, true, 'a is the most recently used now')
@@ -195,7 +196,7 @@ test('the kept instances are bounded by count and by bytes, least recently used 
   t.equal(client.cached('http://x/a'), undefined, '30 + 10 + 10 B is over 40 B')
   t.equal(client.bytes, 40)
   await client.get('http://x/e')
-  t.equal(client.cached('http://x/e'), undefined, 'an instance over maxBytes is not kept')
+  t.equal(client.cached('http://x/e'), undefined, 'an instance over maxBytes (within maxInstanceBytes) is passed on, not kept')
   client.forget('http://x/none')
   t.equal(client.bytes, 40)
 })
@@ -259,4 +260,108 @@ test('bounded output: a small vcdiff 226 declaring a target past maxInstanceByte
   const noRetry = new DeltaClient({ fetch: scripted([ok200('"v1"'), im226({ etag: '"v2"', im: 'vcdiff' }, bomb), im226({ etag: '"v2"', im: 'gzip' }, gzipSync(Buffer.alloc(2 * MiB)))]).fetch, maxBytes: MiB })
   await noRetry.get('http://x/doc')
   await t.rejects(noRetry.get('http://x/doc'), { name: 'DeltaClientError', message: /gzip/ }, 'a hostile retry is refused too')
+})
+
+test('RFC 9111 4.1: one client, two principals: an instance kept for one Authorization is never another\'s base or "not modified"', async (t) => {
+  // A server whose ETag names the resource's version, not the representation each user gets:
+  // the 412/304 it answers the second user must not hand them the first user's body.
+  for (const profile of ['spec', 'rfc9110'] as const) {
+    const app = Fastify(serverOptions)
+    await app.register(httpConventions, { profile })
+    app.get('/doc', { config: { conditional: { validators: () => ({ etag: 'v1' }) }, deltaEncoding: true } }, async (request, reply) =>
+      reply.type('text/plain').send(`${String(request.headers.authorization)}: ${paragraphs(20, 'p').join('\n')}`))
+    const port = await listen(app)
+    t.teardown(() => app.close())
+    const url = `http://127.0.0.1:${port}/doc`
+    const client = new DeltaClient()
+    const alice = await client.get(url, { authorization: 'Bearer alice' })
+    t.match(alice.body.toString(), /^Bearer alice: /)
+    const bob = await client.get(url, { Authorization: 'Bearer bob' })
+    t.equal(bob.notModified, false, `${profile}: bob's request named no instance of alice's`)
+    t.match(bob.body.toString(), /^Bearer bob: /)
+    const anonymous = await client.get(url)
+    t.match(anonymous.body.toString(), /^undefined: /, 'nor an anonymous one')
+    const again = await client.get(url, { authorization: 'Bearer alice' })
+    t.equal(again.notModified, true, 'alice\'s own instance is still hers')
+    t.match(again.body.toString(), /^Bearer alice: /)
+    t.match(client.cached(url, { authorization: 'Bearer bob' })?.body.toString(), /^Bearer bob: /)
+    t.equal(client.cached(url, { authorization: 'Bearer carol' }), undefined)
+  }
+})
+
+test('RFC 9111 4.1: the instance is kept per value of the fields its Vary names; Vary: * keeps nothing', async (t) => {
+  const f = scripted([
+    () => new Response('english', { status: 200, headers: { etag: '"en"', vary: 'Accept-Language, A-IM' } }),
+    () => new Response('français', { status: 200, headers: { etag: '"fr"', vary: 'accept-language' } }),
+    () => new Response(null, { status: 304, headers: { etag: '"en"' } }),
+    () => new Response('star', { status: 200, headers: { etag: '"s"', vary: '*' } }),
+    () => new Response('star', { status: 200, headers: { etag: '"s"', vary: '*' } }),
+    () => new Response('cookie', { status: 200, headers: { etag: '"c"' } }),
+    () => new Response('other cookie', { status: 200, headers: { etag: '"d"' } })
+  ])
+  const client = new DeltaClient({ fetch: f.fetch })
+  await client.get('http://x/doc', { 'accept-language': 'en' })
+  const fr = await client.get('http://x/doc', { 'Accept-Language': 'fr' })
+  t.equal(f.seen[1]['if-none-match'], undefined, 'the French request named no English instance')
+  t.equal(fr.body.toString(), 'français')
+  const en = await client.get('http://x/doc', { 'accept-language': 'en', 'x-trace': '1' })
+  t.equal(f.seen[2]['if-none-match'], '"en"', 'a field the response does not vary on does not split the key')
+  t.equal(en.body.toString(), 'english')
+  await client.get('http://x/star')
+  await client.get('http://x/star')
+  t.equal(f.seen[4]['if-none-match'], undefined, 'Vary: * is never matched')
+  await client.get('http://x/c', { cookie: 'session=a' })
+  await client.get('http://x/c', { cookie: 'session=b' })
+  t.equal(f.seen[6]['if-none-match'], undefined, 'Cookie always selects, like Authorization')
+  client.forget('http://x/doc')
+  t.equal(client.cached('http://x/doc', { 'accept-language': 'en' }), undefined, 'forget drops every variant of the URL')
+  t.equal(client.cached('http://x/doc', { 'accept-language': 'fr' }), undefined)
+})
+
+test('bounded input: the wire body is read as a stream and refused past maxInstanceBytes, without reading the rest', async (t) => {
+  const MiB = 1024 * 1024
+  let written = 0
+  const closed: Array<Promise<void>> = []
+  const server = createServer((req, res) => {
+    const declare = req.url === '/declared'
+    res.writeHead(200, declare ? { etag: '"big"', 'content-length': String(256 * MiB) } : { etag: '"big"' })
+    const chunk = Buffer.alloc(64 * 1024, 0x61)
+    closed.push(new Promise((resolve) => res.once('close', resolve)))
+    const pump = (): void => {
+      while (!res.destroyed && written < 256 * MiB) {
+        written += chunk.length
+        if (!res.write(chunk)) return void res.once('drain', pump)
+      }
+      if (!res.destroyed) res.end()
+    }
+    pump()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const { port } = server.address() as { port: number }
+  for (const fetcher of [undefined, undiciFetch as unknown as DeltaClientOptions['fetch']]) {
+    written = 0
+    const client = new DeltaClient({ fetch: fetcher, maxBytes: MiB })
+    await t.rejects(client.get(`http://127.0.0.1:${port}/stream`), { name: 'DeltaClientError', code: BODY_TOO_LARGE })
+    await closed[closed.length - 1]
+    t.ok(written < 64 * MiB, `the client stopped reading: the server wrote ${(written / MiB).toFixed(1)} MiB of 256`)
+    t.equal(client.bytes, 0)
+  }
+  written = 0
+  const declared = new DeltaClient({ maxBytes: MiB })
+  await t.rejects(declared.get(`http://127.0.0.1:${port}/declared`), { code: BODY_TOO_LARGE }, 'a Content-Length over the bound is refused')
+  await closed[closed.length - 1]
+  t.ok(written < 64 * MiB)
+})
+
+test('bounded input: a body over the bound is refused even with a kept base (no retry), also from a fetch without streams', async (t) => {
+  const f = scripted([ok200('"v1"', Buffer.alloc(100)), () => new Response(Buffer.alloc(2048), { status: 200, headers: { etag: '"v2"' } })])
+  const client = new DeltaClient({ fetch: f.fetch, maxBytes: 1024 })
+  await client.get('http://x/doc')
+  await t.rejects(client.get('http://x/doc'), { code: BODY_TOO_LARGE })
+  t.equal(f.seen.length, 2, 'not fetched again')
+  t.equal(client.cached('http://x/doc')?.etag, '"v1"', 'the kept instance stays')
+  const plain = (body: Buffer): DeltaClientOptions['fetch'] => async () => ({ status: 200, headers: { get: () => null }, arrayBuffer: async () => body.buffer.slice(body.byteOffset, body.byteOffset + body.length) as ArrayBuffer })
+  await t.rejects(new DeltaClient({ fetch: plain(Buffer.alloc(11)), maxBytes: 10 }).get('http://x/doc'), { code: BODY_TOO_LARGE })
+  t.equal((await new DeltaClient({ fetch: plain(Buffer.alloc(10)), maxBytes: 10 }).get('http://x/doc')).body.length, 10)
 })

@@ -15,12 +15,20 @@
  *
  * The transform works on the route schema @fastify/swagger converts: a response is a JSON
  * schema whose `description` and `headers` (JSON schemas by name) become the response's.
+ * It writes OpenAPI 3 shapes (`content` by media type) for `openapi: {...}`, and Swagger 2.0
+ * shapes for @fastify/swagger's `swagger: {...}` mode: a response's body is its `schema`, the
+ * media types go to the operation's `consumes` and `produces`, the security schemes to
+ * `securityDefinitions` (Swagger 2.0 has a `basic` type only: Bearer and Digest are described
+ * as the `Authorization` header they are sent in).
  */
 import type { RouteOptions } from 'fastify'
 import envelopeSchema from '../schemas/errors.json'
 import { methodsOf } from './shared'
 
 export type ResponseBody = 'envelope' | 'text' | 'html' | 'none'
+
+/** The document being built: OpenAPI 3.x (`openapi: {...}`) or Swagger 2.0 (`swagger: {...}`). */
+export type DocumentFormat = 'openapi' | 'swagger2'
 
 export interface ConventionResponse { description: string, body: ResponseBody, headers?: string[] }
 
@@ -101,20 +109,21 @@ const HEADER_DESCRIPTIONS: Record<string, string> = {
 
 const NO_BODY = Object.freeze({ type: 'null' })
 
-function mediaOf (body: ResponseBody): Record<string, unknown> | undefined {
-  if (body === 'envelope') return { 'application/json': { schema: envelopeBody } }
-  if (body === 'text') return { 'text/plain': { schema: { type: 'string' } } }
-  if (body === 'html') return { 'text/html': { schema: { type: 'string' } } }
-  return undefined
+/** Each kind of body: its media type and its JSON schema. */
+const BODIES: Record<Exclude<ResponseBody, 'none'>, [string, Json]> = {
+  envelope: ['application/json', envelopeBody],
+  text: ['text/plain', { type: 'string' }],
+  html: ['text/html', { type: 'string' }]
 }
 
 /** A recorded response as @fastify/swagger reads a route's response schema. */
-function openApiResponse (r: ConventionResponse): Record<string, unknown> {
+function openApiResponse (r: ConventionResponse, format: DocumentFormat): Record<string, unknown> {
   const out: Record<string, unknown> = { description: r.description }
-  const content = mediaOf(r.body)
   // `type: 'null'`: @fastify/swagger documents no content (304, 226 bodies are not JSON).
-  if (content === undefined) Object.assign(out, NO_BODY)
-  else out.content = content
+  if (r.body === 'none') Object.assign(out, NO_BODY)
+  // Swagger 2.0: the response's schema is the body's; its media type is in `produces`.
+  else if (format === 'swagger2') Object.assign(out, BODIES[r.body][1])
+  else out.content = { [BODIES[r.body][0]]: { schema: BODIES[r.body][1] } }
   if (r.headers !== undefined) {
     // Header schemas, by name: @fastify/swagger wraps each into { schema } itself.
     out.headers = Object.fromEntries(r.headers.map((h) => [h, HEADER_DESCRIPTIONS[h] === undefined ? { type: 'string' } : { type: 'string', description: HEADER_DESCRIPTIONS[h] }]))
@@ -128,13 +137,12 @@ function isObject (v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-const NOT_FOUND = {
-  description: 'Not Found: there is no resource to patch',
-  content: {
-    'application/json': {
-      schema: { type: 'object', properties: { statusCode: { type: 'integer' }, error: { type: 'string' }, message: { type: 'string' } } }
-    }
-  }
+const NOT_FOUND_BODY = { type: 'object', properties: { statusCode: { type: 'integer' }, error: { type: 'string' }, message: { type: 'string' } } }
+const NOT_FOUND_DESCRIPTION = 'Not Found: there is no resource to patch'
+
+/** A response with a JSON body, in the document's shape. */
+function jsonResponse (description: string, schema: Json, format: DocumentFormat): Json {
+  return format === 'swagger2' ? { ...schema, description } : { description, content: { 'application/json': { schema } } }
 }
 
 function isPatchRoute (route: { method?: unknown, config?: unknown }): boolean {
@@ -144,19 +152,22 @@ function isPatchRoute (route: { method?: unknown, config?: unknown }): boolean {
 const SUCCESS = /^(2(\d\d|XX)|default)$/i
 
 /** The success response of a route that documents none. */
-function successResponse (route: { method?: unknown, config?: unknown }): [string, Json] {
+function successResponse (route: { method?: unknown, config?: unknown }, format: DocumentFormat): [string, Json] {
   const methods = methodsOf(route)
   const patch = (route.config as { patch?: unknown } | undefined)?.patch
   if (methods.includes('PATCH') && isObject(patch) && isObject(patch.schema)) {
     const { $id: _i, $schema: _s, ...resource } = patch.schema
-    return ['200', { description: 'OK: the patched resource', content: { 'application/json': { schema: resource } } }]
+    return ['200', jsonResponse('OK: the patched resource', resource, format)]
   }
   if (methods.length > 0 && methods.every((m) => m === 'DELETE')) return ['204', { description: 'No Content: the resource is deleted', ...NO_BODY }]
   return ['200', { description: 'Default Response' }]
 }
 
-/** Adds the recorded responses to a route schema (those the route documents itself win), and a success response if it has none. */
-export function withConventionResponses (schema: Json | undefined, route: { config?: unknown, method?: unknown }): Json {
+/**
+ * Adds the recorded responses to a route schema (those the route documents itself win), and
+ * a success response if it has none; in OpenAPI 3 shapes, or Swagger 2.0's with `format: 'swagger2'`.
+ */
+export function withConventionResponses (schema: Json | undefined, route: { config?: unknown, method?: unknown }, format: DocumentFormat = 'openapi'): Json {
   const recorded = conventionResponses(route)
   const keys = Object.keys(recorded)
   if (keys.length === 0) return schema ?? {}
@@ -164,12 +175,12 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   const response: Json = { ...own }
   // Without a response schema @fastify/swagger documents a default 200: keep one.
   if (!Object.keys(response).some((s) => SUCCESS.test(s))) {
-    const [status, success] = successResponse(route)
+    const [status, success] = successResponse(route, format)
     response[status] = success
   }
-  for (const status of keys) response[status] ??= openApiResponse(recorded[status])
+  for (const status of keys) response[status] ??= openApiResponse(recorded[status], format)
   // The patch plugin answers 404 itself when `load` finds no resource (RFC 5789 2.2).
-  if (isPatchRoute(route)) response['404'] ??= NOT_FOUND
+  if (isPatchRoute(route)) response['404'] ??= jsonResponse(NOT_FOUND_DESCRIPTION, NOT_FOUND_BODY, format)
   return { ...schema, response }
 }
 
@@ -198,19 +209,27 @@ const PATCH_TYPES: Record<string, [string, Json]> = {
   'merge-patch': ['application/merge-patch+json', MERGE_PATCH_SCHEMA]
 }
 
+/** A body in several media types: OpenAPI 3's `content`, or Swagger 2.0's one schema and `consumes`. */
+interface RequestBody { content: Json, consumes: string[], schema: Json }
+
 /** The request body of a PATCH route of the patch plugin: one entry per accepted format. */
-function patchBody (patch: Json): Json {
+function patchBody (patch: Json): RequestBody {
   const formats = Array.isArray(patch.formats) ? patch.formats : ['json-patch', 'merge-patch']
   const content: Json = {}
+  const schemas: Json[] = []
   for (const f of formats) {
     const known = PATCH_TYPES[String(f)]
-    if (known !== undefined) content[known[0]] = { schema: known[1] }
+    if (known !== undefined) { content[known[0]] = { schema: known[1] }; schemas.push(known[1]) }
   }
-  return { content }
+  // Swagger 2.0 has one body schema and no oneOf: both formats are told apart by Content-Type.
+  const schema = schemas.length === 1
+    ? schemas[0]
+    : { description: 'By Content-Type: application/json-patch+json, a JSON Patch document (RFC 6902: an array of operations); application/merge-patch+json, a JSON Merge Patch (RFC 7396: an object)' }
+  return { content, consumes: Object.keys(content), schema }
 }
 
 /** The body schema in each media type the route accepts, when that is more than JSON. */
-function bodyMedia (body: unknown, contentType: unknown): Json | undefined {
+function bodyMedia (body: unknown, contentType: unknown): RequestBody | undefined {
   if (!isObject(body) || body.content !== undefined || !isObject(contentType)) return undefined
   const accept = Array.isArray(contentType.accept) ? contentType.accept.map((t) => String(t).toLowerCase()) : undefined
   const xml = isObject(contentType.xml) && typeof contentType.xml.root === 'string' ? contentType.xml.root : undefined
@@ -218,12 +237,10 @@ function bodyMedia (body: unknown, contentType: unknown): Json | undefined {
   const types = accept ?? (xml === undefined ? [] : ['application/json', 'application/xml'])
   if (!types.includes('application/xml')) return undefined
   const content: Json = {}
-  for (const type of types) {
-    if (type !== 'application/xml') content[type] = { schema: body }
-    else if (xml === undefined) content[type] = { schema: body }
-    else content[type] = { schema: body.$ref === undefined ? { ...body, xml: { name: xml } } : { allOf: [body], xml: { name: xml } } }
-  }
-  return { content }
+  const named = xml === undefined ? body : body.$ref === undefined ? { ...body, xml: { name: xml } } : { allOf: [body], xml: { name: xml } }
+  for (const type of types) content[type] = { schema: type === 'application/xml' ? named : body }
+  // Swagger 2.0: one schema for every type; the XML element's name rides along (JSON ignores it).
+  return { content, consumes: types, schema: named }
 }
 
 const PRECONDITION_HEADERS: Array<[string, string, boolean]> = [
@@ -253,46 +270,85 @@ function requestHeaders (own: unknown, route: { method?: unknown }, recorded: Re
   return { ...own, type: own.type ?? 'object', properties }
 }
 
-interface OpenApiObject { openapi?: string, components?: Json }
+interface OpenApiObject { openapi?: string, swagger?: string, components?: Json, securityDefinitions?: Json }
 
-/** Adds the suite's security schemes the document lacks; returns false when it cannot hold them (Swagger 2). */
-function ensureSecuritySchemes (doc: OpenApiObject | undefined, names: string[]): boolean {
-  if (doc === undefined || typeof doc.openapi !== 'string') return false
+/**
+ * The suite's schemes as Swagger 2.0 security definitions: its only HTTP type is `basic`, so
+ * Bearer and Digest are described as the Authorization header that carries them.
+ */
+export const conventionSecurityDefinitions: Readonly<Record<string, Record<string, string>>> = Object.freeze({
+  basicAuth: Object.freeze({ type: 'basic', description: 'HTTP Basic (RFC 7617), UTF-8 credentials' }),
+  bearerAuth: Object.freeze({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Bearer token (RFC 6750): Authorization: Bearer <token>' }),
+  digestAuth: Object.freeze({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'HTTP Digest (RFC 7616): SHA-256 or MD5, qop=auth; answer the WWW-Authenticate challenge of a 401' })
+})
+
+/** Adds the suite's security schemes the document lacks; returns false when there is no document to add them to. */
+function ensureSecuritySchemes (doc: OpenApiObject | undefined, names: string[], format: DocumentFormat): boolean {
+  if (doc === undefined) return false
+  if (format === 'swagger2') {
+    const definitions = (isObject(doc.securityDefinitions) ? doc.securityDefinitions : (doc.securityDefinitions = {}))
+    for (const name of names) definitions[name] ??= { ...conventionSecurityDefinitions[name] }
+    return true
+  }
+  if (typeof doc.openapi !== 'string') return false
   const components = doc.components ?? (doc.components = {})
   const schemes = (isObject(components.securitySchemes) ? components.securitySchemes : (components.securitySchemes = {})) as Json
   for (const name of names) schemes[name] ??= { ...conventionSecuritySchemes[name] }
   return true
 }
 
+/** The media types of the route's answers, for Swagger 2.0's `produces`: JSON (XML where the route answers it), then the error bodies'. */
+function producesOf (recorded: Record<string, ConventionResponse>, contentType: unknown): string[] {
+  const types = new Set(['application/json'])
+  if (isObject(contentType) && isObject(contentType.xml)) types.add('application/xml')
+  for (const r of Object.values(recorded)) if (r.body !== 'none') types.add(BODIES[r.body][0])
+  return [...types]
+}
+
 /**
- * `transform` for @fastify/swagger: `fastify.register(swagger, { openapi: {...}, transform: conventionsOpenApiTransform })`.
- * Security schemes are added to the document being built (`openapiObject`) when a
- * protected route is met.
+ * Swagger 2.0's Schema Object has no `$schema`: @fastify/swagger keeps the keyword on the
+ * shared schemas it lists in `definitions` (the suite's error envelope among them), which
+ * makes the document invalid. The definitions are built before any route is transformed.
  */
-export function conventionsOpenApiTransform ({ schema, url, route, openapiObject }: { schema?: unknown, url: string, route: { config?: unknown, method?: unknown }, openapiObject?: unknown }): { schema: Record<string, unknown>, url: string } {
+function withoutSchemaKeyword (doc: OpenApiObject | undefined): void {
+  const definitions = (doc as { definitions?: unknown } | undefined)?.definitions
+  if (!isObject(definitions)) return
+  for (const definition of Object.values(definitions)) if (isObject(definition)) delete definition.$schema
+}
+
+/**
+ * `transform` for @fastify/swagger: `fastify.register(swagger, { openapi: {...}, transform: conventionsOpenApiTransform })`
+ * (or `swagger: {...}` for a Swagger 2.0 document). Security schemes are added to the
+ * document being built (`openapiObject`, `swaggerObject`) when a protected route is met.
+ */
+export function conventionsOpenApiTransform ({ schema, url, route, openapiObject, swaggerObject }: { schema?: unknown, url: string, route: { config?: unknown, method?: unknown }, openapiObject?: unknown, swaggerObject?: unknown }): { schema: Record<string, unknown>, url: string } {
   const base = schema as Json | undefined
+  const doc = (openapiObject ?? swaggerObject) as OpenApiObject | undefined
+  const format: DocumentFormat = swaggerObject !== undefined || doc?.swagger !== undefined ? 'swagger2' : 'openapi'
+  if (format === 'swagger2') withoutSchemaKeyword(doc)
   const recorded = conventionResponses(route)
   if (Object.keys(recorded).length === 0 && conventionSecurity(route) === null) return { schema: base ?? {}, url }
-  const out: Json = withConventionResponses(base, route)
+  const out: Json = withConventionResponses(base, route, format)
   const config = (route.config ?? {}) as Json
 
   const headers = requestHeaders(out.headers, route, recorded)
   if (headers !== undefined) out.headers = headers
 
-  if (isPatchRoute(route) && out.body === undefined) {
-    out.body = patchBody(config.patch as Json)
-  } else {
-    const body = bodyMedia(out.body, config.contentType)
-    if (body !== undefined) out.body = body
+  const body = isPatchRoute(route) && out.body === undefined ? patchBody(config.patch as Json) : bodyMedia(out.body, config.contentType)
+  if (body !== undefined && format === 'swagger2') {
+    out.body = body.schema
+    out.consumes ??= body.consumes
+  } else if (body !== undefined) {
+    out.body = { content: body.content }
   }
+  if (format === 'swagger2') out.produces ??= producesOf(recorded, config.contentType)
 
   const security = conventionSecurity(route)
   if (security !== null && out.security === undefined && security.schemes.length > 0) {
-    const doc = openapiObject as OpenApiObject | undefined
     const names = security.schemes.map((s) => SCHEME_NAMES[s])
-    if (ensureSecuritySchemes(doc, names)) {
-      // OpenAPI 3.0 allows scopes only for OAuth 2 and OpenID Connect; 3.1 lets HTTP schemes list roles.
-      const scopes = doc?.openapi?.startsWith('3.0') === true ? [] : [...(security.scopes ?? [])]
+    if (ensureSecuritySchemes(doc, names, format)) {
+      // OpenAPI 3.0 and Swagger 2.0 allow scopes only for OAuth 2 (and OpenID Connect); 3.1 lets HTTP schemes list roles.
+      const scopes = format === 'swagger2' || doc?.openapi?.startsWith('3.0') === true ? [] : [...(security.scopes ?? [])]
       out.security = names.map((name) => ({ [name]: scopes }))
     }
   }

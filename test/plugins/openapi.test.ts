@@ -3,7 +3,8 @@
  * 3.1 for two validators, on a small app and on the reference service, and document what
  * the conventions add: responses with their headers, a success response where the route
  * gives none, security schemes, precondition and A-IM request headers, the PATCH formats
- * and XML request bodies.
+ * and XML request bodies. In @fastify/swagger's Swagger 2.0 mode (`swagger: {...}`) the
+ * same apps give valid Swagger 2.0 documents with the same responses, in 2.0's shapes.
  */
 import { test } from 'tap'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
@@ -14,6 +15,7 @@ import { httpConventions, serverOptions } from '../../plugins/index'
 import {
   conventionsOpenApiTransform, conventionSecurity, conventionSecuritySchemes, recordResponse, recordSecurity, withConventionResponses
 } from '../../plugins/entries/openapi'
+import { conventionSecurityDefinitions } from '../../plugins/openapi'
 
 type Json = Record<string, any>
 
@@ -57,7 +59,8 @@ const ITEM = {
 
 async function smallApp (openapi: string): Promise<FastifyInstance> {
   const app = Fastify({ ...serverOptions })
-  await app.register(swagger, { openapi: { openapi, info: { title: 'small', version: '1' } }, transform: conventionsOpenApiTransform })
+  const info = { title: 'small', version: '1' }
+  await app.register(swagger, openapi === '2.0' ? { swagger: { info }, transform: conventionsOpenApiTransform } : { openapi: { openapi, info }, transform: conventionsOpenApiTransform })
   await app.register(httpConventions, { auth: { realm: 'r', basic: { users: { ann: 'pw' } }, bearer: { verify: () => null } } })
   const validators = async (): Promise<{ etag: string }> => ({ etag: '"1"' })
   app.get('/plain', async () => 'x')
@@ -135,12 +138,75 @@ for (const version of VERSIONS) {
   })
 }
 
+/** The Swagger 2.0 validation of @apidevtools/swagger-parser: null when valid, else its message. */
+async function validateSwagger2 (doc: Json): Promise<string | null> {
+  try {
+    await SwaggerParser.validate(structuredClone(doc) as never)
+    return null
+  } catch (err) {
+    return (err as Error).message
+  }
+}
+
+test('Swagger 2.0 (@fastify/swagger\'s `swagger` mode): a small app\'s document is valid and documents the conventions in 2.0\'s shapes', async (t) => {
+  const app = await smallApp('2.0')
+  t.teardown(() => app.close())
+  const doc = (await app.inject('/openapi.json')).json() as Json
+  t.equal(doc.swagger, '2.0')
+  t.equal(await validateSwagger2(doc), null, 'valid for @apidevtools/swagger-parser')
+  const paths = doc.paths as Json
+  for (const [path, ops] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(ops as Json)) {
+      t.ok(Object.keys(op.responses).some((s) => /^2/.test(s)), `${method} ${path} documents a 2xx`)
+      for (const [status, res] of Object.entries(op.responses as Json)) t.notOk(res.content ?? res.schema?.content, `${method} ${path} ${status}: a schema, no OpenAPI 3 content`)
+    }
+  }
+  const get = paths['/items/{id}'].get
+  t.match(get.responses['412'], { headers: { ETag: { type: 'string' } }, schema: { type: 'object', required: ['errors'] } }, 'the 412 is the envelope, with the current ETag')
+  t.match(get.responses['226'], { headers: { IM: { type: 'string' }, 'Delta-Base': { type: 'string' } } })
+  t.notOk(get.responses['226'].schema, 'the 226 body is not JSON')
+  t.same(get.produces, ['application/json', 'application/xml'], 'JSON, and XML by Accept')
+  const headerNames = (op: Json): string[] => (op.parameters ?? []).filter((p: Json) => p.in === 'header').map((p: Json) => p.name)
+  t.same(headerNames(get).sort(), ['A-IM', 'If-Match', 'If-Modified-Since', 'If-None-Match', 'If-Unmodified-Since'])
+
+  const patch = paths['/items/{id}'].patch
+  t.same(patch.consumes, ['application/json-patch+json', 'application/merge-patch+json'], 'both PATCH formats, by Content-Type')
+  t.match(patch.parameters.find((p: Json) => p.in === 'body'), { name: 'body', schema: { description: /application\/json-patch\+json/ } })
+  t.match(patch.responses['200'].schema, { type: 'object', required: ['name'] }, 'PATCH answers the patched resource')
+  t.match(patch.responses['404'].schema, { type: 'object' })
+  t.match(patch.responses['401'], { headers: { 'WWW-Authenticate': { type: 'string' } }, schema: { type: 'string' } }, 'the 401 page')
+  t.ok(patch.produces.includes('text/html'), 'the 401 page is HTML')
+  t.ok(patch.produces.includes('text/plain'), 'the 411 is plain text')
+  const mergeOnly = paths['/merge-only/{id}'].patch
+  t.same(mergeOnly.consumes, ['application/merge-patch+json'])
+  t.match(mergeOnly.parameters.find((p: Json) => p.in === 'body').schema, { type: 'object', description: /Merge Patch/ })
+
+  const post = paths['/items'].post
+  t.same(post.consumes, ['application/json', 'application/xml'])
+  t.match(post.parameters.find((p: Json) => p.in === 'body').schema, { xml: { name: 'item' }, required: ['name'] })
+
+  t.same(doc.securityDefinitions, {
+    basicAuth: { type: 'basic', description: 'HTTP Basic (RFC 7617), UTF-8 credentials' },
+    bearerAuth: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Bearer token (RFC 6750): Authorization: Bearer <token>' }
+  }, 'the schemes the app offers: Basic as basic, Bearer as its Authorization header')
+  t.same(post.security, [{ basicAuth: [] }])
+  t.same(paths['/items/{id}'].delete.security, [{ basicAuth: [] }, { bearerAuth: [] }])
+  t.notOk(get.security)
+  for (const definition of Object.values(doc.definitions as Json)) t.notOk((definition as Json).$schema, 'no $schema in a definition (Swagger 2.0 has none)')
+})
+
 // The reference service registers @fastify/swagger for OpenAPI 3.0.3: to build the same
-// service documented in 3.1, the module it loads is replaced by one that sets the version.
+// service documented in 3.1 (or in Swagger 2.0), the module it loads is replaced by one that
+// sets the version (or turns the `openapi` options into `swagger` ones).
 let serviceVersion: string | undefined
 const swaggerId = require.resolve('@fastify/swagger')
 const realSwagger = (require.cache[swaggerId] as NodeJS.Module).exports
 ;(require.cache[swaggerId] as NodeJS.Module).exports = fp(async function versionedSwagger (fastify: FastifyInstance, opts: Json) {
+  if (serviceVersion === '2.0') {
+    const { openapi, ...rest } = opts
+    await fastify.register(realSwagger, { ...rest, swagger: { info: openapi.info } })
+    return
+  }
   await fastify.register(realSwagger, serviceVersion === undefined ? opts : { ...opts, openapi: { ...opts.openapi, openapi: serviceVersion } })
 })
 const { buildService } = require('../../example/app') as typeof import('../../example/app')
@@ -172,6 +238,22 @@ for (const version of VERSIONS) {
   })
 }
 
+test('Swagger 2.0: the reference service documented in @fastify/swagger\'s `swagger` mode is valid', async (t) => {
+  serviceVersion = '2.0'
+  const app = await buildService({ database: ':memory:', bodyLimit: 1048576, profile: 'spec' })
+  serviceVersion = undefined
+  t.teardown(() => app.close())
+  const doc = (await app.inject('/openapi.json')).json() as Json
+  t.equal(doc.swagger, '2.0')
+  t.equal(await validateSwagger2(doc), null, 'valid for @apidevtools/swagger-parser')
+  const article = doc.paths['/articles/{id}']
+  t.ok(article.get.responses['226'])
+  t.same(article.patch.consumes, ['application/json-patch+json', 'application/merge-patch+json'])
+  t.same(doc.paths['/articles'].post.consumes, ['application/json', 'application/xml'])
+  for (const op of [doc.paths['/articles'].post, article.put, article.patch, article.delete]) t.ok(op.security.length > 0, 'writes need credentials')
+  t.same(Object.keys(doc.securityDefinitions).sort(), ['basicAuth', 'bearerAuth', 'digestAuth'])
+})
+
 test('recorders and the transform, unit by unit', async (t) => {
   const route = { method: 'PUT', url: '/x', config: {} } as unknown as RouteOptions
   t.equal(conventionSecurity(route), null, 'nothing recorded: open')
@@ -187,7 +269,11 @@ test('recorders and the transform, unit by unit', async (t) => {
   const doc31: Json = { openapi: '3.1.0', components: { securitySchemes: { digestAuth: { type: 'http', scheme: 'digest', description: 'mine' } } } }
   t.same(conventionsOpenApiTransform({ schema: {}, url: '/x', route, openapiObject: doc31 }).schema.security, [{ digestAuth: ['write'] }], '3.1: scopes as roles')
   t.equal(doc31.components.securitySchemes.digestAuth.description, 'mine', 'a scheme the document defines is kept')
-  t.notOk(conventionsOpenApiTransform({ schema: {}, url: '/x', route, openapiObject: { swagger: '2.0' } }).schema.security, 'Swagger 2: no security added')
+  const swagger2: Json = { swagger: '2.0', definitions: { envelope: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' } } }
+  t.same(conventionsOpenApiTransform({ schema: {}, url: '/x', route, swaggerObject: swagger2 }).schema.security, [{ digestAuth: [] }], 'Swagger 2: no scopes outside OAuth 2')
+  t.same(swagger2.securityDefinitions, { digestAuth: conventionSecurityDefinitions.digestAuth }, 'Digest as the Authorization header it is sent in')
+  t.same(swagger2.definitions, { envelope: { type: 'object' } }, 'Swagger 2: $schema taken out of the definitions')
+  t.notOk(conventionsOpenApiTransform({ schema: {}, url: '/x', route }).schema.security, 'no document at hand: no security added')
   t.same(conventionsOpenApiTransform({ schema: { security: [] }, url: '/x', route, openapiObject: { openapi: '3.0.3' } }).schema.security, [], 'the route\'s own security wins')
 
   const fromConfig = { method: 'GET', url: '/y', config: { auth: { schemes: ['bearer', 'ntlm'], scopes: ['read', 1] } } } as unknown as RouteOptions

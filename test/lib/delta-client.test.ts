@@ -330,7 +330,10 @@ test('bounded input: the wire body is read as a stream and refused past maxInsta
     const pump = (): void => {
       while (!res.destroyed && written < 256 * MiB) {
         written += chunk.length
-        if (!res.write(chunk)) return void res.once('drain', pump)
+        if (!res.write(chunk)) {
+          res.once('drain', pump)
+          return
+        }
       }
       if (!res.destroyed) res.end()
     }

@@ -27,7 +27,7 @@ import { INVALID, normalizeEntityTag } from '../lib/headers/etag'
 import { formatHttpDate, parseHttpDate } from '../lib/headers/http-date'
 import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
-import { serializeEnvelope } from './errors'
+import { formatFor, problemBody, serializeEnvelope, type ErrorFormat } from './errors'
 import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './compose'
 import { assertProfile, isThenable, rejectUnknownKeys } from './shared'
 
@@ -124,6 +124,8 @@ const ROUTE_KEYS = new Set(['validators', 'requirePrecondition', 'creates'])
 const ETAG_KEYS = new Set(['algorithm', 'weak'])
 const SAFE = new Set(['GET', 'HEAD'])
 const NO_CONDITIONS: ParsedConditions = Object.freeze({})
+const NOT_MODIFIED_ETAG = 'not modified: the current entity-tag matches If-None-Match'
+const NOT_MODIFIED_DATE = 'not modified since If-Modified-Since'
 const LOST_RACE = 'the resource changed while this request was processed; GET it again and retry with its new ETag'
 // RFC 9110 15.4.5: a 304 carries no content and no representation metadata but the cache-related fields.
 const NOT_MODIFIED_DROPS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-range', 'transfer-encoding']
@@ -152,10 +154,10 @@ function message (outcome: Failed, conditions: ParsedConditions, exists: boolean
       if (conditions.ifMatch === INVALID) return 'If-Match is not a valid entity-tag list (RFC 9110 13.1.1); the request was not applied'
       return exists ? 'the current entity-tag of the resource does not match If-Match' : 'the resource does not exist'
     case 'If-Unmodified-Since': return 'the resource was modified after If-Unmodified-Since'
-    case 'If-Modified-Since': return 'not modified since If-Modified-Since'
+    case 'If-Modified-Since': return NOT_MODIFIED_DATE
     default:
       if (conditions.ifNoneMatch === INVALID) return 'If-None-Match is not a valid entity-tag list (RFC 9110 13.1.2); the request was not applied'
-      if (outcome.outcome === 'not-modified') return 'not modified: the current entity-tag matches If-None-Match'
+      if (outcome.outcome === 'not-modified') return NOT_MODIFIED_ETAG
       return conditions.ifNoneMatch === '*' ? 'the resource exists (If-None-Match: *)' : 'the current entity-tag of the resource matches If-None-Match'
   }
 }
@@ -313,10 +315,15 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
   const notModifiedStatus = opts.notModifiedStatus ?? profileDefaults(opts.profile).notModifiedStatus
   const requireAll = opts.requirePrecondition ?? false
   const requireMethods = new Set((opts.requirePreconditionMethods ?? ['PUT', 'PATCH', 'DELETE']).map((m) => m.toUpperCase()))
+  // The two "not modified" envelopes (If-None-Match, If-Modified-Since), serialized once.
+  const notModifiedEtagBody = Buffer.from(serializeEnvelope({ errors: [{ field: 'If-None-Match', message: NOT_MODIFIED_ETAG }] }))
+  const notModifiedDateBody = Buffer.from(serializeEnvelope({ errors: [{ field: 'If-Modified-Since', message: NOT_MODIFIED_DATE }] }))
 
   function compile (c: RouteCompiler): void {
-    if (notModifiedStatus === 412 && c.config.conditional !== false) c.check('onSend', 'conditional:elsewhere', notModifiedElsewhere)
     const own = routeConfig(c)
+    // Conventions (Which answers the conditional convention governs): a 304 another plugin
+    // writes (@fastify/static, swagger-ui's assets) stays a 304 unless the route opts in.
+    if (notModifiedStatus === 412 && own !== null) c.check('onSend', 'conditional:elsewhere', notModifiedElsewhere)
     // A PATCH route's loader doubles as its validators provider (one read per request).
     const provided = c.use(PROVIDES.validators) as ValidatorsProvider | undefined
     if (own === null && provided === undefined) return
@@ -329,6 +336,8 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
       throw invalidOption(c.where, `config.conditional needs a validators provider on ${unsafe.join(', ')}: preconditions are evaluated before the handler`)
     }
     const require = config.requirePrecondition ?? requireAll
+    // The route's error format, where the kernel tells it (a direct "not modified" answer needs it).
+    const errorFormat = (c as RouteCompiler & { readonly errorFormat?: ErrorFormat }).errorFormat
     const creates = config.creates
     const safe = methods.some((m) => SAFE.has(m))
     const head = methods.includes('HEAD')
@@ -350,19 +359,19 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     }
 
     function providerPreHandler (read: ValidatorsProvider): HookStep {
-      return function conditionalProviderPreHandler (request: FastifyRequest, _reply: FastifyReply, done: Next): void {
+      return function conditionalProviderPreHandler (request: FastifyRequest, reply: FastifyReply, done: Next): void {
         let value
         try {
           value = read(request as RouteRequest)
         } catch (err) {
           return done(err as Error)
         }
-        if (isThenable(value)) value.then((v) => decide(request, v, done), done)
-        else decide(request, value, done)
+        if (isThenable(value)) value.then((v) => decide(request, reply, v, done), done)
+        else decide(request, reply, value, done)
       }
     }
 
-    function decide (request: FastifyRequest, value: ProvidedValidators | null | undefined, done: Next): void {
+    function decide (request: FastifyRequest, reply: FastifyReply, value: ProvidedValidators | null | undefined, done: Next): void {
       let current: Current
       try {
         current = readProvided(value)
@@ -388,11 +397,16 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
         if (require && current.exists && requireMethods.has(method) && !hasWritePrecondition(conditions)) return done(required(request))
         return done()
       }
-      if (outcome.outcome === 'not-modified' && notModifiedStatus === 304) {
-        // RFC 9110 15.4.5: the 304 keeps the headers a 200 would carry, so the handler still
-        // runs (a safe method) and onSend turns its answer into the 304.
-        (request as Tracked)[kOutcome] = outcome
-        return done()
+      if (outcome.outcome === 'not-modified') {
+        if (notModifiedStatus === 304) {
+          // RFC 9110 15.4.5: the 304 keeps the headers a 200 would carry, so the handler still
+          // runs (a safe method) and onSend turns its answer into the 304.
+          (request as Tracked)[kOutcome] = outcome
+          return done()
+        }
+        // Conventions (Conditional requests): "not modified" is a 412 answered here, before the
+        // handler, as a normal answer (not an error): its envelope is written once per process.
+        if (answerNotModified(request, reply, outcome.header, current, errorFormat)) return
       }
       // RFC 9110 13.1: 412, before an unsafe method runs; conventions (Conditional requests): also GET/HEAD "not modified".
       done(failedFor(outcome, conditions, current))
@@ -444,13 +458,38 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     }
   }
 
+  /**
+   * Conventions (Conditional requests): a GET/HEAD whose current validators say "not modified"
+   * is answered 412 from the preHandler step, before the handler, as a normal answer: the
+   * envelope is written once (per field), no error object is built and none goes through the
+   * error handlers (a failed write precondition, by contrast, is an error). Returns false
+   * where the route's error format is not known: the 412 then travels as an error.
+   */
+  function answerNotModified (request: FastifyRequest, reply: FastifyReply, header: string, current: Current, format: ErrorFormat | undefined): boolean {
+    if (format === undefined) return false
+    reply.code(412)
+    if (current.etag !== undefined) reply.header('etag', current.etag)
+    const message = header === 'If-None-Match' ? NOT_MODIFIED_ETAG : NOT_MODIFIED_DATE
+    if (formatFor(request, format) === 'problem') {
+      // RFC 9457 3: problem details, as the error handler renders them.
+      reply.header('content-type', 'application/problem+json')
+      const q = request.url.indexOf('?')
+      reply.send(Buffer.from(problemBody(412, [{ field: header, message }], q === -1 ? request.url : request.url.slice(0, q))))
+    } else {
+      reply.header('content-type', 'application/json')
+      reply.send(header === 'If-None-Match' ? notModifiedEtagBody : notModifiedDateBody)
+    }
+    return true
+  }
+
   function required (request: FastifyRequest): ConventionError {
     return preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`)
   }
 
   /**
    * Conventions (Conditional requests): "not modified" is a 412 under the spec profile, also
-   * where another plugin answered it (@fastify/static's 304): rendered in the envelope.
+   * where something else answered it (a handler's `reply.sendFile`) on a route that opted in
+   * with `config.conditional`: rendered in the envelope.
    */
   function notModifiedElsewhere (request: FastifyRequest, reply: FastifyReply): Buffer | undefined {
     if (reply.statusCode !== 304 || notModifiedStatus !== 412) return undefined
@@ -464,7 +503,7 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
 
   // requirePrecondition is a context-wide policy: a route of those methods is covered without config.conditional.
   const policy = requireAll ? (methods: readonly string[]) => methods.some((m) => requireMethods.has(m)) : undefined
-  return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile, policy, context: { onSend: notModifiedElsewhere } }
+  return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile, policy }
 }
 
 function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOptions, done: (err?: Error) => void): void {

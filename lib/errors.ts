@@ -201,3 +201,21 @@ export function misconfigured (message: string): ConventionError {
 export function invalidOption (where: string, message: string): Error {
   return new errorCodes.INVALID_OPTION(where, message)
 }
+
+/**
+ * What the log says of a suite error (the line's message is the error's): its code, status
+ * and errors[] (the fields at fault, the reason), nothing else: no header value, no body,
+ * never a credential. No `message` member, so that pino's error serializer leaves it as it is.
+ */
+export interface ErrorLogEntry {
+  code: string
+  statusCode: number
+  /** The envelope's entries, when it has any. */
+  errors?: ErrorEntry[]
+}
+
+export function logEntryOf (err: ConventionError): ErrorLogEntry {
+  const entry: ErrorLogEntry = { code: err.code, statusCode: err.statusCode }
+  if (err.errors.length > 0) entry.errors = err.errors.map((e) => ({ field: e.field, message: e.message }))
+  return entry
+}

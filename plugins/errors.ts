@@ -1,14 +1,17 @@
 /**
  * Error rendering: every error of lib/errors.ts, and Fastify's own validation and
  * body-parsing errors, become the status, headers and body of docs/architecture.md's error
- * table. Each route the suite compiles carries an error handler built on `renderError`;
- * errors it does not own go on to the route's own handler, the `errorHandler` option, or
- * the context's handler, so a service's own handling keeps working.
+ * table. Each route the suite compiles carries an error handler (`routeErrorHandler`): it
+ * maps the error to the catalogue, and answers it itself only when the app has no error
+ * handler of its own for the route. Otherwise the app's handlers see the suite's error first,
+ * nearest first, as Fastify calls them; one that passes it on (rethrows it, or
+ * `reply.send(err)`) still gets the suite's answer (docs/plugins.md, "Composing with your own
+ * error handler").
  */
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  badFraming, contentTooLarge, invalidOption, isConventionError, lengthRequired, malformedBody,
+  badFraming, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../lib/errors'
 import { reasonPhrase, render } from '../lib/render'
@@ -58,7 +61,9 @@ export function fromFastifyError (error: FastifyError & { validation?: unknown, 
   if (Array.isArray(error.validation)) {
     // Conventions (errors), 422: one errors[] entry per problem Ajv found (allErrors).
     const entries = ajvErrorsToEntries(error.validation, error.validationContext ?? 'body')
-    return unprocessable(entries.length > 0 ? entries : [{ field: error.validationContext ?? 'body', message: error.message }])
+    const err = unprocessable(entries.length > 0 ? entries : [{ field: error.validationContext ?? 'body', message: error.message }])
+    // An app's error handler reads a validation error as Fastify gives it (`error.validation`).
+    return Object.assign(err, { validation: error.validation, validationContext: error.validationContext })
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -107,19 +112,49 @@ export function problemBody (status: number, entries: ErrorEntry[], instance: st
   })
 }
 
-/** Writes a ConventionError to the reply. Usable from a service's own error handler. */
-export function sendConventionError (reply: FastifyReply, err: ConventionError, format: ErrorFormat = 'envelope'): FastifyReply {
+/** Sets the status and headers of a ConventionError on the reply, and returns its body. */
+function writeConventionError (reply: FastifyReply, err: ConventionError, format: ErrorFormat): Buffer {
   const r = render(err, serializeEnvelope)
   reply.code(r.statusCode)
   for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
   if (err.rendering === 'envelope' && formatFor(reply.request, format) === 'problem') {
     reply.header('content-type', PROBLEM_TYPE)
-    return reply.send(Buffer.from(problemBody(r.statusCode, err.errors, pathOf(reply.request.url))))
+    return Buffer.from(problemBody(r.statusCode, err.errors, pathOf(reply.request.url)))
   }
   reply.header('content-type', r.contentType)
   // A Buffer is sent as it is: the envelope's Content-Type stays exactly `application/json`
   // (docs/conventions.md (errors); RFC 8259 defines no charset parameter), Content-Length is set.
-  return reply.send(Buffer.from(r.body))
+  return Buffer.from(r.body)
+}
+
+/** Writes a ConventionError to the reply. Usable from a service's own error handler. */
+export function sendConventionError (reply: FastifyReply, err: ConventionError, format: ErrorFormat = 'envelope'): FastifyReply {
+  return reply.send(writeConventionError(reply, err, format))
+}
+
+const MAX_LOGGED_HEADER = 256
+
+function clip (value: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(value) ? value.join(', ') : value
+  return v === undefined || v.length <= MAX_LOGGED_HEADER ? v : v.slice(0, MAX_LOGGED_HEADER) + '...'
+}
+
+/**
+ * Logs a suite error the suite answers: a 4xx at info, with the reason (the errors[] fields,
+ * the Content-Type refused by a 415, the precondition header of a 412 and the value sent), a
+ * 5xx at error. No other header and no body is logged: never a credential.
+ */
+export function logConventionError (request: FastifyRequest, err: ConventionError): void {
+  const entry: Record<string, unknown> = { ...logEntryOf(err) }
+  if (err.statusCode === 415) {
+    entry.contentType = clip(request.headers['content-type'])
+  } else if (err.statusCode === 412) {
+    // RFC 9110 13.1: the field is the precondition header that failed (If-Match, If-Unmodified-Since, ...).
+    const header = err.errors[0]?.field
+    if (header !== undefined) entry.precondition = { header, value: clip(request.headers[header.toLowerCase()]) }
+  }
+  if (err.statusCode >= 500) request.log.error({ err: entry }, err.message)
+  else request.log.info({ err: entry }, err.message)
 }
 
 function pathOf (url: string): string {
@@ -147,6 +182,8 @@ const MAX_FOREIGN_ERROR_BYTES = 64 * 1024
  * bodies in any other shape are left alone. Returns the new payload, or undefined.
  */
 export function renderForeignError (request: FastifyRequest, reply: FastifyReply, payload: unknown, format: ErrorFormat): Buffer | undefined {
+  const passed = renderPassedOnError(request, reply, payload)
+  if (passed !== undefined) return passed
   if (reply.statusCode < 400 || typeof payload !== 'string' || payload.length > MAX_FOREIGN_ERROR_BYTES) return undefined
   const type = reply.getHeader('content-type')
   if (typeof type !== 'string' || !type.startsWith('application/json')) return undefined
@@ -175,27 +212,79 @@ export interface ErrorPolicy {
 }
 
 /**
- * Renders an error the suite owns (its catalogue, Fastify's validation and body errors) and
- * returns true; returns false for any other error, which the caller passes on.
+ * Renders an error the suite owns (its catalogue, Fastify's validation and body errors),
+ * logs it, and returns true; returns false for any other error, which the caller passes on.
  */
 export function renderError (error: FastifyError, request: FastifyRequest, reply: FastifyReply, policy: ErrorPolicy): boolean {
   const err = fromFastifyError(error, request, policy)
   if (err === null) return false
+  logConventionError(request, err)
   sendConventionError(reply, err, policy.format)
   return true
 }
 
+/** On a reply: the suite error its route's handler passed on to the app's handlers, and its format. */
+const kPassedOn = Symbol('http-conventions.errors.passed-on')
+
+interface PassedOn { err: ConventionError, format: ErrorFormat }
+type WithPassedOn = FastifyReply & { [kPassedOn]?: PassedOn }
+
 /**
- * The error handler of a compiled route: the suite renders its own errors (and Fastify's
- * errors it maps), the route's own handler or the umbrella's fallback gets the rest, and
- * what none of them takes goes on to the context's handler.
+ * The answer to a suite error the app's handlers passed on to Fastify's default handler
+ * (they rethrew it, or sent it with `reply.send(err)`): Fastify's default handler has set its
+ * status and headers and written `{ statusCode, code, error, message }`; the suite writes the
+ * error's own body in its place (and logs nothing: Fastify's handler has logged it). A body
+ * an app handler wrote itself is left alone. Returns the new payload, or undefined.
+ */
+export function renderPassedOnError (request: FastifyRequest, reply: FastifyReply, payload: unknown): Buffer | undefined {
+  const passed = (reply as WithPassedOn)[kPassedOn]
+  if (passed === undefined || typeof payload !== 'string') return undefined
+  ;(reply as WithPassedOn)[kPassedOn] = undefined
+  const err = passed.err
+  if (reply.statusCode !== err.statusCode || payload.length > MAX_FOREIGN_ERROR_BYTES) return undefined
+  let body: unknown
+  try {
+    body = JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+  if (!isFastifyErrorBody(body) || body.code !== err.code || body.message !== err.message || body.statusCode !== err.statusCode) return undefined
+  return writeConventionError(reply, err, passed.format)
+}
+
+/** True when the route's context has no error handler but Fastify's own (no setErrorHandler of the app up to the root). */
+function onlyFastifyHandler (request: FastifyRequest): boolean {
+  // fastify.errorHandler is Fastify's default handler until setErrorHandler is called; every
+  // handler set with setErrorHandler is bound (`bound name`), so the name tells them apart.
+  return request.server.errorHandler.name === 'defaultErrorHandler'
+}
+
+/**
+ * The error handler of a compiled route. Errors the suite does not own go to the route's own
+ * handler, else the umbrella's `errorHandler` option, else on to the context's handler.
+ * A suite error (its catalogue, Fastify's validation and body errors mapped to it) goes, as
+ * the ConventionError the client would get, to the app's handlers, nearest first: the
+ * route's `errorHandler`, then (when that passes it on) the context's handlers up to the
+ * root, as Fastify chains them. Where the app has none, the suite answers it here.
  */
 export function routeErrorHandler (policy: ErrorPolicy, own: ErrorHandler | undefined, fallback: ErrorHandler | undefined): ErrorHandler {
   return function httpConventionsErrorHandler (this: FastifyInstance, error, request, reply) {
-    if (renderError(error, request, reply, policy)) return
-    if (own !== undefined) return own.call(this, error, request, reply)
-    if (fallback !== undefined) return fallback.call(this, error, request, reply)
-    throw error
+    const err = fromFastifyError(error, request, policy)
+    if (err === null) {
+      if (own !== undefined) return own.call(this, error, request, reply)
+      if (fallback !== undefined) return fallback.call(this, error, request, reply)
+      throw error
+    }
+    if (own === undefined && onlyFastifyHandler(request)) {
+      logConventionError(request, err)
+      sendConventionError(reply, err, policy.format)
+      return
+    }
+    // Should it reach Fastify's default handler, its answer is replaced by the suite's (onSend).
+    ;(reply as WithPassedOn)[kPassedOn] = { err, format: policy.format }
+    if (own !== undefined) return own.call(this, err as unknown as FastifyError, request, reply)
+    // Thrown from the route's handler, the error goes to the context's handler (Fastify's chain).
+    throw err
   }
 }
 

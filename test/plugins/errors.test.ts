@@ -91,7 +91,7 @@ test('the errorHandler option handles errors the suite does not own; the suite k
   t.equal((await app.inject('/422')).statusCode, 422)
 })
 
-test('a service\'s own setErrorHandler in a child scope gets every error the suite does not own; the suite renders its own', async (t) => {
+test('a service\'s own setErrorHandler in a child scope gets every error, the suite\'s too; one it rethrows the suite renders', async (t) => {
   const app = await buildApp()
   const seen: string[] = []
   await app.register(async (child) => {
@@ -107,7 +107,7 @@ test('a service\'s own setErrorHandler in a child scope gets every error the sui
   const suite = await app.inject('/suite')
   t.equal(suite.statusCode, 422)
   t.same(suite.json(), { errors: [{ field: 'x', message: 'y' }] })
-  t.same(seen, ['mine'], 'the route\'s error handler renders suite errors before the context\'s handler')
+  t.same(seen, ['mine', 'x: y'], 'the context\'s handler sees the suite\'s error before it is rendered')
 })
 
 test('sendConventionError renders a suite error from a service\'s own root handler', async (t) => {

@@ -1,0 +1,149 @@
+/**
+ * An app that uses the suite, bundled by esbuild into one file (ESM and CommonJS), runs where
+ * no node_modules and no file of the package lie: large deltas are still encoded off the event
+ * loop (docs/conventions.md (Delta encoding); RFC 3229 10.4.1), by the encoder worker the pool
+ * embeds for bundles (lib/vcdiff/pool.ts).
+ */
+import { test, type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { buildSync } from 'esbuild'
+import { decode } from '../../lib/vcdiff/index'
+import { workerSource } from '../../lib/vcdiff/pool'
+
+const root = join(__dirname, '..', '..')
+const POOL = join(root, 'lib', 'vcdiff', 'pool.ts')
+const BEGIN = '// BEGIN EMBEDDED_WORKER\n'
+const END = '\n// END EMBEDDED_WORKER'
+
+/** pool-worker.ts and what it imports, bundled as EMBEDDED_WORKER is (see lib/vcdiff/pool.ts). */
+function freshWorkerScript (): string {
+  const out = buildSync({
+    entryPoints: [join(root, 'lib', 'vcdiff', 'pool-worker.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    legalComments: 'none',
+    charset: 'ascii',
+    write: false,
+    logLevel: 'silent'
+  })
+  return out.outputFiles[0].text
+}
+
+/** A single-quoted TypeScript string literal of `s` (ASCII: esbuild wrote it with charset ascii). */
+function literal (s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`
+}
+
+test('the worker script embedded for bundled apps is lib/vcdiff/pool-worker.ts as it is now (UPDATE_EMBEDDED_WORKER=1 rewrites it)', async (t) => {
+  const source = readFileSync(POOL, 'utf8')
+  const from = source.indexOf(BEGIN)
+  const to = source.indexOf(END)
+  t.ok(from > 0 && to > from, 'pool.ts holds the embedded worker between its markers')
+  const wanted = `const EMBEDDED_WORKER = ${literal(freshWorkerScript())}`
+  if (process.env.UPDATE_EMBEDDED_WORKER === '1') {
+    writeFileSync(POOL, source.slice(0, from + BEGIN.length) + wanted + source.slice(to))
+    t.comment('lib/vcdiff/pool.ts: EMBEDDED_WORKER rewritten')
+  }
+  const now = readFileSync(POOL, 'utf8')
+  t.ok(now.slice(now.indexOf(BEGIN) + BEGIN.length, now.indexOf(END)) === wanted,
+    'EMBEDDED_WORKER is current: run UPDATE_EMBEDDED_WORKER=1 npx tap test/package/bundle.test.ts after changing the encoder or its worker')
+})
+
+test('the pool runs the worker file next to its module, and the embedded script where no module file is (a bundle)', async (t) => {
+  t.same(workerSource(join(root, 'lib', 'vcdiff')), { file: join(root, 'lib', 'vcdiff', 'pool-worker.ts') })
+  t.same(workerSource(), { file: join(root, 'lib', 'vcdiff', 'pool-worker.ts') }, 'here: the TypeScript source beside pool.ts')
+  const embedded = workerSource(null)
+  t.ok('code' in embedded && embedded.code.startsWith('"use strict";') && embedded.code.length > 10_000, 'bundled: the embedded script')
+})
+
+// The app: a document of about 550 KB (above offload.minBytes, 256 KiB by default) whose
+// version advances on every request, the suite with its default options.
+const APP = `
+import Fastify from 'fastify'
+import httpConventions, { serverOptions } from 'fastify-http-conventions'
+
+const doc = (v) => JSON.stringify({ version: v, items: Array.from({ length: 12000 }, (_, i) => ({ i, name: 'item ' + i + ' of the catalogue' })) })
+
+async function main () {
+  const app = Fastify(serverOptions)
+  await app.register(httpConventions)
+  let version = 0
+  app.get('/doc', {
+    config: { deltaEncoding: true, conditional: { validators: (request) => ({ etag: '"v' + request.docVersion + '"' }) } },
+    onRequest (request, reply, done) { request.docVersion = ++version; done() }
+  }, async (request, reply) => {
+    reply.type('application/json')
+    return doc(request.docVersion)
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  console.log(JSON.stringify({ port: app.server.address().port }))
+}
+main().catch((err) => { console.error(err); process.exit(1) })
+`
+
+/** Bundles APP in `format`; returns the bundle's path, in a directory of its own. */
+function bundle (t: Test, format: 'esm' | 'cjs'): string {
+  const dir = mkdtempSync(join(tmpdir(), `bundle-${format}-`))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const src = join(dir, 'src')
+  mkdirSync(join(src, 'node_modules'), { recursive: true })
+  // The app imports the package by its name, as an installed dependency (the built dist/).
+  symlinkSync(root, join(src, 'node_modules', 'fastify-http-conventions'), 'dir')
+  writeFileSync(join(src, 'app.mjs'), APP)
+  const outfile = join(dir, 'out', format === 'esm' ? 'app.mjs' : 'app.cjs')
+  buildSync({
+    entryPoints: [join(src, 'app.mjs')],
+    bundle: true,
+    platform: 'node',
+    format,
+    target: 'node20',
+    outfile,
+    nodePaths: [join(root, 'node_modules')],
+    logLevel: 'silent',
+    // esbuild's recipe for an ESM bundle of CommonJS packages (Fastify's require of Node's modules).
+    banner: format === 'esm' ? { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" } : undefined
+  })
+  return outfile
+}
+
+/** Runs the bundle in a child process (from its own directory); resolves with its port. */
+async function run (t: Test, file: string): Promise<number> {
+  const child = spawn(process.execPath, [file], { cwd: join(file, '..'), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', NODE_PATH: '' } })
+  t.teardown(() => { if (child.exitCode === null) child.kill() })
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+  const lines = createInterface({ input: child.stdout })
+  return await new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the bundle exited with ${String(code)}: ${stderr}`)))
+    lines.once('line', (line) => resolve((JSON.parse(line) as { port: number }).port))
+  })
+}
+
+for (const format of ['esm', 'cjs'] as const) {
+  test(`a ${format === 'esm' ? 'ESM' : 'CommonJS'} bundle of an app answers a 226 with a vcdiff delta for an instance over 256 KiB (RFC 3229 10.4.1), encoded by the worker pool`, async (t) => {
+    const file = bundle(t, format)
+    const port = await run(t, file)
+    const url = `http://127.0.0.1:${port}/doc`
+    const first = await fetch(url)
+    t.equal(first.status, 200)
+    const base = Buffer.from(await first.arrayBuffer())
+    t.ok(base.length >= 256 * 1024, `an instance of ${base.length} bytes, at least offload.minBytes`)
+    const etag = first.headers.get('etag') as string
+    const res = await fetch(url, { headers: { 'a-im': 'vcdiff', 'if-none-match': etag } })
+    const body = Buffer.from(await res.arrayBuffer())
+    t.equal(res.status, 226, `226 IM Used (got ${res.status}: ${res.status === 226 ? '' : body.subarray(0, 200).toString()})`)
+    if (res.status !== 226) return
+    t.equal(res.headers.get('im'), 'vcdiff')
+    t.equal(res.headers.get('delta-base'), etag)
+    t.ok(body.length < 1024, `a delta of ${body.length} bytes`)
+    const instance = JSON.parse(Buffer.from(decode(base, body)).toString('utf8')) as { version: number }
+    t.equal(`"v${instance.version}"`, res.headers.get('etag'), 'the delta decodes to the instance its ETag names')
+  })
+}

@@ -17,6 +17,7 @@ import { httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEnco
 import { httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './auth/index'
 import { httpConventionsRedirect, type RedirectOptions, type RedirectRouteConfig } from './redirect'
 import { httpConventionsResourcePolicy, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './resource-policy'
+import { httpConventionsPrefer, type PreferOptions, type PreferRouteConfig } from './prefer'
 import { assertProfile, rejectUnknownKeys } from './shared'
 
 export interface HttpConventionsOptions {
@@ -48,6 +49,8 @@ export interface HttpConventionsOptions {
   redirect?: RedirectOptions | false
   /** Cross-Origin-Resource-Policy on every response (default 'same-origin'); false sends none. */
   resourcePolicy?: ResourcePolicyOptions | false
+  /** Prefer: return=minimal (RFC 7240 4.2) on routes with `config.prefer: true`; false leaves it out. */
+  prefer?: PreferOptions | false
 }
 
 declare module 'fastify' {
@@ -68,10 +71,12 @@ declare module 'fastify' {
     redirect?: RedirectRouteConfig
     /** The route's Cross-Origin-Resource-Policy ('same-origin', 'same-site', 'cross-origin'), or false for none. */
     resourcePolicy?: ResourcePolicyRouteConfig
+    /** true: a write to a client that sends `Prefer: return=minimal` is answered without its body (204, or 201 empty). */
+    prefer?: PreferRouteConfig
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'errorFormat', 'appErrors', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy'])
+const KNOWN = new Set(['profile', 'errorHandler', 'errorFormat', 'appErrors', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer'])
 
 function section<T extends object> (name: string, value: T | false | undefined): T | false {
   if (value === false) return false
@@ -93,6 +98,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const deltaEncoding = section('deltaEncoding', opts.deltaEncoding)
     const redirect = section('redirect', opts.redirect)
     const resourcePolicy = section('resourcePolicy', opts.resourcePolicy)
+    const prefer = section('prefer', opts.prefer)
 
     // One place orders the steps (compose.ts): the registration order below does not matter.
     if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') throw invalidOption('fastify-http-conventions', 'errorHandler must be a function')
@@ -116,6 +122,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     if (patch !== false) fastify.register(httpConventionsPatch, { ...patch, profile })
     if (conditional !== false) fastify.register(httpConventionsConditional, { ...conditional, profile })
     if (deltaEncoding !== false) fastify.register(httpConventionsDeltaEncoding, { ...deltaEncoding, profile })
+    if (prefer !== false) fastify.register(httpConventionsPrefer, prefer)
   } catch (err) {
     return done(err as Error)
   }
@@ -146,6 +153,8 @@ export type { RedirectOptions, RedirectRouteConfig, RedirectRule, RedirectMatch 
 export { httpConventionsResourcePolicy } from './resource-policy'
 export type { ResourcePolicy, ResourcePolicyOptions, ResourcePolicyRouteConfig } from './resource-policy'
 export { httpConventionsAuth } from './auth/index'
+export { httpConventionsPrefer } from './prefer'
+export type { PreferOptions, PreferRouteConfig } from './prefer'
 export type {
   AuthOptions, AuthRouteConfig, AuthPrincipal, AuthScheme, AuthUser, BasicAuthOptions, BasicVerifyResult,
   BearerAuthOptions, BearerTokenInfo, BearerVerifyResult, DigestAuthOptions, DigestLookupRecord, DigestAlgorithm

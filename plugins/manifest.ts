@@ -121,6 +121,13 @@ export const MANIFEST = [
     steps: { onSend: [{ name: 'delta-encoding', rank: 50 }] }
   },
   {
+    key: 'prefer',
+    configKey: 'prefer',
+    plugin: 'fastify-http-conventions-prefer',
+    // RFC 7240 4.2: the minimal answer is made of the final one (status, headers, ETag).
+    steps: { onSend: [{ name: 'prefer', rank: 60 }] }
+  },
+  {
     key: 'resource-policy',
     configKey: 'resourcePolicy',
     plugin: 'fastify-http-conventions-resource-policy',

@@ -1,0 +1,67 @@
+/**
+ * Prefer: return=minimal (RFC 7240 4.2). A route that opts in with `config.prefer: true`
+ * answers a write (a 200 or 201) to a client that prefers a minimal answer without its
+ * body: 200 becomes 204 (No Content), a 201 keeps its status and Location with an empty
+ * body; the answer says `Preference-Applied: return=minimal`. Every answer of the route
+ * says `Vary: Prefer` (RFC 7240 2: a preference that may change the answer is a Vary field).
+ *
+ * Also the worked example of docs/adding-a-convention.md: a pure core (lib/prefer.ts), one
+ * manifest entry, and this plugin, which declares the convention and nothing else.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { invalidOption } from '../lib/errors'
+import { prefersMinimal } from '../lib/prefer'
+import { declareConvention, type RouteCompiler } from './compose'
+import { rejectUnknownKeys } from './shared'
+
+const PLUGIN = 'fastify-http-conventions-prefer'
+
+/** The Prefer convention has no options yet; an object keeps room for them. */
+export type PreferOptions = Record<string, never>
+
+/** `config.prefer`: true honours `Prefer: return=minimal` on the route's writes. */
+export type PreferRouteConfig = boolean
+
+function appendVary (reply: FastifyReply): void {
+  const vary = reply.getHeader('vary')
+  if (vary === undefined) {
+    reply.header('vary', 'Prefer')
+    return
+  }
+  const list = String(vary)
+  if (!/(^|,)\s*(prefer|\*)\s*(,|$)/i.test(list)) reply.header('vary', `${list}, Prefer`)
+}
+
+/** The onSend step: a 200 or 201 to a client that prefers a minimal answer loses its body. */
+function minimalAnswer (request: FastifyRequest, reply: FastifyReply): unknown {
+  appendVary(reply)
+  const status = reply.statusCode
+  if ((status !== 200 && status !== 201) || !prefersMinimal(request.headers.prefer)) return undefined
+  reply.header('preference-applied', 'return=minimal')
+  reply.removeHeader('content-type')
+  if (status === 200) reply.code(204)
+  return ''
+}
+
+function compile (c: RouteCompiler): void {
+  const config = c.config.prefer
+  if (config === undefined || config === false) return
+  if (config !== true) throw invalidOption(c.where, 'config.prefer must be true or false')
+  if (c.methods.includes('POST') || c.methods.includes('PUT') || c.methods.includes('PATCH')) {
+    c.respond(204, { description: 'No Content: the write succeeded; the client asked for a minimal answer (Prefer: return=minimal)', body: 'none' })
+  }
+  c.check('onSend', 'prefer', minimalAnswer)
+}
+
+function preferPlugin (fastify: FastifyInstance, opts: PreferOptions, done: (err?: Error) => void): void {
+  try {
+    rejectUnknownKeys(PLUGIN, opts, [], 'option')
+    declareConvention(fastify, { key: 'prefer', plugin: PLUGIN, configKey: 'prefer', compile })
+  } catch (err) {
+    return done(err as Error)
+  }
+  done()
+}
+
+export const httpConventionsPrefer = fp(preferPlugin, { fastify: '5.x', name: PLUGIN })

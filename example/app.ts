@@ -5,12 +5,13 @@
 import { createHash, randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import swagger from '@fastify/swagger'
+import createError from '@fastify/error'
 import Redis from 'ioredis'
 import {
   httpConventions, serverOptions, unprocessable, ERRORS_SCHEMA_ID, type Profile, type AuthOptions, type BearerTokenInfo, type DeltaEncodingOptions, serviceUnavailable
 } from '../plugins/index'
 import { createRedactingSerializers, negotiateMediaType } from '../plugins/entries/headers'
-import { conventionsOpenApiTransform } from '../plugins/entries/openapi'
+import { conventionsOpenApiTransform, recordResponse } from '../plugins/entries/openapi'
 import { RedisNonceStore, RedisInstanceStore } from '../plugins/entries/stores'
 import { openStore, type Article, type ArticleInput, type Stored } from './store'
 import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
@@ -139,6 +140,13 @@ function storedEtag (etag: string): string {
 }
 const XML_LIST = { root: 'articles', itemNames: { articles: 'article', tags: 'tag' } }
 
+/** The service's own 404 for an id that names no article (RFC 9110 15.5.5): `{"errors":[{"message":"article not found","code":"ARTICLE_NOT_FOUND"}]}`. */
+const ArticleNotFound = createError('ARTICLE_NOT_FOUND', 'article not found', 404, Error, false)
+
+/** `/articles/{id}` and the methods it has routes for: a 404 there is an unknown id. */
+const ARTICLE_PATH = /^\/articles\/[^/?#]+(?:[?#]|$)/
+const ARTICLE_METHODS = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'])
+
 export async function buildService (config: ServiceConfig): Promise<FastifyInstance> {
   const app = Fastify({
     ...serverOptions,
@@ -162,6 +170,13 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   app.addHook('onClose', async function closeDatabase () { await store.close() })
 
   app.addSchema(articleSchema)
+  // The service's own answers, documented beside the conventions' (OpenAPI): 404 for an id that
+  // names no article, 503 (with Retry-After) while the database is out of reach.
+  app.addHook('onRoute', function documentServiceAnswers (route) {
+    if (route.url !== '/articles' && !route.url.startsWith('/articles/')) return
+    recordResponse(route, 503, { description: 'Service Unavailable: the articles database is out of reach; retry after Retry-After seconds', body: 'html', headers: ['Retry-After', 'Cache-Control'] })
+    if (route.url.includes(':id')) recordResponse(route, 404, { description: 'Not Found: no article has this id (code ARTICLE_NOT_FOUND)', body: 'envelope' })
+  })
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -179,6 +194,14 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   function duplicateSlug (): Error {
     return unprocessable({ field: 'slug', message: 'is already used by another article' })
   }
+
+  // An unknown article id is the service's own "article not found"; any other unknown route keeps
+  // Fastify's answer (both rendered in the errors[] envelope by the suite). The PATCH plugin's
+  // 404 (its load found nothing) comes here too, through reply.callNotFound().
+  app.setNotFoundHandler(async function notFound (request, reply) {
+    if (ARTICLE_METHODS.has(request.method) && ARTICLE_PATH.test(request.url)) throw new ArticleNotFound()
+    return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `Route ${request.method}:${request.url} not found` })
+  })
 
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(homePage))
 

@@ -104,7 +104,8 @@ const HEADER_DESCRIPTIONS: Record<string, string> = {
   'Accept-Patch': 'The patch document types the resource accepts',
   IM: 'The instance manipulations applied (vcdiff, gzip)',
   'Delta-Base': 'The entity tag of the instance the delta applies to',
-  'Cache-Control': 'no-store or private, no-transform'
+  'Cache-Control': 'no-store or private, no-transform',
+  'Retry-After': 'Seconds to wait before trying again'
 }
 
 const NO_BODY = Object.freeze({ type: 'null' })
@@ -137,8 +138,8 @@ function isObject (v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-const NOT_FOUND_BODY = { type: 'object', properties: { statusCode: { type: 'integer' }, error: { type: 'string' }, message: { type: 'string' } } }
-const NOT_FOUND_DESCRIPTION = 'Not Found: there is no resource to patch'
+// Fastify's 404, which the suite renders in the errors[] envelope.
+const NOT_FOUND: ConventionResponse = { description: 'Not Found: there is no resource to patch', body: 'envelope' }
 
 /** A response with a JSON body, in the document's shape. */
 function jsonResponse (description: string, schema: Json, format: DocumentFormat): Json {
@@ -180,7 +181,7 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   }
   for (const status of keys) response[status] ??= openApiResponse(recorded[status], format)
   // The patch plugin answers 404 itself when `load` finds no resource (RFC 5789 2.2).
-  if (isPatchRoute(route)) response['404'] ??= jsonResponse(NOT_FOUND_DESCRIPTION, NOT_FOUND_BODY, format)
+  if (isPatchRoute(route)) response['404'] ??= openApiResponse(NOT_FOUND, format)
   return { ...schema, response }
 }
 

@@ -6,6 +6,7 @@ import { test } from 'tap'
 import { request } from 'undici'
 import { startService, type RunningService } from '../helpers/service'
 import { rawRequest } from '../helpers/raw'
+import { freePort } from '../helpers/redis'
 
 let svc: RunningService
 
@@ -97,6 +98,57 @@ test('PUT replaces, validated like POST; unknown ids are 404; DELETE is 204', as
   const gone = await request(`${svc.url}/articles/${created.id}`)
   t.equal(gone.statusCode, 404)
   await gone.body.dump()
+})
+
+const ARTICLE_NOT_FOUND = { errors: [{ message: 'article not found', code: 'ARTICLE_NOT_FOUND' }] }
+
+test('an unknown article id is the service\'s own 404 "article not found" for every method; an unknown route keeps Fastify\'s', async (t) => {
+  const json = { 'content-type': 'application/json', authorization: AUTH }
+  const asks: Array<[string, Parameters<typeof request>[1]]> = [
+    ['GET', {}],
+    ['PUT', { method: 'PUT', body: JSON.stringify({ slug: 'a', title: 'b', body: 'c' }), headers: json }],
+    ['PATCH', { method: 'PATCH', body: '{"title":"x"}', headers: { ...json, 'content-type': 'application/merge-patch+json' } }],
+    ['DELETE', { method: 'DELETE', headers: { authorization: AUTH } }]
+  ]
+  for (const [method, options] of asks) {
+    const res = await request(`${svc.url}/articles/no-such-id`, options)
+    t.equal(res.statusCode, 404, `${method} /articles/no-such-id`)
+    t.match(res.headers['content-type'], /^application\/json/)
+    t.same(await res.body.json(), ARTICLE_NOT_FOUND, `${method}: the service's envelope, not the route text`)
+  }
+  const head = await request(`${svc.url}/articles/no-such-id`, { method: 'HEAD' })
+  t.equal(head.statusCode, 404, 'HEAD too')
+  await head.body.dump()
+  const problem = await request(`${svc.url}/articles/no-such-id`, { headers: { accept: 'application/problem+json' } })
+  t.equal(problem.headers['content-type'], 'application/problem+json')
+  t.match(await problem.body.json(), { status: 404, detail: 'article not found' }, 'a client preferring problem details gets them (RFC 9457)')
+  const route = await request(`${svc.url}/no-such-route`)
+  t.equal(route.statusCode, 404)
+  t.same(await route.body.json(), { errors: [{ message: 'Route GET:/no-such-route not found' }] }, 'an unknown route is not an unknown article')
+  const method = await request(`${svc.url}/articles/no-such-id`, { method: 'POST', body: '{}', headers: json })
+  t.equal(method.statusCode, 404)
+  t.same(await method.body.json(), { errors: [{ message: 'Route POST:/articles/no-such-id not found' }] }, 'nor is a method the article has no route for')
+})
+
+test('the database out of reach: 503 with Retry-After, never a 404; OpenAPI documents both', async (t) => {
+  // RFC 9110 15.6.4: PostgreSQL at an address where nothing listens.
+  const down = await startService({ DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/articles` })
+  t.teardown(() => down.stop())
+  for (const path of ['/articles', '/articles/no-such-id']) {
+    const res = await request(`${down.url}${path}`)
+    t.equal(res.statusCode, 503, `GET ${path}`)
+    t.match(res.headers['retry-after'], /^\d+$/)
+    t.equal(res.headers['cache-control'], 'no-store')
+    t.equal(res.headers['content-type'], 'text/html; charset=UTF-8')
+    t.match(await res.body.text(), /The articles database is unavailable; try again shortly\./)
+  }
+  const doc = await (await request(`${svc.url}/openapi.json`)).body.json() as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> }
+  for (const method of ['get', 'put', 'patch', 'delete']) {
+    const responses = doc.paths['/articles/{id}'][method].responses
+    t.match(responses['404'], { description: /no article has this id/ }, `${method} /articles/{id} documents the service's 404`)
+    t.match(responses['503'], { description: /database is out of reach/ }, `${method} /articles/{id} documents its 503`)
+  }
+  t.ok(doc.paths['/articles'].post.responses['503'])
 })
 
 test('spec 4.1/4.2 over a raw socket: 415 without Content-Type, 411 without Content-Length, 411 over BODY_LIMIT, 400 for bad JSON', async (t) => {

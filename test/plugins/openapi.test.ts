@@ -105,7 +105,7 @@ for (const version of VERSIONS) {
     t.equal(paths['/items/{id}'].delete.responses['204'].description, 'No Content: the resource is deleted')
     t.notOk(paths['/items/{id}'].delete.responses['204'].content, '204 has no content')
     t.match(paths['/items/{id}'].patch.responses['200'], { content: { 'application/json': { schema: { type: 'object', required: ['name'] } } } }, 'PATCH answers the patched resource')
-    t.ok(paths['/items/{id}'].patch.responses['404'], 'PATCH of a missing resource is a 404')
+    t.match(paths['/items/{id}'].patch.responses['404'], { content: { 'application/json': { schema: { required: ['errors'] } } } }, 'PATCH of a missing resource is a 404, in the envelope')
 
     // 226 and its headers; the precondition and A-IM request headers.
     const get = paths['/items/{id}'].get
@@ -173,7 +173,7 @@ test('Swagger 2.0 (@fastify/swagger\'s `swagger` mode): a small app\'s document 
   t.same(patch.consumes, ['application/json-patch+json', 'application/merge-patch+json'], 'both PATCH formats, by Content-Type')
   t.match(patch.parameters.find((p: Json) => p.in === 'body'), { name: 'body', schema: { description: /application\/json-patch\+json/ } })
   t.match(patch.responses['200'].schema, { type: 'object', required: ['name'] }, 'PATCH answers the patched resource')
-  t.match(patch.responses['404'].schema, { type: 'object' })
+  t.match(patch.responses['404'].schema, { type: 'object', required: ['errors'] })
   t.match(patch.responses['401'], { headers: { 'WWW-Authenticate': { type: 'string' } }, schema: { type: 'string' } }, 'the 401 page')
   t.ok(patch.produces.includes('text/html'), 'the 401 page is HTML')
   t.ok(patch.produces.includes('text/plain'), 'the 411 is plain text')
@@ -229,7 +229,12 @@ for (const version of VERSIONS) {
     t.ok(article.put.parameters.some((p: Json) => p.name === 'If-Match'))
     t.ok(article.delete.responses['204'], 'DELETE documents its success')
     t.ok(article.patch.responses['200'], 'PATCH documents its success')
-    t.ok(article.patch.responses['404'])
+    for (const [method, op] of Object.entries(article as Json)) {
+      t.match(op.responses['404'], { description: /no article has this id/, content: { 'application/json': { schema: { required: ['errors'] } } } }, `${method} /articles/{id} documents the service's own 404`)
+      t.match(op.responses['503'], { headers: { 'Retry-After': { schema: { type: 'string' } } }, content: { 'text/html': { schema: { type: 'string' } } } }, `${method} /articles/{id} documents its 503 and Retry-After`)
+    }
+    t.match(doc.paths['/articles'].get.responses['503'], { description: /database/, content: { 'text/html': {} } }, 'the list needs the database too')
+    t.notOk(doc.paths['/articles'].get.responses['404'], 'a list has no unknown id')
     t.same(Object.keys(article.patch.requestBody.content).sort(), ['application/json-patch+json', 'application/merge-patch+json'])
     t.ok(doc.paths['/articles'].post.requestBody.content['application/xml'], 'XML bodies are accepted')
     for (const op of [doc.paths['/articles'].post, article.put, article.patch, article.delete]) t.ok(op.security.length > 0, 'writes need credentials')

@@ -37,6 +37,7 @@ import { recordResponse, type ConventionResponse } from './openapi'
 import { addEnvelopeSchema, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
 import { ASKS, COMPILE_ORDER, STEP_RANKS, contextRank, entryOf, type ContextKind, type ConventionKey, type RoutePhase, type StepName } from './manifest'
 import { contextValue, ownContextValue, rootOf, setContextValue } from './fastify-adapter'
+import { conditionalConvention } from './conditional'
 
 export type { ConventionKey, StepName } from './manifest'
 export type Next = (err?: Error) => void
@@ -103,8 +104,8 @@ export interface Convention {
    * the suite did not compile is refused when a policy in effect in its context covers it.
    */
   policy?: (methods: readonly string[]) => boolean
-  /** Conventions compiled with their defaults for a route when not registered (e.g. patch needs conditional). */
-  needs?: Partial<Record<ConventionKey, () => Convention>>
+  /** Conventions compiled with their defaults for a route when not registered in its context (patch needs conditional). */
+  needs?: readonly ConventionKey[]
 }
 
 export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
@@ -112,6 +113,8 @@ export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request
 interface Registry {
   parent: Registry | null
   entries: Map<ConventionKey, Convention>
+  /** Defaults of needed conventions made for this context's routes (see FALLBACKS). */
+  fallbacks: Map<ConventionKey, Convention>
   /** Profile and fallback handler for errors, when this context's registrations set them. */
   profile: Profile | undefined
   fallback: ErrorFallback | undefined
@@ -158,6 +161,14 @@ interface AppState {
   installed: boolean
 }
 
+/**
+ * The conventions another may need (`needs`), with their defaults, for routes of contexts
+ * where they are not registered: the kernel, not the plugin that needs one, knows them.
+ */
+const FALLBACKS: Partial<Record<ConventionKey, (profile: Profile | undefined) => Convention>> = {
+  conditional: (profile) => conditionalConvention({ profile })
+}
+
 const kRegistry = Symbol('http-conventions.registry')
 /** On a route's config: its record (Fastify copies the config, symbols included, into the route). */
 const kRecord = Symbol('http-conventions.record')
@@ -187,6 +198,16 @@ function nearest<T> (registry: Registry | null | undefined, pick: (r: Registry) 
 
 function lookup (registry: Registry | null | undefined, key: ConventionKey): Convention | undefined {
   return nearest(registry, (r) => r.entries.get(key))
+}
+
+/** A needed convention's default, made once per context (its steps hold no per-route state). */
+function fallback (registry: Registry, key: ConventionKey, make: (profile: Profile | undefined) => Convention): Convention {
+  let made = registry.fallbacks.get(key)
+  if (made === undefined) {
+    made = make(nearest(registry, (r) => r.profile))
+    registry.fallbacks.set(key, made)
+  }
+  return made
 }
 
 function formatOf (registry: Registry | null | undefined): ErrorFormat {
@@ -457,7 +478,7 @@ export function configureContext (fastify: FastifyInstance, opts: { profile?: Pr
 function ownRegistry (fastify: FastifyInstance): Registry {
   const own = ownContextValue<Registry>(fastify, kRegistry)
   if (own !== undefined) return own
-  const registry: Registry = { parent: registryOf(fastify) ?? null, entries: new Map(), profile: undefined, fallback: undefined, format: undefined, resolved: null }
+  const registry: Registry = { parent: registryOf(fastify) ?? null, entries: new Map(), fallbacks: new Map(), profile: undefined, fallback: undefined, format: undefined, resolved: null }
   setContextValue(fastify, kRegistry, registry)
   addEnvelopeSchema(fastify)
   install(fastify)
@@ -544,8 +565,9 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
     // A convention that provided something for this route brings what it needs (with its
     // defaults) where that is not registered: a PATCH route still honours If-Match.
     if (provided.size === before) continue
-    for (const [k, make] of Object.entries(convention.needs ?? {}) as Array<[ConventionKey, () => Convention]>) {
-      if (lookup(registry, k) === undefined && !needed.has(k)) needed.set(k, make())
+    for (const k of convention.needs ?? []) {
+      const make = FALLBACKS[k]
+      if (make !== undefined && lookup(registry, k) === undefined && !needed.has(k)) needed.set(k, fallback(registry, k, make))
     }
   }
   for (const key of asksFor(config)) {

@@ -15,8 +15,7 @@ import { isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
 import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from './compose'
-import { conditionalConvention, type RouteRequest } from './conditional'
-import { assertProfile, rejectUnknownKeys } from './shared'
+import { assertProfile, rejectUnknownKeys, type RouteRequest } from './shared'
 import { buildChecked } from './schema-check'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
@@ -204,14 +203,13 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     })
   }
 
-  let conditional: Convention | undefined
   return {
     key: 'patch',
     plugin: PLUGIN,
     configKey: 'patch',
     compile,
     // Where no conditional convention is registered, PATCH routes still honour If-Match.
-    needs: { conditional: () => (conditional ??= conditionalConvention({ profile: opts.profile })) }
+    needs: ['conditional']
   }
 }
 

@@ -1,4 +1,5 @@
 /** Small helpers every plugin of the suite uses. */
+import type { FastifyRequest } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { isProfile } from '../lib/profile'
 
@@ -49,3 +50,6 @@ export function methodsOf (route: { method?: unknown }): string[] {
 export function routeWhere (route: { method?: unknown, url: string }): string {
   return `route ${methodsOf(route).join(',')} ${route.url}`
 }
+
+/** The request a route's callbacks get (`validators`, `load`, `save`): params, query and body as the route's schemas made them. */
+export type RouteRequest = FastifyRequest & { params: any, query: any, body: any }

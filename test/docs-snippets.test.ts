@@ -36,24 +36,20 @@ export function tsBlocks (page: string, markdown: string): Snippet[] {
   const out: Snippet[] = []
   const lines = markdown.split('\n')
   for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)```(ts|typescript)\s*$/.exec(lines[i])
-    if (open === null) {
-      if (/^\s*```/.test(lines[i])) {            // another language's block: skip its body
-        let end = i + 1
-        while (end < lines.length && !/^\s*```\s*$/.test(lines[end])) end++
-        i = end
-      }
-      continue
-    }
-    let before = i - 1
-    while (before >= 0 && lines[before].trim() === '') before--
+    const fence = /^(\s*)(`{3,})\s*([\w-]*)/.exec(lines[i])
+    if (fence === null) continue
+    // The block ends at a fence of at least as many backticks and nothing else (CommonMark).
+    const closing = new RegExp(`^\\s*\`{${fence[2].length},}\\s*$`)
     const start = i + 1
     let end = start
-    while (end < lines.length && !/^\s*```\s*$/.test(lines[end])) end++
-    const indent = open[1].length
+    while (end < lines.length && !closing.test(lines[end])) end++
+    i = end
+    if (fence[3] !== 'ts' && fence[3] !== 'typescript') continue   // another language's block
+    let before = start - 2
+    while (before >= 0 && lines[before].trim() === '') before--
+    const indent = fence[1].length
     const code = lines.slice(start, end).map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length))).join('\n')
     out.push({ page, line: start + 1, code, partial: before >= 0 && lines[before].trim() === PARTIAL })
-    i = end
   }
   return out
 }
@@ -165,7 +161,8 @@ test('snippets are found where the Markdown has them', async (t) => {
     '```ts', 'const a = 1', '```',
     '```sh', '```ts', '```',
     '- item', '', '  ```typescript', '  const b = 2', '    .toString()', '  ```',
-    PARTIAL, '', '```ts', 'c()', '```'
+    PARTIAL, '', '```ts', 'c()', '```',
+    '````md', '```ts', 'not()', '```', '````'
   ].join('\n')
   t.same(tsBlocks('x.md', md), [
     { page: 'x.md', line: 2, code: 'const a = 1', partial: false },

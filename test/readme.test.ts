@@ -1,157 +1,117 @@
 /**
- * The README's TypeScript compiles as written: every ```ts block of README.md is written
- * to its own module, with a small preamble for the names it uses without declaring them
- * (`app`, `handler`, the package's exports), and type-checked with the TypeScript compiler
- * API under `strict`. The package name resolves to the sources through `paths`, subpaths
- * (`fastify-http-conventions/stores`, ...) through package.json `exports`.
+ * The README is the npm page: it reads in the order of the official Fastify plugins
+ * (title and description, Install, Usage, Options, then the rest), says how to run the
+ * reference service (`npm install`, then `npm start`) near its top, and links only to
+ * things the npm page can reach: absolute URLs of the repository that package.json names
+ * (`repository`, `homepage`, `bugs`), or headings of its own. Contributor material lives in
+ * CONTRIBUTING.md.
  *
- * Also: every relative link of README.md and of the docs written for it points to a file
- * that exists, and to a heading that exists when it names one.
+ * Every link of README.md, CONTRIBUTING.md and docs/ points to a file that exists, and to a
+ * heading that exists when it names one. (Their TypeScript snippets are compiled by
+ * test/docs-snippets.test.ts.)
  */
 import { test } from 'tap'
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
-import ts from 'typescript'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 
 const ROOT = resolve(__dirname, '..')
-const PACKAGE = 'fastify-http-conventions'
 const README = join(ROOT, 'README.md')
 
-interface Snippet { line: number, code: string }
-
-/** The ```ts (or ```typescript) blocks of a Markdown text, with the line of their first line of code. */
-export function tsBlocks (markdown: string): Snippet[] {
-  const out: Snippet[] = []
-  const lines = markdown.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    if (!/^\s*```(ts|typescript)\s*$/.test(lines[i])) continue
-    const start = i + 1
-    let end = start
-    while (end < lines.length && !/^\s*```\s*$/.test(lines[end])) end++
-    out.push({ line: start + 1, code: lines.slice(start, end).join('\n') })
-    i = end
-  }
-  return out
-}
-
-/** Names exported by the package root (plugins/index.ts), read from its export lists. */
-function rootExports (): Set<string> {
-  const source = readFileSync(join(ROOT, 'plugins', 'index.ts'), 'utf8')
-  const names = new Set<string>()
-  for (const m of source.matchAll(/^export\s+(?:const|function|class)\s+([A-Za-z_$][\w$]*)/gm)) names.add(m[1])
-  for (const m of source.matchAll(/^export\s+(type\s+)?\{([^}]*)\}/gm)) {
-    for (const part of m[2].split(',')) {
-      const name = part.trim().split(/\s+as\s+/).pop()?.trim()
-      if (name !== undefined && /^[A-Za-z_$][\w$]*$/.test(name)) names.add(name)
-    }
-  }
-  return names
-}
-
-/** `paths` for the package: the root to plugins/index.ts, each subpath export to its source file. */
-function packagePaths (): Record<string, string[]> {
-  const paths: Record<string, string[]> = { [PACKAGE]: [join(ROOT, 'plugins', 'index.ts')] }
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> }
-  for (const [key, target] of Object.entries(pkg.exports ?? {})) {
-    if (key === '.' || key.includes('*') || !key.startsWith('./')) continue
-    const built = typeof target === 'string' ? target : JSON.stringify(target).match(/"(\.\/dist\/[^"]+\.js)"/)?.[1]
-    if (built === undefined) continue
-    const source = join(ROOT, built.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'))
-    if (existsSync(source)) paths[`${PACKAGE}/${key.slice(2)}`] = [source]
-  }
-  return paths
-}
-
-function declares (code: string, name: string): boolean {
-  return new RegExp(`\\b(?:const|let|var|function|class)\\s+${name}\\b`).test(code) ||
-    new RegExp(`^\\s*import\\b[^\\n]*\\b${name}\\b`, 'm').test(code)
-}
-
-function uses (code: string, name: string): boolean {
-  return new RegExp(`(?<![.\\w$'"])${name.replace(/\$/g, '\\$')}\\b`).test(code)
-}
-
-/** The preamble a snippet needs: the names it uses without declaring them. */
-export function preamble (code: string, exported: Set<string>): string {
-  const lines: string[] = []
-  if (uses(code, 'Fastify') && !declares(code, 'Fastify')) lines.push("import Fastify from 'fastify'")
-  const fromRoot = [...exported].filter((name) => uses(code, name) && !declares(code, name))
-  if (fromRoot.length > 0) lines.push(`import { ${fromRoot.join(', ')} } from '${PACKAGE}'`)
-  if (uses(code, 'app') && !declares(code, 'app')) lines.push("declare const app: import('fastify').FastifyInstance")
-  if (uses(code, 'handler') && !declares(code, 'handler')) lines.push("declare const handler: import('fastify').RouteHandlerMethod")
-  lines.push('export {}')
-  return lines.join('\n') + '\n'
-}
-
-test('every TypeScript snippet of README.md compiles under strict', async (t) => {
-  const snippets = tsBlocks(readFileSync(README, 'utf8'))
-  t.ok(snippets.length >= 3, `${snippets.length} snippets`)
-  // Inside the repository, so that `fastify` and the @types resolve from its node_modules.
-  const dir = join(ROOT, 'node_modules', '.cache', `readme-snippets-${process.pid}`)
-  mkdirSync(dir, { recursive: true })
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const exported = rootExports()
-  const files = snippets.map((s, i) => {
-    const head = preamble(s.code, exported)
-    const file = join(dir, `snippet-${i + 1}.ts`)
-    writeFileSync(file, head + s.code + '\n')
-    return { file, readmeLine: s.line, offset: head.split('\n').length - 1 }
-  })
-  const program = ts.createProgram(files.map((f) => f.file), {
-    strict: true,
-    noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    esModuleInterop: true,
-    resolveJsonModule: true,
-    skipLibCheck: true,
-    types: ['node'],
-    typeRoots: [join(ROOT, 'node_modules', '@types')],
-    baseUrl: ROOT,
-    paths: packagePaths()
-  })
-  for (const f of files) {
-    const sourceFile = program.getSourceFile(f.file)
-    const diagnostics = sourceFile === undefined ? [] : [...program.getSyntacticDiagnostics(sourceFile), ...program.getSemanticDiagnostics(sourceFile)]
-    const messages = diagnostics.map((d) => {
-      const where = d.file !== undefined && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line - f.offset : -1
-      const at = where >= 0 ? `README.md:${f.readmeLine + where}` : relative(ROOT, d.file?.fileName ?? f.file)
-      return `${at}: TS${d.code} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`
-    })
-    t.same(messages, [], `the snippet at README.md:${f.readmeLine} compiles`)
-  }
-})
+interface Pkg { repository?: { type?: string, url?: string }, homepage?: string, bugs?: { url?: string }, keywords?: string[], files?: string[] }
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Pkg
+/** https://github.com/owner/name, from package.json's `repository`. */
+const REPO = (pkg.repository?.url ?? '').replace(/^git\+/, '').replace(/\.git$/, '')
+/** How README.md links to a file of the repository: `${REPO}/blob/HEAD/<path>` (HEAD: the default branch). */
+const BLOB = `${REPO}/blob/HEAD/`
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */
 export function anchorOf (heading: string): string {
   return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')
 }
 
-function anchorsOf (file: string): Set<string> {
-  const out = new Set<string>()
-  let fenced = false
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (/^\s*```/.test(line)) fenced = !fenced
-    const m = /^#{1,6}\s+(.*)$/.exec(line)
-    if (!fenced && m !== null) out.add(anchorOf(m[1]))
-  }
-  return out
+/** The text outside fenced code blocks. */
+function prose (markdown: string): string {
+  return markdown.replace(/^([ \t]*)(`{3,})[^\n]*\n[\s\S]*?\n\1\2[ \t]*$/gm, '')
 }
 
-test('relative links of README.md and docs/ point to files and headings that exist', async (t) => {
-  const pages = ['README.md', 'docs/conventions.md', 'docs/plugins.md', 'docs/reference-service.md']
-  for (const page of pages) {
+function headingsOf (markdown: string): Array<{ level: number, text: string }> {
+  return [...prose(markdown).matchAll(/^(#{1,6})\s+(.*)$/gm)].map((m) => ({ level: m[1].length, text: m[2].trim() }))
+}
+
+function anchorsOf (file: string): Set<string> {
+  return new Set(headingsOf(readFileSync(file, 'utf8')).map((h) => anchorOf(h.text)))
+}
+
+function linksOf (markdown: string): string[] {
+  return [...prose(markdown).matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1])
+}
+
+/** What is wrong with a link to a file of the repository (a path from the root), or undefined. */
+function brokenTarget (target: string, anchor: string | undefined, link: string): string | undefined {
+  if (!existsSync(target)) return `${link}: no such file`
+  if (anchor !== undefined && target.endsWith('.md') && !anchorsOf(target).has(anchor)) return `${link}: no such heading`
+  return undefined
+}
+
+test('package.json names the repository, its home page and where to report bugs', async (t) => {
+  t.equal(pkg.repository?.type, 'git')
+  t.equal(REPO, 'https://github.com/fastify-http-conventions/fastify-http-conventions')
+  t.equal(pkg.homepage, `${REPO}#readme`)
+  t.equal(pkg.bugs?.url, `${REPO}/issues`)
+  t.ok(pkg.keywords?.includes('fastify') === true && pkg.keywords.includes('fastify-plugin'), 'found by the keywords Fastify plugins use')
+  t.ok(pkg.files?.includes('README.md'), 'the README is packed')
+})
+
+test('the README reads like an official Fastify plugin\'s: title, description, Install, Usage, Options, then the rest', async (t) => {
+  const text = readFileSync(README, 'utf8')
+  const headings = headingsOf(text)
+  t.same(headings[0], { level: 1, text: 'fastify-http-conventions' }, 'the package name is the title')
+  const sections = headings.filter((h) => h.level === 2).map((h) => h.text)
+  t.same(sections.slice(0, 3), ['Install', 'Usage', 'Options'], 'Install, Usage and Options come first')
+  t.equal(sections[sections.length - 1], 'License', 'License comes last')
+  t.ok(sections.includes('Security model'), 'a "Security model" section')
+  const description = prose(text).split('\n## ')[0].split('\n').slice(1).join(' ').trim()
+  t.match(description, /^Fastify v5 plugins/, 'a description under the title')
+  for (const contributing of ['Working in this repository', 'Benchmarks', 'Layout']) {
+    t.notOk(sections.includes(contributing), `"${contributing}" is contributor material: in CONTRIBUTING.md`)
+  }
+  const top = text.slice(0, text.indexOf('\n## Usage\n'))
+  t.match(top, /```sh\nnpm install\nnpm start\b[^\n]*reference service/, '`npm install`, then `npm start` for the reference service, before the usage example')
+  const contributing = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8')
+  for (const heading of ['Tests', 'Benchmarks', 'Layout']) t.ok(headingsOf(contributing).some((h) => h.text === heading), `CONTRIBUTING.md: ${heading}`)
+})
+
+test('the README links only to what the npm page can reach: the repository by absolute URL, or its own headings', async (t) => {
+  const text = readFileSync(README, 'utf8')
+  const own = anchorsOf(README)
+  const broken: string[] = []
+  let toRepository = 0
+  for (const link of linksOf(text)) {
+    if (link.startsWith('#')) {
+      if (!own.has(link.slice(1))) broken.push(`${link}: no such heading in README.md`)
+    } else if (link.startsWith(BLOB)) {
+      toRepository++
+      const [path, anchor] = link.slice(BLOB.length).split('#')
+      const problem = brokenTarget(join(ROOT, path), anchor, link)
+      if (problem !== undefined) broken.push(problem)
+    } else if (!/^https?:\/\//.test(link)) {
+      broken.push(`${link}: relative, which the npm page cannot follow`)
+    }
+  }
+  t.same(broken, [], 'every link of README.md works on the npm page')
+  t.ok(toRepository >= 10, `${toRepository} links to the repository's files`)
+})
+
+test('relative links of CONTRIBUTING.md and docs/ point to files and headings that exist', async (t) => {
+  const docs = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)
+  for (const page of ['CONTRIBUTING.md', ...docs]) {
     const file = join(ROOT, page)
-    const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '')
     const broken: string[] = []
-    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
-      const link = m[1]
+    for (const link of linksOf(readFileSync(file, 'utf8'))) {
       if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue
       const [path, anchor] = link.split('#')
-      const target = path === '' ? file : resolve(dirname(file), path)
-      if (!existsSync(target)) { broken.push(`${link}: no such file`); continue }
-      if (anchor !== undefined && target.endsWith('.md') && !anchorsOf(target).has(anchor)) broken.push(`${link}: no such heading`)
+      const problem = brokenTarget(path === '' ? file : resolve(dirname(file), path), anchor, link)
+      if (problem !== undefined) broken.push(problem)
     }
     t.same(broken, [], `${page}: every relative link resolves`)
   }

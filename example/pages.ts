@@ -26,7 +26,7 @@ export const homePage = `<!DOCTYPE html>
 <ul>
 <li><code>GET /articles</code> (<code>?tag=</code>, <code>?limit=1..100</code>)</li>
 <li><code>POST /articles</code></li>
-<li><code>GET</code>, <code>HEAD</code>, <code>PUT</code>, <code>DELETE /articles/{id}</code></li>
+<li><code>GET</code>, <code>HEAD</code>, <code>PUT</code>, <code>PATCH</code>, <code>DELETE /articles/{id}</code> (an unknown id: 404, <code>article not found</code>)</li>
 <li><code>GET /openapi.json</code>: the OpenAPI document, with the error responses of every route</li>
 </ul>
 </body>

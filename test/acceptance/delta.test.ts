@@ -1,5 +1,5 @@
 /**
- * Instance manipulation (spec 4.5, RFC 3229) against the running reference service
+ * Instance manipulation (conventions (Delta encoding), RFC 3229) against the running reference service
  * (docs/reference-service.md: `GET /articles/{id}` answers A-IM), over real HTTP: a one-paragraph
  * edit of a 100 KB article travels as a VCDIFF delta of at most 2% of the bytes of the 200.
  * Also a fleet of two instances sharing delta bases through Redis (REDIS_URL): it needs
@@ -74,7 +74,7 @@ test('start the service', async () => {
   svc = await startService()
 })
 
-test('spec 4.5: one edited paragraph of a 100 KB article travels as a 226 delta of at most 2% of the 200', async (t) => {
+test('conventions (Delta encoding): one edited paragraph of a 100 KB article travels as a 226 delta of at most 2% of the 200', async (t) => {
   const paras = paragraphs()
   const a = await create(svc, 'delta-long', paras.join('\n\n'))
   const first = await wireGet(svc, `/articles/${a.id}`)
@@ -114,7 +114,7 @@ test('spec 4.5: one edited paragraph of a 100 KB article travels as a 226 delta 
   t.match(gz.headers.im, /^vcdiff(, gzip)?$/, 'RFC 3229 10.5.2: in the order applied')
 
   const current = await wireGet(svc, `/articles/${a.id}`, { 'A-IM': 'vcdiff', 'If-None-Match': newEtag })
-  t.equal(current.status, 412, 'spec 4.4: If-None-Match naming the current instance is 412, never a 226')
+  t.equal(current.status, 412, 'conventions (Conditional requests): If-None-Match naming the current instance is 412, never a 226')
 
   const xml = await wireGet(svc, `/articles/${a.id}`, { 'A-IM': 'vcdiff', 'If-None-Match': old, Accept: 'application/xml' })
   t.equal(xml.status, 200, 'no XML instance was kept under the old ETag: no delta across representations')

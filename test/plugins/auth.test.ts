@@ -1,5 +1,5 @@
 /**
- * The auth plugin (spec section 5, section 7 row 401; RFC 9110 11, RFC 7617, RFC 6750,
+ * The auth plugin (conventions (Authentication), section 7 row 401; RFC 9110 11, RFC 7617, RFC 6750,
  * RFC 7616): each test is named after the rule it proves.
  */
 import { test } from 'tap'
@@ -60,7 +60,7 @@ function lines (header: string | string[] | number | undefined): string[] {
   return Array.isArray(header) ? header : [String(header)]
 }
 
-test('spec 5.2 step 1 / RFC 9110 11.6.1: no credentials is 401 with one WWW-Authenticate line per challenge, strongest first', async (t) => {
+test('conventions (Authentication) / RFC 9110 11.6.1: no credentials is 401 with one WWW-Authenticate line per challenge, strongest first', async (t) => {
   const a = await app(t)
   const res = await a.inject({ url: '/any' })
   t.equal(res.statusCode, 401)
@@ -104,7 +104,7 @@ test('RFC 7617: Basic credentials of a user pass; the principal is on the reques
   t.same((await a.inject({ url: '/open', headers: { authorization: DEMO } })).json(), { principal: null }, 'open routes leave principal null')
 })
 
-test('spec 5.2 step 4: wrong, unknown, malformed Basic credentials are 401 and the body does not say which part failed', async (t) => {
+test('conventions (Authentication): wrong, unknown, malformed Basic credentials are 401 and the body does not say which part failed', async (t) => {
   const a = await app(t)
   const bodies = new Set<string>()
   for (const authz of [
@@ -189,7 +189,7 @@ test('RFC 6750 2.3: a token in the query string is never accepted, and the chall
   t.equal(form.statusCode, 401, 'RFC 6750 2.2: nor in a form body')
 })
 
-test('spec 5.2 step 4: insufficient scope is 401 with error="insufficient_scope" and scope (spec profile)', async (t) => {
+test('conventions (Authentication): insufficient scope is 401 with error="insufficient_scope" and scope (spec profile)', async (t) => {
   const a = await app(t)
   const res = await a.inject({ method: 'DELETE', url: '/write', headers: { authorization: 'Bearer r-token' } })
   t.equal(res.statusCode, 401)

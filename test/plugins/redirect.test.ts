@@ -37,7 +37,7 @@ test('RFC 9110 15.4.8: reply.temporaryRedirect answers 307 with Location and a s
   t.equal((await app.inject('/bad')).statusCode, 500, 'a value that is no URI reference is the handler\'s error')
 })
 
-test('spec 4.6: a rule redirects every method with 307 to the same path without /v1, query kept', async (t) => {
+test('conventions (Redirects): a rule redirects every method with 307 to the same path without /v1, query kept', async (t) => {
   const { port } = await ruleServer(t)
   for (const method of ['GET', 'HEAD', 'DELETE', 'OPTIONS']) {
     const res = await rawRequest(port, `${method} /v1/articles/7?tag=a&limit=2 HTTP/1.1\r\nHost: x\r\n\r\n`, { waitMs: 1000 })
@@ -47,7 +47,7 @@ test('spec 4.6: a rule redirects every method with 307 to the same path without 
   }
 })
 
-test('spec 4.6: a redirected POST\'s body is never read or parsed, and the connection closes', async (t) => {
+test('conventions (Redirects): a redirected POST\'s body is never read or parsed, and the connection closes', async (t) => {
   const { port, seen } = await ruleServer(t)
   const res = await rawRequest(port, 'POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-spy\r\nContent-Length: 5\r\n\r\nhello', { waitMs: 1500, responses: undefined })
   t.equal(res.status, 307)

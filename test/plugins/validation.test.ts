@@ -30,7 +30,7 @@ async function app () {
 
 const okHeaders = { 'x-request-tag': 'abc' }
 
-test('spec section 7, 422: one errors[] entry per problem, with dotted paths', async (t) => {
+test('conventions (Validation errors), 422: one errors[] entry per problem, with dotted paths', async (t) => {
   const a = await app()
   const res = await a.inject({ method: 'POST', url: '/things/1', headers: okHeaders, payload: { title: '', author: { name: 5, extra: true }, tags: ['ok', 'toolong', 7], zzz: 1 } })
   t.equal(res.statusCode, 422)

@@ -92,7 +92,7 @@ test('RFC 7396: merge patch (null removes), then the same validation', async (t)
   t.same(bad.json().errors.map((e: { field: string }) => e.field).sort(), ['tags', 'title', 'zzz'])
 })
 
-test('spec 4.3.5: a PATCH body of another media type is 415 with Accept-Patch and the envelope', async (t) => {
+test('conventions (PATCH and Accept-Patch): a PATCH body of another media type is 415 with Accept-Patch and the envelope', async (t) => {
   const { a } = await app()
   for (const ct of ['application/json', 'text/plain', 'application/xml']) {
     const res = await a.inject({ method: 'PATCH', url: '/docs/1', headers: { 'content-type': ct }, payload: '[]' })

@@ -210,3 +210,66 @@ export function parseJsonBuffer (bytes: Uint8Array, options?: JsonBodyOptions): 
   // RFC 3629 3: UTF-8 cannot encode a surrogate, so the text holds no lone one.
   return parseText(text, maxDepth, true)
 }
+
+/** Bytes of one block of a body whose length is not known in advance (chunked). */
+const BODY_BLOCK = 16 * 1024
+
+/**
+ * The bytes of a request body, collected as they arrive in about one byte of memory per
+ * body byte (plus one block), whatever the size of the pieces: a body sent as one-byte
+ * chunks (RFC 9112 7.1) must not become one buffer per byte, each holding its own
+ * bookkeeping and a view of the connection's read buffer. A body that arrives in one piece
+ * is kept as it is (no copy); from the second piece on, the bytes are copied into one buffer
+ * of the declared length (`expected`, from Content-Length) or, when it is unknown or
+ * exceeded, into blocks joined once at the end.
+ */
+export class BodyBytes {
+  /** Bytes received so far. */
+  length = 0
+  private first: Buffer | null = null
+  private readonly full: Buffer[] = []
+  private block: Buffer | null = null
+  private used = 0
+
+  /** `expected`: the declared length of the body (0 when unknown). */
+  constructor (private readonly expected = 0) {}
+
+  push (chunk: Buffer): void {
+    if (chunk.length === 0) return
+    this.length += chunk.length
+    if (this.length === chunk.length) {
+      this.first = chunk
+      return
+    }
+    if (this.first !== null) {
+      const first = this.first
+      this.first = null
+      this.copy(first)
+    }
+    this.copy(chunk)
+  }
+
+  private copy (bytes: Buffer): void {
+    let at = 0
+    while (at < bytes.length) {
+      if (this.block === null || this.used === this.block.length) {
+        if (this.block !== null) this.full.push(this.block)
+        // The first block holds the whole declared body when the body keeps to it.
+        const size = this.block === null && this.expected >= this.length ? this.expected : BODY_BLOCK
+        this.block = Buffer.allocUnsafe(size)
+        this.used = 0
+      }
+      const n = bytes.copy(this.block, this.used, at)
+      this.used += n
+      at += n
+    }
+  }
+
+  /** The body: one buffer of `length` bytes (the first piece itself when it was the only one). */
+  bytes (): Buffer {
+    if (this.first !== null) return this.first
+    if (this.block === null) return Buffer.alloc(0)
+    const last = this.block.subarray(0, this.used)
+    return this.full.length === 0 ? last : Buffer.concat([...this.full, last], this.length)
+  }
+}

@@ -7,13 +7,13 @@
 import fp from 'fastify-plugin'
 import { errorCodes as fastifyErrors, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { invalidOption, unsupportedMediaType, type ConventionError } from '../lib/errors'
-import { DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
+import { BodyBytes, DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
 import { declareConvention, type PayloadNext, type RouteCompiler } from './compose'
-import { profileError, declaresBody } from './shared'
+import { profileError, declaresBody, rejectUnknownKeys } from './shared'
 
 export interface XmlConfig {
   /** Root element name (`article`, or `articles` for a list). */
@@ -42,6 +42,10 @@ const OFFERS = ['application/json', 'application/xml'] as const
 const XML_CHARSETS = new Set(['iso-8859-1', 'latin1', 'us-ascii', 'utf-16', 'utf-16le', 'utf-16be'])
 
 const PLUGIN = 'fastify-http-conventions-content-type'
+const WHERE = 'http-conventions/content-type'
+const OPTIONS: ReadonlyArray<keyof ContentTypeOptions> = ['profile', 'xml', 'maxDepth']
+const ROUTE_OPTIONS: ReadonlyArray<keyof ContentTypeRouteConfig> = ['accept', 'xml']
+const XML_OPTIONS: ReadonlyArray<keyof XmlConfig> = ['root', 'itemNames']
 const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = fastifyErrors
 
 function validateRouteConfig (c: RouteCompiler): ContentTypeRouteConfig | false | undefined {
@@ -49,6 +53,7 @@ function validateRouteConfig (c: RouteCompiler): ContentTypeRouteConfig | false 
   if (config === undefined || config === false) return config
   const where = c.where
   if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.contentType must be false or an object')
+  rejectUnknownKeys(where, config, ROUTE_OPTIONS, 'config.contentType option')
   if (config.accept !== undefined) {
     if (!Array.isArray(config.accept) || config.accept.some((t) => typeof t !== 'string' || parseMediaType(t) === null)) {
       throw invalidOption(where, 'config.contentType.accept must be an array of media types')
@@ -57,6 +62,7 @@ function validateRouteConfig (c: RouteCompiler): ContentTypeRouteConfig | false 
   if (config.xml !== undefined && (typeof config.xml !== 'object' || config.xml === null || typeof config.xml.root !== 'string' || config.xml.root === '')) {
     throw invalidOption(where, 'config.contentType.xml needs a root element name: { root: "article" }')
   }
+  if (config.xml !== undefined) rejectUnknownKeys(where, config.xml, XML_OPTIONS, 'config.contentType.xml option')
   return config
 }
 
@@ -75,8 +81,9 @@ function mediaTypeOf (value: string): ReturnType<typeof parseMediaType> {
 }
 
 function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, done: (err?: Error) => void): void {
-  const badProfile = profileError('http-conventions/content-type', opts.profile)
+  const badProfile = profileError(WHERE, opts.profile)
   if (badProfile !== null) return done(badProfile)
+  try { rejectUnknownKeys(WHERE, opts, OPTIONS, 'option') } catch (err) { return done(err as Error) }
   if (opts.xml !== undefined && typeof opts.xml !== 'boolean') {
     return done(invalidOption(PLUGIN, 'xml must be a boolean'))
   }
@@ -141,32 +148,34 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   done()
 }
 
-/** Replaces the context's parser for `types` (a child context may have inherited one). */
-function setParser (fastify: FastifyInstance, types: string[], parser: Parameters<FastifyInstance['addContentTypeParser']>[2], parseAs: 'string' | 'buffer' | 'stream' = 'string'): void {
-  for (const type of types) {
-    if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
-  }
-  if (parseAs === 'stream') fastify.addContentTypeParser(types, parser as never)
-  else fastify.addContentTypeParser(types, { parseAs } as { parseAs: 'string' }, parser as never)
-}
-
 /** The request body as Fastify hands it to a parser that reads it itself. */
 type BodyStream = NodeJS.ReadableStream & { receivedEncodedLength?: number }
 type Done = (err: Error | null, value?: unknown) => void
 
+/** Replaces the context's parser for `types` (a child context may have inherited one) with one that reads the stream. */
+function setParser (fastify: FastifyInstance, types: string[], parser: (request: FastifyRequest, payload: BodyStream, next: Done) => void): void {
+  for (const type of types) {
+    if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
+  }
+  fastify.addContentTypeParser(types, parser as never)
+}
+
 /**
  * Reads a body off the request's stream with the checks of Fastify's own reader: the
  * route's body limit (before and while reading), the bytes received against Content-Length,
- * a stream error answered 400. The bytes of a body that arrived in one chunk reach `parse`
- * as they are: Fastify copies them for a parser that asks for a Buffer, and that copy was
- * measured at several µs per request (bench/RESULTS.md). `parse` must not keep them.
+ * a stream error answered 400. The bytes are collected in about one byte of memory per body
+ * byte however small the pieces they arrive in (BodyBytes: Fastify's reader keeps one buffer
+ * per piece, some 190 bytes of memory per byte of a body sent as one-byte chunks). A body
+ * that arrived in one chunk reaches `parse` as it is: Fastify copies it for a parser that
+ * asks for a Buffer, and that copy was measured at several µs per request
+ * (bench/RESULTS.md). `parse` must not keep it.
  */
 function readBody (request: FastifyRequest, payload: BodyStream, done: Done, parse: (bytes: Buffer) => void): void {
   const limit = request.routeOptions.bodyLimit
   const contentLength = Number(request.headers['content-length'])
   if (contentLength > limit) return done(new FST_ERR_CTP_BODY_TOO_LARGE())
-  const chunks: Buffer[] = []
-  let received = 0
+  // Behind a decoding stream (another plugin's preParsing) the declared length says nothing of the decoded one.
+  const body = new BodyBytes(payload === request.raw && contentLength > 0 ? contentLength : 0)
   function stop (): void {
     payload.removeListener('data', onData)
     payload.removeListener('end', onEnd)
@@ -175,13 +184,12 @@ function readBody (request: FastifyRequest, payload: BodyStream, done: Done, par
   function onData (chunk: Buffer | string): void {
     // A preParsing stream of another plugin may emit strings.
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
-    received += bytes.length
     // The decoded length and, behind a decompressing stream, the encoded one (a "zip bomb").
-    if (received > limit || (payload.receivedEncodedLength ?? 0) > limit) {
+    if (body.length + bytes.length > limit || (payload.receivedEncodedLength ?? 0) > limit) {
       stop()
       return done(new FST_ERR_CTP_BODY_TOO_LARGE())
     }
-    chunks.push(bytes)
+    body.push(bytes)
   }
   function onEnd (err?: Error & { statusCode?: number }): void {
     stop()
@@ -190,8 +198,8 @@ function readBody (request: FastifyRequest, payload: BodyStream, done: Done, par
       return done(err)
     }
     // RFC 9112 6.3: the body ends where Content-Length says.
-    if (!Number.isNaN(contentLength) && ((payload.receivedEncodedLength ?? 0) || received) !== contentLength) return done(new FST_ERR_CTP_INVALID_CONTENT_LENGTH())
-    parse(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received))
+    if (!Number.isNaN(contentLength) && ((payload.receivedEncodedLength ?? 0) || body.length) !== contentLength) return done(new FST_ERR_CTP_INVALID_CONTENT_LENGTH())
+    parse(body.bytes())
   }
   payload.on('data', onData)
   payload.on('end', onEnd)
@@ -201,6 +209,8 @@ function readBody (request: FastifyRequest, payload: BodyStream, done: Done, par
 
 function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: number): void {
   const depth = { maxDepth }
+  // Every body the suite parses is read by readBody (bounded memory per body byte), never by
+  // Fastify's reader, which keeps one buffer per piece received.
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
   // Bytes, not a string: invalid UTF-8 is refused, never turned into U+FFFD (RFC 8259 8.1); the
   // nesting depth is checked before JSON.parse sees the text.
@@ -210,19 +220,22 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
       if (parsed.ok) next(null, parsed.value)
       else next(parsed.error, undefined)
     })
-  } as never, 'stream')
-  setParser(fastify, ['text/plain', 'text/html'], function parseText (_req: FastifyRequest, body: string | Buffer, next: (err: Error | null, value?: unknown) => void) {
-    next(null, body)
-  } as never)
+  })
+  // Text as Fastify's own string reader decodes it (UTF-8, the whole body at once).
+  setParser(fastify, ['text/plain', 'text/html'], function parseText (request: FastifyRequest, payload: BodyStream, next: Done) {
+    readBody(request, payload, next, function decodeText (bytes) { next(null, bytes.toString('utf8')) })
+  })
   if (xml) {
     // RFC 7303 3.2: the charset parameter, else the XML declaration, says how the bytes decode.
-    setParser(fastify, ['application/xml'], function parseXml (req: FastifyRequest, body: string | Buffer, next: (err: Error | null, value?: unknown) => void) {
-      const schema = (req.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
-      const charset = parseMediaType(req.headers['content-type'] ?? '')?.parameters.charset
-      const parsed = parseXmlBody(body as Buffer, charset, schema, depth)
-      if (parsed.ok) next(null, parsed.value)
-      else next(parsed.error, undefined)
-    } as never, 'buffer')
+    setParser(fastify, ['application/xml'], function parseXml (request: FastifyRequest, payload: BodyStream, next: Done) {
+      readBody(request, payload, next, function parseXmlBytes (bytes) {
+        const schema = (request.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
+        const charset = parseMediaType(request.headers['content-type'] ?? '')?.parameters.charset
+        const parsed = parseXmlBody(bytes, charset, schema, depth)
+        if (parsed.ok) next(null, parsed.value)
+        else next(parsed.error, undefined)
+      })
+    })
   }
 }
 

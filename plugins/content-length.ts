@@ -10,8 +10,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemented, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { reasonPhrase, render } from '../lib/render'
-import { serializeEnvelope } from './errors'
-import { declareConvention, type RouteCompiler } from './compose'
+import { logConventionError, sendConventionError, serializeEnvelope } from './errors'
+import { declareConvention, SENT, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys, declaresBody } from './shared'
 
 export interface ContentLengthOptions {
@@ -33,6 +33,7 @@ export interface ContentLengthRouteConfig {
 }
 
 const PLUGIN = 'fastify-http-conventions-content-length'
+const OPTIONS: ReadonlyArray<keyof ContentLengthOptions> = ['profile', 'bodyLimit', 'methods', 'requireContentLength', 'limitStatus', 'mismatchStatus']
 const kMisframed = Symbol('http-conventions.misframed')
 const kHadBody = Symbol('http-conventions.had-body')
 const kCurrent = Symbol('http-conventions.current-request')
@@ -59,6 +60,7 @@ function isPositiveInt (n: unknown): n is number {
 function validate (opts: ContentLengthOptions): void {
   const where = 'http-conventions/content-length'
   assertProfile(where, opts.profile)
+  rejectUnknownKeys(where, opts, OPTIONS, 'option')
   if (opts.bodyLimit !== undefined && !isPositiveInt(opts.bodyLimit)) throw invalidOption(where, 'bodyLimit must be a non-negative integer')
   if (opts.methods !== undefined && (!Array.isArray(opts.methods) || opts.methods.some((m) => typeof m !== 'string'))) throw invalidOption(where, 'methods must be an array of method names')
   if (opts.requireContentLength !== undefined && typeof opts.requireContentLength !== 'boolean') throw invalidOption(where, 'requireContentLength must be a boolean')
@@ -93,6 +95,11 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     // The suite closes connections after refusals and redirects only; a 2xx read its body.
     if (reply.statusCode < 300) return
     if (reply.getHeader('connection') === 'close') {
+      // RFC 9113 8.2.2: HTTP/2 has no connection-specific fields; each stream is framed on its own.
+      if (request.raw.httpVersionMajor >= 2) {
+        reply.removeHeader('connection')
+        return
+      }
       markRefused(request)
       if (declaresBody(request.headers)) lingerOnClose(request.raw.socket)
     }
@@ -148,7 +155,8 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
 
   function markRefused (request: FastifyRequest): void {
     const socket = request.raw.socket as TrackedSocket | null
-    if (socket === null) return
+    // RFC 9113 8.1: an HTTP/2 stream ends with its own frames; nothing behind it is mis-framed.
+    if (socket === null || request.raw.httpVersionMajor >= 2) return
     // Requests parsed behind it on this connection are refused in turn (no property is added
     // to each request: that would change the shape of every IncomingMessage).
     socket[kRefused] ??= request.raw
@@ -185,11 +193,31 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     return problem
   }
 
-  /** GET and HEAD requests where no route was compiled (routes declared before the suite). */
-  function checkSafeMethodLength (request: FastifyRequest): Error | undefined {
+  /**
+   * Requests where no route was compiled: the not-found path, and GET and HEAD of routes
+   * declared before the suite.
+   */
+  function checkUncompiled (request: FastifyRequest, reply: FastifyReply): Error | typeof SENT | undefined {
+    if (request.is404) return refuseNotFoundBody(request, reply)
     const method = request.method
-    if ((method !== 'GET' && method !== 'HEAD') || request.is404) return undefined
+    if (method !== 'GET' && method !== 'HEAD') return undefined
     return unreadBodyProblem(request)
+  }
+
+  /**
+   * The not-found path refuses a body a route would refuse (chunked under the spec profile,
+   * over the limit, an unknown coding) before reading it: an unknown URL is no way to make
+   * the server read what no route accepts. A request declaring no body is left to the 404.
+   * The not-found handler has no error handler of the suite: the answer is written here, as
+   * a route's would be (its connection closes).
+   */
+  function refuseNotFoundBody (request: FastifyRequest, reply: FastifyReply): typeof SENT | undefined {
+    if (!declaresBody(request.headers)) return undefined
+    const problem = bodyProblem(request, pluginLimit, true)
+    if (problem === null) return undefined
+    logConventionError(request, refuse(request, problem))
+    sendConventionError(reply, problem)
+    return SENT
   }
 
   /**
@@ -204,7 +232,8 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
       if (requireLength) return lengthRequired('a request body must be sent with Content-Length, not chunked')
       // RFC 9112 6.1: a transfer coding the server does not understand is 501; only chunked is read.
       if (readsBody && te.trim().toLowerCase() !== 'chunked') return notImplemented(`transfer coding ${JSON.stringify(te)} is not supported; send the body chunked or with Content-Length`)
-      return null
+      // A limit of 0 admits no body at all (Fastify would read it up to the server's limit).
+      return limit === 0 ? tooLarge('the body is larger than the limit of 0 bytes') : null
     }
     const cl = headers['content-length']
     if (cl === undefined) {
@@ -222,7 +251,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
       plugin: PLUGIN,
       configKey: 'contentLength',
       compile,
-      context: { everyRequest: checkHostLines, onRequest: checkSafeMethodLength, everyResponse: markClosingConnection }
+      context: { everyRequest: checkHostLines, onRequest: checkUncompiled, everyResponse: markClosingConnection }
     }, { profile: opts.profile })
   } catch (err) {
     return done(err as Error)
@@ -267,7 +296,9 @@ function installServerListeners (fastify: FastifyInstance, mismatch: (reason: st
     // answered (a body it refused, then a bad chunk size or an unknown coding; a body without
     // Content-Length read as a next request) end the connection without a second answer.
     const res = socket[kCurrentResponse]
-    if (res !== undefined && res.headersSent && (socket[kRefused] !== undefined || !res.writableFinished)) {
+    // The request was answered before its body was complete (a 401 or 415 from its headers):
+    // a body that then ends short of its Content-Length gets no second answer either.
+    if (res !== undefined && res.headersSent && (socket[kRefused] !== undefined || !res.writableFinished || socket[kCurrent]?.complete === false)) {
       socket.destroy()
       return
     }

@@ -47,3 +47,30 @@ test('RFC 9112 3.2: two Host lines are a 400, in both profiles', async (t) => {
     t.same(responses.map((r) => r.status), [400], profile)
   }
 })
+
+async function guarded (t: Test, profile: 'spec' | 'rfc9110'): Promise<number> {
+  const app = await buildApp({ profile, auth: { realm: 'one-answer', basic: { users: { u: 'p' } } } })
+  app.post('/private', { config: { auth: true } }, async () => ({ ok: true }))
+  app.post('/items', async () => ({ ok: true }))
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  return port
+}
+
+// RFC 9112 9.6: a request refused from its headers is answered once; a body that then ends
+// short of its Content-Length (RFC 9112 6.3) gets no second answer.
+const SHORT: Array<[string, string, number]> = [
+  ['401 without credentials', 'POST /private HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":', 401],
+  ['415 for an unsupported media type', 'POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 100\r\n\r\nabcdef', 415]
+]
+
+for (const profile of ['spec', 'rfc9110'] as const) {
+  for (const [name, request, status] of SHORT) {
+    test(`RFC 9112 9.6, ${profile} profile: ${name}, then a body that ends short of its Content-Length: exactly one answer, then close`, async (t) => {
+      const port = await guarded(t, profile)
+      const { responses, closed } = await rawExchange(port, request, { waitMs: 1500, endAfterMs: 300 })
+      t.same(responses.map((r) => r.status), [status], 'one response')
+      t.ok(closed, 'the connection is closed after it')
+    })
+  }
+}

@@ -14,7 +14,7 @@ import { patchTooCostly, unprocessable, type ConventionError, type ErrorEntry } 
 import { pointerToPath } from './validation-errors'
 
 /** The bound a patch went over. */
-export type PatchLimit = 'operations' | 'size' | 'depth'
+export type PatchLimit = 'operations' | 'size' | 'depth' | 'work'
 
 export type PatchResult =
   | { ok: true, document: unknown }
@@ -28,8 +28,12 @@ export interface PatchLimits {
    * Bound of the working document, as an estimate of its serialized size in UTF-16 code
    * units (about bytes), default 8 MiB. It starts at the size of the resource and grows
    * by the size of every value an operation adds, replaces or copies; nothing is credited
-   * back for what is removed, so it also bounds the work of the whole patch. For a merge
-   * patch it bounds the patch document. Callers pass a multiple of their body limit.
+   * back for what is removed, so it also bounds the work of the whole patch. The same
+   * number bounds the array elements the patch's insertions and removals shift, summed
+   * over its operations (an add or remove at index k of an array of n shifts n - k or
+   * n - k - 1 elements; a move does both): a thousand inserts at the front of a long
+   * array is refused ('work') before the first that would pass the bound runs. For a
+   * merge patch it bounds the patch document. Callers pass a multiple of their body limit.
    */
   maxDocumentBytes?: number
   /**
@@ -236,6 +240,20 @@ function overBudget (field: string, i: number, maxDocumentBytes: number): PatchR
   return tooCostly(field, `operation ${i}: the patched document would exceed ${maxDocumentBytes} bytes`, 'size')
 }
 
+function tooMuchShifting (field: string, i: number, maxShifts: number): PatchResult {
+  return tooCostly(field, `operation ${i}: the patch would shift more than ${maxShifts} array elements in all`, 'work')
+}
+
+/** RFC 6902 4.1: an add at index k of an array shifts the elements from k on ("-" appends). */
+function insertShifts (t: Target): number {
+  return Array.isArray(t.parent) && t.key !== '-' ? t.parent.length - Number(t.key) : 0
+}
+
+/** RFC 6902 4.2: removing index k of an array shifts the elements after it. */
+function removeShifts (t: Target): number {
+  return Array.isArray(t.parent) ? t.parent.length - Number(t.key) - 1 : 0
+}
+
 function tooDeep (field: string, i: number, maxDepth: number): PatchResult {
   return tooCostly(field, `operation ${i}: the patched document would be nested deeper than ${maxDepth} levels`, 'depth')
 }
@@ -275,6 +293,8 @@ export function applyJsonPatch (document: unknown, patch: unknown, limits?: Patc
   let used = start.size
   // Work spent measuring values moved deeper into the document, bounded the same way.
   let walked = 0
+  // Array elements shifted by insertions and removals, bounded the same way (see PatchLimits).
+  let shifted = 0
   for (let i = 0; i < patch.length; i++) {
     const op = patch[i] as Record<string, unknown>
     if (op === null || typeof op !== 'object' || Array.isArray(op)) return fail(`${i}`, `operation ${i} is not an object`)
@@ -335,6 +355,11 @@ export function applyJsonPatch (document: unknown, patch: unknown, limits?: Patc
     }
     // A resource already over the bound (stored by other means) may still shrink or be tested.
     if (used > before && used > maxDocumentBytes) return overBudget(opField(path, i), i, maxDocumentBytes)
+    // RFC 6902 4.4: a move is a remove and an add; copy adds.
+    if (name === 'add' || name === 'copy' || name === 'move') shifted += insertShifts(target)
+    if (name === 'remove') shifted += removeShifts(target)
+    else if (name === 'move') shifted += removeShifts(source as Target)
+    if (shifted > maxDocumentBytes) return tooMuchShifting(opField(path, i), i, maxDocumentBytes)
     try {
       // Every check of fast-json-patch's own validator was made above, against the same document.
       doc = applyOperation(doc, op as unknown as Operation, false, true, true, i).newDocument

@@ -165,3 +165,39 @@ test('property: every merge patch returns a typed result and never throws', asyn
     return r.ok || (r.errors.length === 1 && r.limit !== undefined)
   }), { numRuns: 300 }))
 })
+
+test('bounded work: array insertions and removals are bounded by the elements they shift in all, not by operations x length', async (t) => {
+  const n = 200_000
+  const doc = { list: new Array(n).fill(0) }
+  // A thousand operations at the front of a long array: each shifts every element.
+  for (const [name, op] of [
+    ['add at the front', { op: 'add', path: '/list/0', value: 1 }],
+    ['remove at the front', { op: 'remove', path: '/list/0' }],
+    ['move from the front to the end', { op: 'move', from: '/list/0', path: '/list/-' }],
+    ['copy to the front', { op: 'copy', from: '/list/5', path: '/list/0' }]
+  ] as const) {
+    const r = applyJsonPatch(doc, new Array(1000).fill(op))
+    t.match(r, { ok: false, limit: 'work', errors: [{ field: /^list\.(0|-)$/, message: /shift more than 8388608 array elements/ }] }, name)
+    if (!r.ok) {
+      const index = Number(/^operation (\d+)/.exec(r.errors[0].message)?.[1])
+      t.ok(index > 0 && index <= 8388608 / (n - 1) + 1, `${name}: refused at operation ${index}, before the one that would pass the bound`)
+    }
+  }
+  t.equal(doc.list.length, n, 'the resource is untouched')
+  // Appends and edits at the end shift nothing: a thousand of them pass.
+  const appends = applyJsonPatch(doc, new Array(1000).fill({ op: 'add', path: '/list/-', value: 1 }))
+  t.equal(appends.ok && (appends.document as { list: unknown[] }).list.length, n + 1000)
+  const popEnd = applyJsonPatch(doc, Array.from({ length: 1000 }, (_, i) => ({ op: 'remove', path: `/list/${n - 1 - i}` })))
+  t.equal(popEnd.ok && (popEnd.document as { list: unknown[] }).list.length, n - 1000)
+  // The bound is the sum: small arrays edited anywhere stay well within it.
+  const small = applyJsonPatch({ list: [1, 2, 3] }, [{ op: 'add', path: '/list/0', value: 0 }, { op: 'remove', path: '/list/1' }, { op: 'move', from: '/list/0', path: '/list/2' }])
+  t.same(small, { ok: true, document: { list: [2, 3, 0] } })
+  // A small bound counts every shifted element.
+  t.match(applyJsonPatch({ list: new Array(10).fill(0) }, [{ op: 'add', path: '/list/0', value: 1 }], { maxDocumentBytes: 1000 }), { ok: true })
+  // Ten removals at the front of ten elements shift 9 + 8 + ... + 1 = 45 elements, the ninth passing 44.
+  const drain = new Array(10).fill({ op: 'remove', path: '/list/0' })
+  t.match(applyJsonPatch({ list: new Array(10).fill(0) }, drain, { maxDocumentBytes: 45 }), { ok: true, document: { list: [] } })
+  t.match(applyJsonPatch({ list: new Array(10).fill(0) }, drain, { maxDocumentBytes: 44 }), { ok: false, limit: 'work', errors: [{ message: /^operation 8:/ }] })
+  const err = patchError({ ok: false, errors: [{ field: 'list.0', message: 'x' }], limit: 'work' })
+  t.equal(err.statusCode, 422)
+})

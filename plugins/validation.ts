@@ -24,6 +24,64 @@ const PLUGIN = 'fastify-http-conventions-validation'
 const ajvFactory = AjvCompiler()
 
 type RouteCompile = (route: { httpPart?: string, schema?: unknown }) => unknown
+
+/**
+ * Most values (objects, arrays, scalars) of a body validated with allErrors. Ajv builds one
+ * error object per problem before the 422 lists at most 100 of them, and has no bound of its
+ * own: a body of 100k invalid items would cost 100k error objects. A larger invalid body is
+ * reported by its first problem and an entry saying the rest was not looked for.
+ */
+export const ALL_ERRORS_MAX_VALUES = 10_000
+
+type Validate = ((data: unknown) => unknown) & { errors?: unknown[] | null }
+
+/** True when `data` holds more than `max` JSON values; at most `max + 1` of them are visited. */
+function holdsMoreValues (data: unknown, max: number): boolean {
+  const stack: unknown[] = [data]
+  let seen = 0
+  while (stack.length > 0) {
+    const value = stack.pop()
+    if (++seen > max) return true
+    if (value === null || typeof value !== 'object') continue
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length && seen + stack.length <= max; i++) stack.push(value[i])
+    } else {
+      for (const key in value) {
+        if (seen + stack.length > max) break
+        stack.push((value as Record<string, unknown>)[key])
+      }
+    }
+  }
+  return false
+}
+
+/**
+ * The body validator, its work bounded: a first-problem pass (allErrors off) decides
+ * validity; only an invalid body of at most ALL_ERRORS_MAX_VALUES values is validated again
+ * with allErrors, for its every problem (docs/conventions.md (errors)).
+ */
+function boundedAllErrors (first: Validate, every: Validate): Validate {
+  const validate: Validate = function boundedValidate (data: unknown): unknown {
+    if (first(data) === true) {
+      validate.errors = null
+      return true
+    }
+    if (!holdsMoreValues(data, ALL_ERRORS_MAX_VALUES)) {
+      const result = every(data)
+      validate.errors = every.errors
+      return result
+    }
+    validate.errors = [...(first.errors ?? []), {
+      keyword: 'allErrorsBound',
+      instancePath: '',
+      schemaPath: '#',
+      params: { limit: ALL_ERRORS_MAX_VALUES },
+      message: `holds more than ${ALL_ERRORS_MAX_VALUES} values: only its first problem was looked for`
+    }]
+    return false
+  }
+  return validate
+}
 type BuildValidator = (externalSchemas: Record<string, unknown>, options: { customOptions: Record<string, unknown>, onCreate?: (ajv: unknown) => void }) => RouteCompile
 
 /**
@@ -37,6 +95,7 @@ type BuildValidator = (externalSchemas: Record<string, unknown>, options: { cust
 export const buildValidator: BuildValidator = function buildConventionsValidator (externalSchemas, options) {
   const build = ajvFactory as unknown as BuildValidator
   let strict: RouteCompile | undefined
+  let strictFirst: RouteCompile | undefined
   let coercing: RouteCompile | undefined
   function make (customOptions: Record<string, unknown>): RouteCompile {
     return buildChecked(customOptions, Object.values(externalSchemas), (instanceOptions, created) => build(externalSchemas, {
@@ -49,7 +108,13 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
     }))
   }
   return function conventionsValidatorCompiler (route) {
-    if (route.httpPart === 'body') return (strict ??= make({ ...options.customOptions, coerceTypes: false }))(route)
+    if (route.httpPart === 'body') {
+      const every = (strict ??= make({ ...options.customOptions, coerceTypes: false }))(route)
+      // An $async schema's validator answers with a promise: left to Ajv as it is.
+      if (options.customOptions?.allErrors !== true || (route.schema as { $async?: unknown } | undefined)?.$async === true) return every
+      const first = (strictFirst ??= make({ ...options.customOptions, coerceTypes: false, allErrors: false }))(route)
+      return boundedAllErrors(first as Validate, every as Validate)
+    }
     return (coercing ??= make(options.customOptions))(route)
   }
 }

@@ -145,6 +145,10 @@ function clip (value: string | string[] | undefined): string | undefined {
  * 5xx at error. No other header and no body is logged: never a credential.
  */
 export function logConventionError (request: FastifyRequest, err: ConventionError): void {
+  const level = err.statusCode >= 500 ? 'error' : 'info'
+  const log = request.log as FastifyRequest['log'] & { isLevelEnabled?: (level: string) => boolean }
+  // Below the logger's level (pino's isLevelEnabled), nothing is built.
+  if (log.isLevelEnabled !== undefined && !log.isLevelEnabled(level)) return
   const entry: Record<string, unknown> = { ...logEntryOf(err) }
   if (err.statusCode === 415) {
     entry.contentType = clip(request.headers['content-type'])
@@ -153,8 +157,7 @@ export function logConventionError (request: FastifyRequest, err: ConventionErro
     const header = err.errors[0]?.field
     if (header !== undefined) entry.precondition = { header, value: clip(request.headers[header.toLowerCase()]) }
   }
-  if (err.statusCode >= 500) request.log.error({ err: entry }, err.message)
-  else request.log.info({ err: entry }, err.message)
+  log[level]({ err: entry }, err.message)
 }
 
 function pathOf (url: string): string {

@@ -7,7 +7,7 @@
  */
 import { test } from 'tap'
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
-import { httpConventions, serverOptions, serviceUnavailable } from '../../plugins/index'
+import { httpConventions, serverOptions, serviceUnavailable, unprocessable } from '../../plugins/index'
 
 const PASSWORD = 'S3cret-Passw0rd-logs'
 const TOKEN = 'tok-SECRET-logs-4711'
@@ -104,4 +104,17 @@ test('passed on by the app\'s handler to Fastify\'s default handler: Fastify\'s 
   const answered = await logsOf(own.app, own.raw, { method: 'POST', url: '/v', headers: { 'content-type': 'application/json' }, payload: '{}' })
   t.equal(answered.status, 400)
   t.same(answered.lines, [], 'the app\'s handler answered: it logs what it likes, as with any Fastify error handler')
+})
+
+test('the logger\'s level is honoured: at warn, a 4xx logs nothing and a 5xx still logs at error', async (t) => {
+  const raw: string[] = []
+  const app = Fastify({ ...serverOptions, logger: { level: 'warn', stream: { write: (s: string) => { raw.push(s) } } } })
+  await app.register(httpConventions)
+  app.get('/thrown', async () => { throw unprocessable({ field: 'a', message: 'b' }) })
+  app.get('/down', async () => { throw serviceUnavailable('down') })
+  t.teardown(() => app.close())
+  t.same((await logsOf(app, raw, { url: '/thrown' })).lines, [])
+  const down = await logsOf(app, raw, { url: '/down' })
+  t.equal(down.lines.length, 1)
+  t.equal(down.lines[0].level, 50)
 })

@@ -26,13 +26,14 @@ function routes (scope: FastifyInstance, routeOpts: { errorHandler?: (err: Fasti
   scope.get('/thrown', routeOpts, async () => { throw unprocessable({ field: 'slug', message: 'is already taken' }) })
 }
 
-/** The requests, one per kind: a 422 from validation, a 401, a 415, a 412, a 422 thrown by a handler. */
+/** The requests, one per kind: a 422 from validation, a 401, a 415, a 412, a 422 thrown by a handler, a 400 for a body that is not JSON. */
 const REQUESTS = {
   validation: { method: 'POST', url: '/validation', headers: { 'content-type': 'application/json' }, payload: '{}' },
   auth: { method: 'GET', url: '/auth' },
   mediaType: { method: 'POST', url: '/validation', headers: { 'content-type': 'image/png' }, payload: 'x' },
   precondition: { method: 'GET', url: '/precondition', headers: { 'if-match': '"v1"' } },
-  thrown: { method: 'GET', url: '/thrown' }
+  thrown: { method: 'GET', url: '/thrown' },
+  badJson: { method: 'POST', url: '/validation', headers: { 'content-type': 'application/json' }, payload: '{"title": ' }
 } as const
 
 const EXPECTED_CODES: Record<keyof typeof REQUESTS, string> = {
@@ -40,7 +41,8 @@ const EXPECTED_CODES: Record<keyof typeof REQUESTS, string> = {
   auth: 'FST_HTTP_CONVENTIONS_UNAUTHORIZED',
   mediaType: 'FST_HTTP_CONVENTIONS_UNSUPPORTED_MEDIA_TYPE',
   precondition: 'FST_HTTP_CONVENTIONS_PRECONDITION_FAILED',
-  thrown: 'FST_HTTP_CONVENTIONS_UNPROCESSABLE_ENTITY'
+  thrown: 'FST_HTTP_CONVENTIONS_UNPROCESSABLE_ENTITY',
+  badJson: 'FST_HTTP_CONVENTIONS_MALFORMED_BODY'
 }
 
 function handlerFor (name: string, behaviour: Behaviour, seen: Seen[]) {
@@ -90,7 +92,8 @@ test('without a handler of the app\'s, the suite answers: the answers every case
   const app = await appWith('none', 'none', [])
   t.teardown(() => app.close())
   const base = await answers(app)
-  t.same(Object.values(base).map((a) => a.status), [422, 401, 415, 412, 422])
+  t.same(Object.values(base).map((a) => a.status), [422, 401, 415, 412, 422, 400])
+  t.same(JSON.parse(base.badJson.body), { errors: [{ field: 'body', message: 'body is not well-formed JSON' }] })
   t.same(JSON.parse(base.validation.body), { errors: [{ field: 'title', message: 'is required' }] })
   t.equal(base.auth.type, 'text/html; charset=UTF-8')
   t.same(base.auth.wwwAuthenticate, ['Basic realm="test", charset="UTF-8"'])
@@ -110,8 +113,8 @@ for (const placement of ['root', 'child', 'route'] as const) {
       t.same(got, want, 'status, Content-Type, body, WWW-Authenticate, ETag and Content-Length as without the handler')
       t.same(seen.map((s) => s.code), Object.values(EXPECTED_CODES), 'the handler saw every error, as the ConventionError the client gets')
       t.ok(seen.every((s) => s.convention && s.handler === placement), 'isConventionError(err) holds for each')
-      t.same(seen.map((s) => s.statusCode), [422, 401, 415, 412, 422], 'err.statusCode is the status of the answer')
-      t.same(seen.map((s) => s.validation), [true, false, false, false, false], 'a validation error keeps Fastify\'s err.validation')
+      t.same(seen.map((s) => s.statusCode), [422, 401, 415, 412, 422, 400], 'err.statusCode is the status of the answer')
+      t.same(seen.map((s) => s.validation), [true, false, false, false, false, false], 'a validation error keeps Fastify\'s err.validation')
     })
   }
   test(`a ${placement} handler that answers in its own shape keeps its own answer for every suite error`, async (t) => {
@@ -123,7 +126,7 @@ for (const placement of ['root', 'child', 'route'] as const) {
       t.equal(got[name].status, 418, name)
       t.same(JSON.parse(got[name].body), { mine: code }, name)
     }
-    t.equal(seen.length, 5)
+    t.equal(seen.length, 6)
   })
 }
 

@@ -22,6 +22,8 @@ const FILTER_BITS = 24
 const FILTER_MIN_BITS = 10
 /** Chain links walked per candidate examined (collisions of the head table are skipped by hash). */
 const LINKS_PER_PROBE = 2
+/** Lookups a scan makes before it uses the filter: entries / 2^this (see `HashCursor`). */
+const FILTER_AFTER_SHIFT = 4
 /** A verified match this long ends the walk along a chain. */
 const ENOUGH = 256
 /** Smallest COPY the default code table has an opcode size for (RFC 3284 section 5.6). */
@@ -216,8 +218,12 @@ export class SourceIndex {
    * bits of one 32-bit word, so a test reads one word and lets about 1 absent hash
    * in 20 through (one bit alone: 1 in 8). Most absent hashes are rejected without
    * touching the head table or the chains, which do not fit in cache for large sources.
+   * Built on first use (see `HashCursor`): for a target that needs few lookups
+   * (a few edits in a large document) building it costs more than it saves.
    */
-  readonly filter: Int32Array
+  private bloom: Int32Array | null = null
+  /** The entries' hashes, kept until the filter is built from them. */
+  private hashes: Int32Array | null
   /** 32 less the bits of the filter's word index. */
   readonly filterShift: number
 
@@ -237,30 +243,43 @@ export class SourceIndex {
     this.shift = 32 - bits
     this.outMul = power(look - 1)
     const filterBits = Math.min(Math.max(log2ceil(entries) + 3, FILTER_MIN_BITS), FILTER_BITS)
-    this.filter = new Int32Array(1 << (filterBits - 5))
     this.filterShift = 32 - (filterBits - 5)
-    const { head, chain, shift, filter, filterShift } = this
+    this.hashes = hashes
+    const { head, chain, shift } = this
     // Entries go in from the front; chains list the latest position first.
     for (let k = 0; k < entries; k++) {
-      const h = hashes[k]
-      const b = Math.imul(h, MIX) >>> shift
+      const b = Math.imul(hashes[k], MIX) >>> shift
       chain[k] = head[b]
       head[b] = k
-      const f = Math.imul(h, FILTER_MIX)
-      filter[f >>> filterShift] |= filterMask(f, filterShift)
     }
   }
 
-  /** Bytes held by the tables (not counting the source). */
+  /** The filter, built on first use. */
+  get filter (): Int32Array {
+    if (this.bloom === null) {
+      const hashes = this.hashes as Int32Array
+      const filterShift = this.filterShift
+      const filter = new Int32Array(1 << (32 - filterShift))
+      for (let k = 0; k < hashes.length; k++) {
+        const f = Math.imul(hashes[k], FILTER_MIX)
+        filter[f >>> filterShift] |= filterMask(f, filterShift)
+      }
+      this.bloom = filter
+      this.hashes = null
+    }
+    return this.bloom
+  }
+
+  /** Bytes held by the tables (not counting the source): the filter once built, the hashes it is built from until then. */
   get byteLength (): number {
-    return this.head.byteLength + this.chain.byteLength + this.filter.byteLength
+    return this.head.byteLength + this.chain.byteLength + (this.bloom ?? this.hashes as Int32Array).byteLength
   }
 
   /** Whether the filter lets hash `h` through (false: no entry has it). */
   mayHold (h: number): boolean {
     const f = Math.imul(h, FILTER_MIX)
     const mask = filterMask(f, this.filterShift)
-    return (this.filter[f >>> this.filterShift] & mask) === mask
+    return ((this.bloom ?? this.filter)[f >>> this.filterShift] & mask) === mask
   }
 }
 
@@ -274,8 +293,29 @@ export class HashCursor {
   at = -1
   /** Candidates compared with the target so far (work done, for tests and tuning). */
   verified = 0
+  /**
+   * Hashes looked up so far without the filter. The filter is used from the
+   * `filterAfter`-th on (built then, if no earlier scan built it): a scan that looks
+   * up few positions (a few edits in a large document) does not pay for building
+   * it. The switch depends on this scan alone, so a delta does not depend on what
+   * earlier encodes built. (Without the filter, an entry of another hash sharing a
+   * head bucket and the first 4 bytes may be verified: a valid match all the same.)
+   */
+  unfiltered = 0
+  readonly filterAfter: number
 
-  constructor (readonly index: SourceIndex, readonly tgt: Uint8Array, readonly best: Candidate) {}
+  constructor (readonly index: SourceIndex, readonly tgt: Uint8Array, readonly best: Candidate) {
+    this.filterAfter = Math.max(index.chain.length >> FILTER_AFTER_SHIFT, 1)
+  }
+
+  /** Whether hash `h` is to be looked up: always before `filterAfter` lookups, then as the filter says. */
+  private passes (h: number): boolean {
+    if (this.unfiltered < this.filterAfter) {
+      this.unfiltered++
+      return true
+    }
+    return this.index.mayHold(h)
+  }
 
   /**
    * Look up target[i, i + look) and keep in `best` the verified match, extended
@@ -300,7 +340,7 @@ export class HashCursor {
       this.at = i
     }
     const h = this.h
-    if (!index.mayHold(h)) return false
+    if (!this.passes(h)) return false
     const src = index.src
     const chain = index.chain
     const step = index.step
@@ -353,7 +393,7 @@ export class HashCursor {
     while (!pass && j + 1 < end) {
       h = (Math.imul(h - Math.imul(tgt[j], outMul), HASH_MUL) + tgt[j + look]) | 0
       j++
-      pass = index.mayHold(h)
+      pass = this.passes(h)
     }
     this.h = h
     this.at = j

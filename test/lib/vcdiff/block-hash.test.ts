@@ -32,7 +32,10 @@ test('SourceIndex and HashCursor: lookups find verified matches, extended both w
   const r = rng(2)
   const src = Buffer.from(Array.from({ length: 20_000 }, () => Math.floor(r() * 250)))
   const index = new SourceIndex(src, 8, 4, 4, entryHashes(src, 8, 4))
-  t.equal(index.byteLength, index.head.byteLength + index.chain.byteLength + index.filter.byteLength)
+  // Until the filter is built, the index keeps the entries' hashes (4 bytes an entry) to build it from.
+  t.equal(index.byteLength, index.head.byteLength + 2 * index.chain.byteLength)
+  t.ok(index.filter.byteLength < index.chain.byteLength, 'the filter, built on first use: 8 bits an entry')
+  t.equal(index.byteLength, index.head.byteLength + index.chain.byteLength + index.filter.byteLength, 'the filter built, the hashes dropped')
   // The target: 100 foreign bytes, then src[1001, 1501) (not on an indexed position), then foreign bytes.
   const tgt = Buffer.concat([Buffer.alloc(100, 0xff), src.subarray(1001, 1501), Buffer.alloc(100, 0xfe)])
   const best = newCandidate()
@@ -123,6 +126,7 @@ test('HashCursor.nextPass: the first later position whose hash the filter lets t
   // Foreign text with passages of the source: most positions are rejected by the filter.
   const tgt = Buffer.concat([text(500, 32), src.subarray(1000, 1100), text(500, 33), src.subarray(3000, 3100), text(300, 34)])
   const cur = new HashCursor(index, tgt, newCandidate())
+  cur.unfiltered = cur.filterAfter // past the first lookups, made without the filter (see the next test)
   const end = tgt.length - 32
   const expected: number[] = []
   for (let j = 1; j < end; j++) if (index.mayHold(hashAt(tgt, j, 32))) expected.push(j)
@@ -136,6 +140,32 @@ test('HashCursor.nextPass: the first later position whose hash the filter lets t
   // From a position the hash is not at (hashed afresh); none left before the end.
   t.equal(cur.nextPass(expected[0] - 1, expected[0] + 1), expected[0])
   t.equal(cur.nextPass(5, 6), 6, 'no position between')
+})
+
+test('HashCursor: the first lookups of a scan skip the filter, which is built only when a scan needs it', async (t) => {
+  const src = text(64_000, 35)
+  const index = new SourceIndex(src, 8, 4, 4, entryHashes(src, 8, 4))
+  const held = index.byteLength
+  const r = rng(36)
+  const tgt = Buffer.concat([Buffer.from(Array.from({ length: 3000 }, () => 128 + Math.floor(r() * 128))), src.subarray(5000, 5100)])
+  const cur = new HashCursor(index, tgt, newCandidate())
+  t.equal(cur.filterAfter, index.chain.length >> 4)
+  // Before filterAfter checks, every position is looked up (no filter built yet) ...
+  let j = 0
+  for (let n = 1; n <= cur.filterAfter; n++) {
+    j = cur.nextPass(j, tgt.length - 8)
+    if (j !== n) t.fail(`position ${n} let through without the filter`)
+  }
+  t.equal(index.byteLength, held, 'no filter built yet')
+  // ... then the filter rejects foreign text: it is built now, from the hashes kept.
+  let through = 0
+  for (let k = cur.nextPass(j, 2900); k < 2900; k = cur.nextPass(k, 2900)) through++
+  t.ok(through < (2900 - j) / 8, `foreign bytes: ${through} of ${2900 - j} positions let through by the filter`)
+  t.ok(index.byteLength < held, `filter built: ${index.byteLength} bytes held, ${held} before`)
+  // Another scan of the same target makes the same lookups, whether the filter exists or not.
+  const again = new HashCursor(index, tgt, newCandidate())
+  t.equal(again.unfiltered, 0)
+  t.equal(again.nextPass(0, tgt.length - 8), 1, 'a new scan starts without the filter')
 })
 
 test('SourceIndex filter: two bits a hash in one word, few absent hashes let through', async (t) => {

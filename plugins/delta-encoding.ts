@@ -19,6 +19,7 @@
 import { gzip, gzipSync, type ZlibOptions } from 'node:zlib'
 import { promisify } from 'node:util'
 import fp from 'fastify-plugin'
+import { LRUCache } from 'lru-cache'
 import { availableParallelism } from 'node:os'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createEncoderPool, encode, tryEncode, type EncodeOptions, type EncoderPool } from '../lib/vcdiff/index'
@@ -29,7 +30,7 @@ import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
 import type { InstanceStore } from '../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../lib/stores/instance-memory'
-import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, type PayloadNext, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys } from './shared'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
@@ -124,12 +125,12 @@ function isStore (store: unknown): store is InstanceStore {
 
 /**
  * The entity-tag last stored per representation, for a few seconds: the same instance served
- * again is not copied into the store again. Bounded: the oldest entries go first.
+ * again is not copied into the store again. Bounded (lru-cache): the least recently stored go first.
  */
 function recentlyStored (): { recently: (selector: string, etag: string) => boolean, known: (selector: string) => boolean, mark: (selector: string, etag: string) => void, forget: (selector: string) => void } {
   const MAX = 10_000
   const FRESH_MS = 5_000
-  const last = new Map<string, { etag: string, at: number }>()
+  const last = new LRUCache<string, { etag: string, at: number }>({ max: MAX })
   return {
     recently (selector, etag) {
       const e = last.get(selector)
@@ -137,8 +138,6 @@ function recentlyStored (): { recently: (selector: string, etag: string) => bool
     },
     known (selector) { return last.has(selector) },
     mark (selector, etag) {
-      last.delete(selector)
-      if (last.size >= MAX) last.delete(last.keys().next().value as string)
       last.set(selector, { etag, at: Date.now() })
     },
     forget (selector) { last.delete(selector) }
@@ -281,7 +280,7 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
     if (config === undefined || config === false) return
     const where = c.where
     if (!c.methods.some((m) => SAFE.has(m))) throw invalidOption(where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
-    const protectedRoute = c.use(PROVIDES.auth) !== undefined
+    const protectedRoute = c.use('auth') !== undefined
     let settings: Settings = { vcdiff: manipulations.includes('vcdiff'), gzip: manipulations.includes('gzip'), ttl, protectedRoute }
     if (config !== true) {
       if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.deltaEncoding must be true, false or { manipulations?, ttl? }')

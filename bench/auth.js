@@ -5,8 +5,10 @@
  *   npm run build && node bench/auth.js
  *
  * (a) GET 2 KB JSON protected by Bearer (trivial verifier) vs the same route open   target >= 0.90
- * (b) the same protected by Basic (one configured user)    vs the same route open   target >= 0.90
- * (c) Digest verification throughput of the core, in process (SHA-256, MD5): one nonce,
+ * (b) the same protected by Basic (one configured user)    vs the same route open   target >= 0.92
+ * (c) the suite's Basic vs @fastify/basic-auth (one user, constant-time compare) on bare Fastify  target >= 1.0
+ * and an A/A row (the open route against itself).
+ * (d) Digest verification throughput of the core, in process (SHA-256, MD5): one nonce,
  *     increasing nonce-counts, the default in-memory nonce-count store.
  *
  * Both sides of a pair run the same app (every plugin of the suite, auth registered);
@@ -15,7 +17,7 @@
  */
 const { performance } = require('node:perf_hooks')
 const Fastify = require('fastify')
-const { compare, printRows } = require('./harness')
+const { comparePaired, printRows } = require('./harness')
 const suite = require('../dist/plugins/index.js')
 const { createDigest, digestResponse } = require('../dist/lib/auth/digest.js')
 
@@ -40,7 +42,28 @@ async function app (routeAuth) {
   return a
 }
 
+/**
+ * The peer a user would pick for Basic: @fastify/basic-auth on bare Fastify, with the same
+ * user, a constant-time password compare, and the same route.
+ */
+async function basicAuthPeer () {
+  const crypto = require('node:crypto')
+  const a = Fastify()
+  const expected = crypto.createHash('sha256').update('bench-password').digest()
+  await a.register(require('@fastify/basic-auth'), {
+    authenticate: { realm: 'bench' },
+    validate (username, password, _req, _reply, done) {
+      const given = crypto.createHash('sha256').update(password).digest()
+      if (username === 'bench' && crypto.timingSafeEqual(given, expected)) return done()
+      done(new Error('Unauthorized'))
+    }
+  })
+  a.get('/doc', { onRequest: a.basicAuth }, async () => doc)
+  return a
+}
+
 const variants = {
+  basicAuthPeer,
   open: () => app(false),
   bearer: () => app({ schemes: ['bearer'], scopes: ['read'] }),
   basic: () => app({ schemes: ['basic'] })
@@ -74,8 +97,10 @@ async function run () {
   // The open side gets the very same request (it ignores the header), so the client does equal work.
   const bearer = { path: '/doc', headers: { authorization: `Bearer ${TOKEN}` } }
   const basic = { path: '/doc', headers: { authorization: BASIC } }
-  rows.push(await compare('GET 2 KB JSON, Bearer (trivial verifier)', { name: 'Bearer', variant: 'auth:bearer', request: bearer, target: '>= 0.90' }, { name: 'open route', variant: 'auth:open', request: bearer }))
-  rows.push(await compare('GET 2 KB JSON, Basic (one user)', { name: 'Basic', variant: 'auth:basic', request: basic, target: '>= 0.90' }, { name: 'open route', variant: 'auth:open', request: basic }))
+  rows.push(await comparePaired('GET 2 KB JSON, Bearer (trivial verifier)', { name: 'Bearer', variant: 'auth:bearer', request: bearer, target: '>= 0.90' }, { name: 'open route', variant: 'auth:open', request: bearer }))
+  rows.push(await comparePaired('GET 2 KB JSON, Basic (one user) vs the same route open', { name: 'Basic', variant: 'auth:basic', request: basic, target: '>= 0.92' }, { name: 'open route', variant: 'auth:open', request: basic }))
+  rows.push(await comparePaired('GET 2 KB JSON, Basic: the whole suite vs bare Fastify + @fastify/basic-auth', { name: 'suite Basic', variant: 'auth:basic', request: basic, target: '>= 1.0' }, { name: 'Fastify + @fastify/basic-auth', variant: 'auth:basicAuthPeer', request: basic }))
+  rows.push(await comparePaired('A/A: the open route against itself', { name: 'open route', variant: 'auth:open', request: basic, target: 'reported' }, { name: 'open route', variant: 'auth:open', extra: { twin: true }, request: basic }))
   const iterations = Number(process.env.BENCH_DIGEST_ITERATIONS ?? 50000)
   for (const algorithm of ['SHA-256', 'MD5']) {
     const ops = await digestThroughput(algorithm, iterations)

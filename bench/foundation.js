@@ -1,6 +1,6 @@
 'use strict'
 // Foundation: what the suite costs a route, with every plugin registered, next to bare Fastify.
-const { compare, printRows } = require('./harness')
+const { comparePaired, printRows } = require('./harness')
 
 const body = JSON.stringify({ slug: 'hello-world', title: 'Hello', body: 'x'.repeat(500), tags: ['a', 'b'], published: true })
 
@@ -9,15 +9,15 @@ const WHOLE = { options: {} }
 
 async function run () {
   const rows = []
-  rows.push(await compare('GET 2 KB JSON, every plugin registered', { name: 'whole suite', variant: 'suite', extra: WHOLE, request: { path: '/doc' }, target: '>= 0.95' }, { name: 'bare Fastify', variant: 'bare', request: { path: '/doc' } }))
+  rows.push(await comparePaired('GET 2 KB JSON, every plugin registered', { name: 'whole suite', variant: 'suite', extra: WHOLE, request: { path: '/doc' }, target: '>= 0.95' }, { name: 'bare Fastify', variant: 'bare', request: { path: '/doc' } }))
   const post = { path: '/doc', method: 'POST', headers: { 'content-type': 'application/json' }, body }
-  rows.push(await compare('POST JSON + schema validation, every plugin registered', { name: 'whole suite', variant: 'suite', extra: WHOLE, request: post, target: '>= 0.93' }, { name: 'bare Fastify', variant: 'bare', request: post }))
+  rows.push(await comparePaired('POST JSON + body schema, every plugin registered', { name: 'whole suite', variant: 'suite', extra: WHOLE, request: post, expectStatus: 201, target: '>= 0.93' }, { name: 'bare Fastify', variant: 'bare', request: post, expectStatus: 201 }))
   // A route that turns off the conventions that apply to every route by default (resource
   // policy, Content-Length, Content-Type, "not modified"): it gets no hook of its own.
-  rows.push(await compare('GET 2 KB JSON, a route that uses no convention', { name: 'whole suite', variant: 'suite', extra: WHOLE, request: { path: '/plain' }, target: '>= 0.98' }, { name: 'bare Fastify', variant: 'bare', request: { path: '/plain' } }))
-  // The same server twice: how far apart two identical sides land in this run (the noise floor
-  // every ratio above should be read against on a shared machine).
-  rows.push(await compare('GET 2 KB JSON, bare Fastify against itself (noise floor)', { name: 'bare Fastify', variant: 'bare', request: { path: '/plain' }, target: 'reported' }, { name: 'bare Fastify', variant: 'bare', request: { path: '/plain' } }))
+  rows.push(await comparePaired('GET 2 KB JSON, a route that uses no convention', { name: 'whole suite', variant: 'suite', extra: WHOLE, request: { path: '/plain' }, target: '>= 0.98' }, { name: 'bare Fastify', variant: 'bare', request: { path: '/plain' } }))
+  // A/A: two sets of processes of the same server: how far apart identical sides land in this
+  // run (the noise floor every ratio above should be read against on a shared machine).
+  rows.push(await comparePaired('A/A: bare Fastify against bare Fastify, GET 2 KB', { name: 'bare Fastify', variant: 'bare', request: { path: '/doc' }, target: 'reported' }, { name: 'bare Fastify', variant: 'bare', extra: { twin: true }, request: { path: '/doc' } }))
   return rows
 }
 

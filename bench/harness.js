@@ -7,7 +7,7 @@
  * process's CPU time, so the CPU each request costs is compared too: on a 2-core machine the
  * load generator can be the bottleneck, and CPU per request is what a plugin adds.
  */
-const { execFile, fork } = require('node:child_process')
+const { execFile, execFileSync, fork, spawn, spawnSync } = require('node:child_process')
 const { join } = require('node:path')
 
 /**
@@ -31,6 +31,16 @@ function startServer (variant, extra = {}) {
       cpu: () => new Promise((resolve) => {
         child.once('message', (r) => resolve(r.cpu.user + r.cpu.system))
         child.send('cpu')
+      }),
+      // the server's CPU time and wall time over its next n requests (bench/server.js)
+      window: (n) => new Promise((resolve) => {
+        const on = (r) => {
+          if (r.window === undefined) return
+          child.off('message', on)
+          resolve(r.window)
+        }
+        child.on('message', on)
+        child.send({ window: n })
       }),
       stop: () => new Promise((resolve) => { child.once('exit', resolve); child.kill() })
     }))
@@ -120,10 +130,168 @@ async function compare (title, a, b, { rounds = Number(process.env.BENCH_ROUNDS 
   }
 }
 
+// ---------------------------------------------------------------- CPU per request, wrk from the other core
+
+/**
+ * The server's own core and the load generator's: the server process (every thread) is pinned
+ * to one CPU and wrk to another, so that the load generator never takes the server's CPU time.
+ * BENCH_PIN=0 turns pinning off (one CPU, or no taskset).
+ */
+const PIN = process.env.BENCH_PIN !== '0' && require('node:os').cpus().length >= 2
+const SERVER_CPU = '0'
+const LOAD_CPU = '1'
+
+let wrkChecked = false
+/** wrk must be on PATH: the bench names what to install when it is not. */
+function requireWrk () {
+  if (wrkChecked) return
+  // `wrk -v` prints its version and exits with 1: only a missing binary is an error here
+  if (spawnSync('wrk', ['-v'], { stdio: 'ignore' }).error !== undefined) {
+    throw new Error('wrk (the HTTP load generator) is not installed: apt-get install -y wrk (Debian/Ubuntu), brew install wrk (macOS), or build it from https://github.com/wg/wrk')
+  }
+  wrkChecked = true
+}
+
+function pin (pid) {
+  if (!PIN) return
+  // -a: every thread of the process (libuv's pool, V8's GC helpers)
+  execFileSync('taskset', ['-a', '-p', '-c', SERVER_CPU, String(pid)], { stdio: 'ignore' })
+}
+
+const hex = (s) => Buffer.from(s).toString('hex')
+
+/** A wrk script that sends `request` and counts the answers whose status is not `expect`. */
+function wrkScript ({ method = 'GET', headers = {}, body }, expect) {
+  const lines = [
+    'local function unhex (s) return (s:gsub("..", function (c) return string.char(tonumber(c, 16)) end)) end',
+    `wrk.method = unhex("${hex(method)}")`
+  ]
+  if (body !== undefined) lines.push(`wrk.body = unhex("${hex(body)}")`)
+  for (const [k, v] of Object.entries(headers)) lines.push(`wrk.headers[unhex("${hex(k)}")] = unhex("${hex(String(v))}")`)
+  lines.push(
+    `expected = ${expect}`,
+    'bad = 0',
+    'firstBad = 0',
+    'function response (status) if status ~= expected then bad = bad + 1; if firstBad == 0 then firstBad = status end end end',
+    'local threads = {}',
+    'function setup (thread) table.insert(threads, thread) end',
+    'function done (summary, latency)',
+    '  local b, f = 0, 0',
+    '  for _, t in ipairs(threads) do b = b + t:get("bad"); if f == 0 then f = t:get("firstBad") end end',
+    '  local e = summary.errors',
+    '  io.write(string.format("WRK {\\"requests\\":%d,\\"bad\\":%d,\\"firstBad\\":%d,\\"socketErrors\\":%d,\\"p50Us\\":%d,\\"p99Us\\":%d}\\n", summary.requests, b, f, e.connect + e.read + e.write + e.timeout, latency:percentile(50), latency:percentile(99)))',
+    'end')
+  return lines.join('\n') + '\n'
+}
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
+
+/**
+ * Runs wrk against `url` until the server has served `requests` requests after a short
+ * warm-up, then stops it. Returns the server's CPU µs per request and req/s over exactly those
+ * requests (counted and timed by the server), and wrk's latency percentiles.
+ */
+async function measure (server, url, request, { requests, expect = 200, warmupMs = 300 }) {
+  requireWrk()
+  const script = join(require('node:os').tmpdir(), `bench-wrk-${process.pid}-${hex(url + (request.method ?? '') + expect).slice(0, 40)}.lua`)
+  require('node:fs').writeFileSync(script, wrkScript(request, expect))
+  const args = ['-t1', `-c${CONNECTIONS}`, '-d600s', '-s', script, url]
+  const child = spawn(PIN ? 'taskset' : 'wrk', PIN ? ['-c', LOAD_CPU, 'wrk', ...args] : args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (d) => { out += d })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  try {
+    await new Promise((resolve) => setTimeout(resolve, warmupMs))
+    const win = await server.window(requests)
+    child.kill('SIGINT')
+    await exited
+    const m = /WRK (\{.*\})/.exec(out)
+    if (m === null) throw new Error(`wrk gave no summary: ${out}`)
+    const w = JSON.parse(m[1])
+    if (w.bad > 0 || w.requests === 0) throw new Error(`${url}: expected only ${expect} answers, got ${w.bad} other (first: ${w.firstBad}) of ${w.requests}`)
+    return { cpuUs: win.cpuUs / requests, rps: requests / (win.ms / 1000), p99: w.p99Us / 1000 }
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL')
+  }
+}
+
+/**
+ * Starts a server variant pinned to the server's core, with `window(n)`: the server's CPU time
+ * and wall time over its next n requests.
+ */
+async function startPinned (variant, extra) {
+  const s = await startServer(variant, extra)
+  pin(s.pid)
+  return s
+}
+
+/**
+ * Measures a pair of server variants by CPU time per request. `a` and `b` as for `compare`.
+ * Each side runs as `processes` server processes (a fresh pair each time; one process for
+ * both sides when they are the same variant, two kinds of request); each pair of processes
+ * gets `rounds` paired rounds (A then B, then B then A, ...) of `requests` requests each.
+ * The ratio of a pair of processes is the median over its rounds of B's CPU per request over
+ * A's (above 1: A costs less); the row's ratio is the median over the pairs of processes.
+ * Throughput ratios are taken the same way from req/s (A over B).
+ */
+async function comparePaired (title, a, b, opts = {}) {
+  const processes = opts.processes ?? Number(process.env.BENCH_PROCESSES ?? 3)
+  const rounds = opts.rounds ?? Number(process.env.BENCH_CPU_ROUNDS ?? 3)
+  const requests = opts.requests ?? Number(process.env.BENCH_REQUESTS ?? 15000)
+  const shared = a.variant === b.variant && JSON.stringify(a.extra ?? {}) === JSON.stringify(b.extra ?? {})
+  const rounds$ = { a: [], b: [] }
+  const cpuRatios = []
+  const rpsRatios = []
+  for (let p = 0; p < processes; p++) {
+    const sa = await startPinned(a.variant, a.extra)
+    const sb = shared ? sa : await startPinned(b.variant, b.extra)
+    try {
+      const run = (side, s) => measure(s, `http://127.0.0.1:${s.port}${side.request.path}`, side.request, { requests, expect: side.expectStatus ?? 200 })
+      // warm-up: the JIT settles on both sides before anything is counted
+      await run(a, sa)
+      await run(b, sb)
+      const pc = []
+      const pr = []
+      for (let r = 0; r < rounds; r++) {
+        let ra, rb
+        if (r % 2 === 0) { ra = await run(a, sa); rb = await run(b, sb) } else { rb = await run(b, sb); ra = await run(a, sa) }
+        rounds$.a.push(ra)
+        rounds$.b.push(rb)
+        pc.push(rb.cpuUs / ra.cpuUs)
+        pr.push(ra.rps / rb.rps)
+      }
+      cpuRatios.push(median(pc))
+      rpsRatios.push(median(pr))
+    } finally {
+      await sa.stop()
+      if (!shared) await sb.stop()
+    }
+  }
+  const m = (side, key) => median(rounds$[side].map((r) => r[key]))
+  return {
+    benchmark: title,
+    a: a.name,
+    b: b.name,
+    aReqPerSec: Math.round(m('a', 'rps')),
+    bReqPerSec: Math.round(m('b', 'rps')),
+    aP99ms: Number(m('a', 'p99').toFixed(2)),
+    bP99ms: Number(m('b', 'p99').toFixed(2)),
+    aCpuUs: Number(m('a', 'cpuUs').toFixed(1)),
+    bCpuUs: Number(m('b', 'cpuUs').toFixed(1)),
+    // Targets are decided on CPU per request: the median over processes of paired rounds.
+    ratio: Number(median(cpuRatios).toFixed(3)),
+    cpuRatio: Number(median(cpuRatios).toFixed(3)),
+    rpsRatio: Number(median(rpsRatios).toFixed(3)),
+    perProcess: cpuRatios.map((x) => Number(x.toFixed(3))),
+    method: 'cpu',
+    target: a.target
+  }
+}
+
 function printRows (rows) {
-  const lines = ['| benchmark | A | B | A req/s | B req/s | A p99 ms | B p99 ms | A CPU µs/req | B CPU µs/req | A/B req/s | B/A CPU | target |', '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|']
+  const lines = ['| benchmark | A | B | A req/s | B req/s | A p99 ms | B p99 ms | A CPU µs/req | B CPU µs/req | A/B req/s | B/A CPU | B/A CPU per process | target |', '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|']
   for (const r of rows) {
-    lines.push(`| ${r.benchmark} | ${r.a} | ${r.b} | ${r.aReqPerSec} | ${r.bReqPerSec} | ${r.aP99ms} | ${r.bP99ms} | ${r.aCpuUs ?? '-'} | ${r.bCpuUs ?? '-'} | ${r.ratio} | ${r.cpuRatio ?? '-'} | ${r.target ?? ''} |`)
+    lines.push(`| ${r.benchmark} | ${r.a} | ${r.b} | ${r.aReqPerSec} | ${r.bReqPerSec} | ${r.aP99ms} | ${r.bP99ms} | ${r.aCpuUs ?? '-'} | ${r.bCpuUs ?? '-'} | ${r.rpsRatio ?? r.ratio} | ${r.cpuRatio ?? '-'} | ${(r.perProcess ?? []).join(', ') || '-'} | ${r.target ?? ''} |`)
   }
   return lines.join('\n')
 }
@@ -142,4 +310,4 @@ function inFreshProcess (script, flag) {
   })
 }
 
-module.exports = { startServer, compare, printRows, inFreshProcess }
+module.exports = { startServer, compare, comparePaired, printRows, inFreshProcess }

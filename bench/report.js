@@ -8,10 +8,13 @@
  *   node bench/report.js express conditional           # only these sections
  *   BENCH_QUICK=1 node bench/report.js                 # smoke test: 1 round of 1 s per pair
  *
- * Env: BENCH_ROUNDS (default 5) and BENCH_SECONDS (default 3) for every side-by-side pair,
- * BENCH_QUICK=1, BENCH_OUT (directory of RESULTS.md and results.svg, default bench/).
+ * Env: BENCH_ROUNDS (default 5) and BENCH_SECONDS (default 3) for the autocannon pairs;
+ * BENCH_PROCESSES (3), BENCH_CPU_ROUNDS (3) and BENCH_REQUESTS (15000) for the CPU rows
+ * (bench/harness.js `comparePaired`: wrk, which must be installed); BENCH_QUICK=1,
+ * BENCH_OUT (directory of RESULTS.md and results.svg, default bench/).
  *
- * Sections: foundation (Content-Type, Content-Length, validation), conditional, patch, auth,
+ * Sections: foundation (Content-Type, Content-Length, validation), real-shaped (a shared
+ * schema, a $ref body, a coerced query string), conditional, patch, auth,
  * delta and vcdiff (A-IM), express (the service vs Express 5), postgres (the service on
  * PostgreSQL vs SQLite).
  * Peak memory: VmHWM of every server process this process forks, sampled from /proc.
@@ -23,7 +26,7 @@ const { performance } = require('node:perf_hooks')
 const { compare } = require('./harness')
 const { ARTICLE_IDS, BASIC, BODY_2KB } = require('./express-service')
 
-const SECTIONS = ['foundation', 'conditional', 'patch', 'auth', 'delta', 'delta-scale', 'vcdiff', 'express', 'postgres']
+const SECTIONS = ['foundation', 'real-shaped', 'conditional', 'patch', 'auth', 'delta', 'delta-scale', 'vcdiff', 'express', 'postgres']
 const EXPRESS_TARGET = '>= 1.6'
 
 // ---------------------------------------------------------------- options
@@ -190,6 +193,7 @@ async function runExpress (o) {
 async function runSection (name, o) {
   switch (name) {
     case 'foundation':
+    case 'real-shaped':
     case 'conditional':
     case 'auth':
       return captured(() => require(`./${name}.js`).run())
@@ -304,6 +308,7 @@ function deltaTargets (v) {
 const TITLES = {
   express: 'Ours vs Express 5, same articles service',
   foundation: 'Foundation: Content-Type, Content-Length, validation',
+  'real-shaped': 'An app shaped like a real service: a shared schema, a body schema that $refs it, a coerced query string',
   conditional: 'Conditional requests',
   patch: 'PATCH',
   auth: 'Authentication',
@@ -330,13 +335,14 @@ const cell = (x) => (x === undefined || x === null ? '' : String(x).replace(/\|/
 
 function rowsTable (rows) {
   const lines = [
-    '| benchmark | A | B | A req/s | B req/s | A p99 ms | B p99 ms | A CPU µs/req | B CPU µs/req | A peak RSS MB | B peak RSS MB | A/B req/s | B/A CPU | target |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|'
+    '| benchmark | A | B | A req/s | B req/s | A p99 ms | B p99 ms | A CPU µs/req | B CPU µs/req | A peak RSS MB | B peak RSS MB | A/B req/s | B/A CPU | B/A CPU per process | decided on | target |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|'
   ]
   for (const r of rows) {
     const t = parseTarget(r.target)
     const status = t !== null && typeof r.ratio === 'number' ? (meets(r.ratio, t) ? ' MET' : ' **MISSED**') : ''
-    lines.push(`| ${cell(r.benchmark)} | ${cell(r.a)} | ${cell(r.b)} | ${cell(r.aReqPerSec)} | ${cell(r.bReqPerSec)} | ${cell(r.aP99ms)} | ${cell(r.bP99ms)} | ${cell(r.aCpuUs ?? '-')} | ${cell(r.bCpuUs ?? '-')} | ${cell(r.aPeakMB ?? '-')} | ${cell(r.bPeakMB ?? '-')} | ${cell(r.ratio)} | ${cell(r.cpuRatio ?? '-')} | ${cell(r.target)}${status} |`)
+    const decided = typeof r.ratio !== 'number' ? '-' : r.method === 'cpu' ? 'CPU' : 'req/s'
+    lines.push(`| ${cell(r.benchmark)} | ${cell(r.a)} | ${cell(r.b)} | ${cell(r.aReqPerSec)} | ${cell(r.bReqPerSec)} | ${cell(r.aP99ms)} | ${cell(r.bP99ms)} | ${cell(r.aCpuUs ?? '-')} | ${cell(r.bCpuUs ?? '-')} | ${cell(r.aPeakMB ?? '-')} | ${cell(r.bPeakMB ?? '-')} | ${cell(r.rpsRatio ?? r.ratio)} | ${cell(r.cpuRatio ?? '-')} | ${cell((r.perProcess ?? []).join(', ') || '-')} | ${decided} | ${cell(r.target)}${status} |`)
   }
   return lines.join('\n')
 }
@@ -371,10 +377,12 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
   const out = []
   out.push('# Benchmark results', '')
   out.push(`Written by \`bench/report.js\` (\`npm run bench\`) on ${started.toISOString()}, in ${Math.round(elapsedS)} s. ` +
-    `Each pair runs side by side: each side in its own process (both sides in one when they are two kinds of request to the same server variant), autocannon alternating A and B for ${o.rounds} round(s) of ${o.seconds} s after a 1 s warm-up; ` +
-    'requests are pipelined (BENCH_PIPELINING, default 10) so the server is the bottleneck; req/s, p99 and the server\'s CPU time per request (user + system, read from the server process around each round) are medians over the rounds, and the ratios are of the medians. ' +
-    'Targets are judged on the req/s ratio; "B/A CPU" is the same comparison in CPU cost per request (above 1: A costs less), which the load generator sharing the 2 cores cannot skew. ' +
-    'The machine is shared and noisy: only ratios measured in one run mean something; absolute req/s do not travel.' +
+    `The foundation, real-shaped, conditional and auth sections measure the server's CPU time per request (user + system of the server process, every thread, over exactly ${process.env.BENCH_REQUESTS ?? 15000} requests counted by the server after a warm-up): ` +
+    `each side runs as ${process.env.BENCH_PROCESSES ?? 3} server process(es) (a fresh pair each time; one process when both sides are two kinds of request to one variant), each pair of processes gets ${process.env.BENCH_CPU_ROUNDS ?? 3} paired round(s) (A then B, then B then A), ` +
+    'the server is pinned to CPU 0 and wrk drives it from CPU 1 (32 connections, saturating it). A pair\'s ratio is the median over its rounds of B\'s CPU per request over A\'s, and a row\'s ratio is the median over its pairs of processes (listed per process); targets of those rows are decided on that CPU ratio ("decided on: CPU"). ' +
+    'Each section has an A/A row (a variant against itself in other processes): ratios within its distance from 1 are within the noise of the run. ' +
+    `The other sections (PATCH, Express, PostgreSQL) still alternate autocannon rounds of ${o.seconds} s, pipelined, and are decided on req/s. ` +
+    'The machine is shared: other engineers ran tests on its 2 cores during the run (load averages below); only ratios measured in one run mean something; absolute req/s and µs do not travel.' +
     (o.quick ? ' **Quick mode (BENCH_QUICK=1): a smoke test, not a measurement.**' : ''), '')
   out.push('## Machine', '', machine(load), '')
   out.push('## Targets', '', '| section | target | measured | status |', '|---|---|---|---|')
@@ -411,9 +419,11 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
     out.push('')
   }
   out.push('## Method', '',
-    '- Every server variant runs in its own process (bench/server.js, or `--serve` of bench/conditional.js); a pair of two kinds of request to one variant (412 against 200, PATCH against PUT) shares one process, as processes of one variant differ by 10% and more. autocannon runs in the report process, and loads only there; the in-process PATCH core row and the VCDIFF encoder section run in fresh processes of their own.',
+    '- Every server variant runs in its own process (bench/server.js); a pair of two kinds of request to one variant (412 against 200, PATCH against PUT) shares one process. Identical processes of one variant differ by up to 15% for their whole life, so the CPU rows start several processes per side and take the median over them.',
+    '- CPU rows (bench/harness.js `comparePaired`): wrk (a Debian package: `apt-get install -y wrk`; the bench says so when it is missing) pinned to CPU 1 with taskset, the server (every thread) pinned to CPU 0; the server counts requests itself and reports the CPU time and wall time of exactly BENCH_REQUESTS of them; wrk\'s script checks every status. BENCH_PROCESSES, BENCH_ROUNDS, BENCH_REQUESTS tune them; BENCH_PIN=0 turns pinning off.',
+    '- autocannon runs in the report process only (PATCH, Express, PostgreSQL sections); the in-process PATCH core row and the VCDIFF encoder section run in fresh processes of their own.',
     '- Peak RSS is the kernel\'s high-water mark (VmHWM in /proc/<pid>/status) of each server process, sampled every 100 ms while it runs; "-" where not measured (in-process benchmarks, or no /proc).',
-    '- `BENCH_ROUNDS`, `BENCH_SECONDS` tune every pair; `BENCH_QUICK=1` runs 1 round of 1 s; `node bench/report.js express` runs one section.', '')
+    '- `BENCH_ROUNDS`, `BENCH_SECONDS` tune the autocannon pairs; `BENCH_PROCESSES`, `BENCH_CPU_ROUNDS`, `BENCH_REQUESTS` the CPU rows; `BENCH_QUICK=1` runs 1 round of 1 s (CPU rows: one process, one round of 2000 requests); `node bench/report.js express` runs one section.', '')
   return out.join('\n')
 }
 
@@ -484,7 +494,13 @@ function svg (bars, title) {
 
 async function report (opts = {}) {
   const o = options(opts)
-  const saved = { BENCH_ROUNDS: process.env.BENCH_ROUNDS, BENCH_SECONDS: process.env.BENCH_SECONDS, BENCH_DIGEST_ITERATIONS: process.env.BENCH_DIGEST_ITERATIONS }
+  const saved = { BENCH_ROUNDS: process.env.BENCH_ROUNDS, BENCH_SECONDS: process.env.BENCH_SECONDS, BENCH_DIGEST_ITERATIONS: process.env.BENCH_DIGEST_ITERATIONS, BENCH_PROCESSES: process.env.BENCH_PROCESSES, BENCH_CPU_ROUNDS: process.env.BENCH_CPU_ROUNDS, BENCH_REQUESTS: process.env.BENCH_REQUESTS }
+  // CPU rows in quick mode: one process per side, one round of a few requests
+  if (o.quick) {
+    process.env.BENCH_PROCESSES ??= '1'
+    process.env.BENCH_CPU_ROUNDS ??= '1'
+    process.env.BENCH_REQUESTS ??= '2000'
+  }
   // the modules read these: every pair of the run gets the same rounds and seconds
   process.env.BENCH_ROUNDS = String(o.rounds)
   process.env.BENCH_SECONDS = String(o.seconds)

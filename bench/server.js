@@ -34,7 +34,38 @@ const variants = {
     await app.register(suite.httpConventions, extra.options ?? {})
     routes(app, true)
     return app
+  },
+  // An app shaped like a real service: one shared schema (addSchema), a body schema that
+  // $refs it, a coerced query-string route. Bare Fastify with the same routes.
+  async realBare () {
+    const app = Fastify()
+    realRoutes(app)
+    return app
+  },
+  async realSuite () {
+    const app = Fastify({ ...suite.serverOptions })
+    await app.register(suite.httpConventions, extra.options ?? {})
+    realRoutes(app)
+    return app
+  },
+  // The same app without its query-string route: one Ajv instance (strict bodies) instead of
+  // two. Against realSuite, it tells what the second instance costs the rest of the process.
+  async realSuiteOneAjv () {
+    const app = Fastify({ ...suite.serverOptions })
+    await app.register(suite.httpConventions, extra.options ?? {})
+    realRoutes(app, false)
+    return app
   }
+}
+
+/** The shared schema of the real-shaped app, as a service declares its resource once. */
+const articleSchema = { $id: 'https://bench.example/article.json', ...bodySchema }
+
+function realRoutes (app, query = true) {
+  app.addSchema(articleSchema)
+  app.get('/doc', async () => doc)
+  app.post('/doc', { schema: { body: { $ref: `${articleSchema.$id}#` } } }, async (req, reply) => reply.code(201).send({ ok: true, slug: req.body.slug }))
+  if (query) app.get('/search', { schema: { querystring: { type: 'object', additionalProperties: false, properties: { q: { type: 'string', maxLength: 100 }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } } }, async (req) => ({ q: req.query.q ?? '', limit: req.query.limit }))
 }
 
 function routes (app, suiteRoute = false) {
@@ -61,7 +92,30 @@ async function main () {
 async function start (app) {
   await app.listen({ port: 0, host: '127.0.0.1' })
   // The harness asks for this process's CPU time around each round (CPU per request).
-  process.on('message', (m) => { if (m === 'cpu') process.send({ cpu: process.cpuUsage() }) })
+  // A measurement window (bench/harness.js, `measure`): from the next request on, this process
+  // counts `window` requests and reports the CPU time (user + system, every thread) and the
+  // wall time they took. Every variant pays the same counter.
+  let served = 0
+  let window = null
+  app.server.prependListener('request', function countRequest () {
+    served++
+    if (window === null) return
+    if (served === window.from) {
+      window.cpu = process.cpuUsage()
+      window.t = process.hrtime.bigint()
+    } else if (served === window.to) {
+      const cpu = process.cpuUsage(window.cpu)
+      const ns = Number(process.hrtime.bigint() - window.t)
+      window = null
+      process.send({ window: { cpuUs: cpu.user + cpu.system, ms: ns / 1e6 } })
+    }
+  })
+  process.on('message', (m) => {
+    if (typeof m === 'object' && m !== null && typeof m.window === 'number') window = { from: served + 1, to: served + 1 + m.window, cpu: null, t: 0n }
+    else if (m === 'cpu') process.send({ cpu: process.cpuUsage() })
+    // A normal exit, so that `node --cpu-prof bench/server.js ...` writes its profile.
+    else if (m === 'exit') app.close().then(() => process.exit(0))
+  })
   process.send({ port: app.server.address().port })
 }
 

@@ -1,4 +1,5 @@
 import { test } from 'tap'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -45,8 +46,8 @@ test('the report in quick mode, on the Express vs ours GET pair, writes RESULTS.
   t.match(md, /\| CPU \| .+ logical CPUs/)
   t.match(md, /\| load average \(1, 5, 15 min\) at start \| [\d.]+, [\d.]+, [\d.]+ \|/)
   t.match(md, /\| section \| target \| measured \| status \|\n\|---\|---\|---\|---\|\n\| express \| GET \/articles\/:id \(2 KB article\): >= 1\.6x \| [\d.]+x \| (MET|\*\*MISSED\*\*) \|/)
-  t.match(md, /\| benchmark \| A \| B \| A req\/s \| B req\/s \| A p99 ms \| B p99 ms \| A CPU µs\/req \| B CPU µs\/req \| A peak RSS MB \| B peak RSS MB \| A\/B req\/s \| B\/A CPU \| target \|/)
-  t.match(md, /\| GET \/articles\/:id \(2 KB article\) \| ours \(reference service\) \| Express 5 \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| >= 1\.6 /)
+  t.match(md, /\| benchmark \| A \| B \| A req\/s \| B req\/s \| A p99 ms \| B p99 ms \| A CPU µs\/req \| B CPU µs\/req \| A peak RSS MB \| B peak RSS MB \| A\/B req\/s \| B\/A CPU \| B\/A CPU per process \| decided on \| target \|/)
+  t.match(md, /\| GET \/articles\/:id \(2 KB article\) \| ours \(reference service\) \| Express 5 \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| - \| req\/s \| >= 1\.6 /)
   if (targets[0].status === 'MISSED') t.match(md, /Shortfalls, from the numbers of this run:\n\n- express, .+ short of 1\.6x/)
   else t.match(md, /Every target measured in this run is met\./)
   t.match(md, /!\[ratios against their targets\]\(results\.svg\)/)
@@ -65,4 +66,27 @@ test('the report in quick mode, on the Express vs ours GET pair, writes RESULTS.
   t.equal(barGroups[0].rect.filter((r) => r['@_class'] === 'ratio').length, 1, 'the bar')
   t.ok(Number(barGroups[0].rect[0]['@_width']) > 0)
   t.equal(barGroups[0].line.filter((l) => l['@_class'] === 'target').length, 1, 'its target line')
+})
+
+test('CPU rows: the foundation section in quick mode measures CPU per request with wrk, per process, beside an A/A row', async (t) => {
+  // wrk is the load generator of the CPU rows (a Debian package); under CI it must be there.
+  if (spawnSync('wrk', ['-v']).error !== undefined) {
+    if (process.env.CI === 'true') return t.fail('wrk is missing: apt-get install -y wrk')
+    return t.skip('wrk is not installed: apt-get install -y wrk')
+  }
+  const outDir = mkdtempSync(join(tmpdir(), 'bench-report-'))
+  t.teardown(() => rmSync(outDir, { recursive: true, force: true }))
+  const { results, targets, files } = await report({ only: ['foundation'], expressRoutes: [], quick: true, outDir, log: () => {} })
+  t.equal(results.foundation.error, undefined, 'the section ran')
+  const rows = (results.foundation.value ?? []) as Array<Row & { method?: string, cpuRatio?: number, aCpuUs?: number, bCpuUs?: number, perProcess?: number[] }>
+  t.same(rows.map((r) => r.benchmark), ['GET 2 KB JSON, every plugin registered', 'POST JSON + body schema, every plugin registered', 'GET 2 KB JSON, a route that uses no convention', 'A/A: bare Fastify against bare Fastify, GET 2 KB'])
+  for (const r of rows) {
+    t.equal(r.method, 'cpu', `${r.benchmark}: decided on CPU per request`)
+    t.ok((r.aCpuUs ?? 0) > 0 && (r.bCpuUs ?? 0) > 0, 'both sides\' CPU per request measured')
+    t.equal(r.ratio, r.cpuRatio, 'the ratio is the CPU ratio')
+    t.equal(r.perProcess?.length, 1, 'one process per side in quick mode')
+  }
+  t.same(targets.map((x) => x.target), ['GET 2 KB JSON, every plugin registered: >= 0.95x', 'POST JSON + body schema, every plugin registered: >= 0.93x', 'GET 2 KB JSON, a route that uses no convention: >= 0.98x'], 'the A/A row is reported, not a target')
+  const md = readFileSync(files.markdown, 'utf8')
+  t.match(md, /\| A\/A: bare Fastify against bare Fastify, GET 2 KB \| bare Fastify \| bare Fastify \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| - \| - \| [\d.]+ \| [\d.]+ \| [\d.]+ \| CPU \| reported \|/)
 })

@@ -18,6 +18,11 @@ export interface Article extends Required<ArticleInput> {
   updatedAt: string
 }
 
+/**
+ * A stored version. `updatedAtMs` is its Last-Modified as preconditions judge it (a whole
+ * second, epoch ms: see nextLastModified), never more than one second after the write;
+ * `article.updatedAt` is the time of the write itself, with its milliseconds.
+ */
 export interface Stored { article: Article, etag: string, updatedAtMs: number }
 
 export type WriteResult = Stored | 'not-found' | 'precondition-failed' | 'duplicate-slug'
@@ -44,21 +49,48 @@ export function etagOf (article: Article): string {
 }
 
 /**
- * The modification time of a new version. Last-Modified has a resolution of one second
- * (RFC 9110 8.8.2.2), and If-Unmodified-Since holds when the representation was modified
- * at or before the given date (RFC 9110 13.1.4): two versions in the same second would
- * share a Last-Modified, and a writer holding the older one would pass the check. So
- * every version gets a later second than the one before it: max(now, the previous
- * version's second + 1 s). Under more than one write a second to one article the time
- * runs ahead of the clock until the writes slow down.
+ * The Last-Modified second (epoch ms) preconditions judge a new version by, written at
+ * `now` over a version judged by `previous`.
+ *
+ * Dates have a resolution of one second (RFC 9110 8.8.2.2) and If-Unmodified-Since holds
+ * when the representation was modified at or before the date sent (RFC 9110 13.1.4). A
+ * Last-Modified is never sent later than the response's Date (RFC 9110 8.8.2.1: a date
+ * still in the future is sent as the Date), so a client read the previous version with a
+ * date no later than the second of this write, and no later than `previous`:
+ *
+ * - `previous` before this second: this second, already later than any date the previous
+ *   version was sent with;
+ * - otherwise (a second write within one second): the next second, later than the date
+ *   any reader of the previous version got, and sent as the Date until that second comes.
+ *   A client holding the date of this very version within its second gets 412 too (it
+ *   cannot be told from the previous one): If-Match tells them apart.
+ *
+ * So the date never runs more than one second ahead of the clock, however many writes a
+ * second. Should the clock go back, every version still gets a later date than the last.
  */
-export function nextModified (previous: string | number, now: Date): Date {
-  const prev = typeof previous === 'number' ? previous : Date.parse(previous)
-  const next = Math.floor(prev / 1000) * 1000 + 1000
-  return now.getTime() >= next ? now : new Date(next)
+export function nextLastModified (previous: number, now: number): number {
+  const second = Math.floor(now / 1000) * 1000
+  if (previous < second) return second
+  if (previous <= second + 1000) return second + 1000
+  return previous + 1000
 }
 
-/** The article a replacement writes: everything but id and createdAt from the input. */
+/** The Last-Modified of a version stored before the stores kept it: the second after its write (never earlier than the truth). */
+export function legacyLastModified (updatedAt: string | Date): number {
+  const ms = updatedAt instanceof Date ? updatedAt.getTime() : Date.parse(updatedAt)
+  return Math.floor(ms / 1000) * 1000 + 1000
+}
+
+/**
+ * The Last-Modified to send with a version at `now` (RFC 9110 8.8.2.1): its date, or the
+ * message's own Date while that date is still ahead of the clock. Send the same `now` as
+ * the Date header, so that the two agree.
+ */
+export function lastModifiedAt (stored: Pick<Stored, 'updatedAtMs'>, now: number): number {
+  return Math.min(stored.updatedAtMs, Math.floor(now / 1000) * 1000)
+}
+
+/** The article a replacement writes: everything but id and createdAt from the input; updatedAt is the time of the write. */
 export function replaced (current: Article, input: ArticleInput, now: Date): Article {
   return {
     ...current,
@@ -67,8 +99,19 @@ export function replaced (current: Article, input: ArticleInput, now: Date): Art
     body: input.body,
     tags: input.tags ?? [],
     published: input.published ?? false,
-    updatedAt: nextModified(current.updatedAt, now).toISOString()
+    updatedAt: now.toISOString()
   }
+}
+
+/** The version a replacement writes: the article, its ETag and its Last-Modified second. */
+export function replacement (current: Stored, input: ArticleInput, now: Date): Stored {
+  const article = replaced(current.article, input, now)
+  return { article, etag: etagOf(article), updatedAtMs: nextLastModified(current.updatedAtMs, now.getTime()) }
+}
+
+/** The Last-Modified second of a new article: no date of it was ever sent before. */
+export function createdLastModified (now: Date): number {
+  return Math.floor(now.getTime() / 1000) * 1000
 }
 
 export function created (input: ArticleInput, now: Date): Article {

@@ -2,7 +2,8 @@
  * The articles store on PostgreSQL through `pg` (DATABASE_URL). Same behaviour as the
  * SQLite store (store.ts): conditional writes are a compare-and-set in one statement
  * (`UPDATE ... WHERE id = $1 AND etag = $2`), a unique constraint on the slug, timestamps
- * with sub-second precision (timestamptz), a later second for every version.
+ * with sub-second precision (timestamptz), and the Last-Modified second each version is
+ * judged by (`last_modified`, nextLastModified), at most one second after its write.
  * Unconditional replacements lock the row (SELECT ... FOR UPDATE) instead of retrying.
  *
  * An unreachable database never hangs a request: the pool gives up connecting after
@@ -12,13 +13,13 @@
  * database is back.
  */
 import pg from 'pg'
-import { created, etagOf, replaced, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type Store, type Stored, type WriteResult } from './store-core'
+import { created, createdLastModified, etagOf, legacyLastModified, replacement, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type Store, type Stored, type WriteResult } from './store-core'
 
 export const CONNECT_TIMEOUT_MS = 2000
 export const STATEMENT_TIMEOUT_MS = 5000
 export const QUERY_TIMEOUT_MS = 6000
 
-interface Row { id: string, slug: string, title: string, body: string, tags: string[], published: boolean, created_at: Date, updated_at: Date, etag: string }
+interface Row { id: string, slug: string, title: string, body: string, tags: string[], published: boolean, created_at: Date, updated_at: Date, last_modified: string | null, etag: string }
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS articles (
   id text PRIMARY KEY,
@@ -30,6 +31,7 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS articles (
   created_at timestamptz NOT NULL,
   updated_at timestamptz NOT NULL,
   etag text NOT NULL,
+  last_modified bigint,
   CONSTRAINT articles_slug_key UNIQUE (slug)
 )`
 // Instances of a fleet start together: one creates the table at a time.
@@ -46,7 +48,8 @@ function toStored (row: Row): Stored {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString()
   }
-  return { article, etag: row.etag, updatedAtMs: row.updated_at.getTime() }
+  // bigint arrives as a string; epoch ms fit a double exactly.
+  return { article, etag: row.etag, updatedAtMs: row.last_modified === null ? legacyLastModified(row.updated_at) : Number(row.last_modified) }
 }
 
 /** Thrown (unless the caller makes its own) when the database cannot be reached. */
@@ -124,6 +127,8 @@ export class PostgresStore implements Store {
       await client.query('BEGIN')
       await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK])
       await client.query(SCHEMA)
+      // A table created before the column existed.
+      await client.query('ALTER TABLE articles ADD COLUMN IF NOT EXISTS last_modified bigint')
       await client.query('CREATE INDEX IF NOT EXISTS articles_created ON articles (created_at, id)')
       await client.query('COMMIT')
     } catch (err) {
@@ -160,14 +165,15 @@ export class PostgresStore implements Store {
   async create (input: ArticleInput, now = new Date()): Promise<Stored | 'duplicate-slug'> {
     const article = created(input, now)
     const etag = etagOf(article)
+    const updatedAtMs = createdLastModified(now)
     try {
-      await this.query('INSERT INTO articles (id, slug, title, body, tags, published, created_at, updated_at, etag) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-        [article.id, article.slug, article.title, article.body, article.tags, article.published, article.createdAt, article.updatedAt, etag])
+      await this.query('INSERT INTO articles (id, slug, title, body, tags, published, created_at, updated_at, last_modified, etag) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+        [article.id, article.slug, article.title, article.body, article.tags, article.published, article.createdAt, article.updatedAt, updatedAtMs, etag])
     } catch (err) {
       if (isSlugViolation(err)) return 'duplicate-slug'
       throw err
     }
-    return { article, etag, updatedAtMs: now.getTime() }
+    return { article, etag, updatedAtMs }
   }
 
   async replace (id: string, input: ArticleInput, expectedEtag: string | null = null, now = new Date()): Promise<WriteResult> {
@@ -176,19 +182,19 @@ export class PostgresStore implements Store {
       const current = await this.get(id)
       if (current === undefined) return 'not-found'
       if (expectedEtag !== null && current.etag !== expectedEtag) return 'precondition-failed'
-      const article = replaced(current.article, input, now)
-      const etag = etagOf(article)
+      const version = replacement(current, input, now)
+      const { article, etag } = version
       let changed: number
       try {
         // The compare-and-set: the write happens only on the version it was computed from.
-        const res = await this.query('UPDATE articles SET slug = $3, title = $4, body = $5, tags = $6, published = $7, updated_at = $8, etag = $9 WHERE id = $1 AND etag = $2',
-          [id, current.etag, article.slug, article.title, article.body, article.tags, article.published, article.updatedAt, etag])
+        const res = await this.query('UPDATE articles SET slug = $3, title = $4, body = $5, tags = $6, published = $7, updated_at = $8, last_modified = $9, etag = $10 WHERE id = $1 AND etag = $2',
+          [id, current.etag, article.slug, article.title, article.body, article.tags, article.published, article.updatedAt, version.updatedAtMs, etag])
         changed = res.rowCount ?? 0
       } catch (err) {
         if (isSlugViolation(err)) return 'duplicate-slug'
         throw err
       }
-      if (changed === 1) return { article, etag, updatedAtMs: Date.parse(article.updatedAt) }
+      if (changed === 1) return version
       if (expectedEtag !== null) return (await this.exists(id)) ? 'precondition-failed' : 'not-found'
     }
     throw new Error(`replace of ${id}: ${REPLACE_ATTEMPTS} attempts lost to concurrent writers`)
@@ -215,12 +221,12 @@ export class PostgresStore implements Store {
         await client.query('ROLLBACK')
         return 'not-found'
       }
-      const article = replaced(toStored(res.rows[0]).article, input, now)
-      const etag = etagOf(article)
-      await client.query('UPDATE articles SET slug = $2, title = $3, body = $4, tags = $5, published = $6, updated_at = $7, etag = $8 WHERE id = $1',
-        [id, article.slug, article.title, article.body, article.tags, article.published, article.updatedAt, etag])
+      const version = replacement(toStored(res.rows[0]), input, now)
+      const { article, etag } = version
+      await client.query('UPDATE articles SET slug = $2, title = $3, body = $4, tags = $5, published = $6, updated_at = $7, last_modified = $8, etag = $9 WHERE id = $1',
+        [id, article.slug, article.title, article.body, article.tags, article.published, article.updatedAt, version.updatedAtMs, etag])
       await client.query('COMMIT')
-      return { article, etag, updatedAtMs: Date.parse(article.updatedAt) }
+      return version
     } catch (err) {
       failed = err
       await client.query('ROLLBACK').catch(() => {})

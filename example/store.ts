@@ -6,13 +6,19 @@
  *
  * Every conditional write is a compare-and-set on the article's ETag in one statement
  * (`UPDATE ... WHERE id = ? AND etag = ?`), so a conditional write and the check it
- * depends on cannot be separated by another writer. Every write moves the article's
- * modification time to a later second than the version it replaces (`nextModified`).
+ * depends on cannot be separated by another writer. Each version keeps the time of its
+ * write (with milliseconds) and the Last-Modified second preconditions judge it by
+ * (`last_modified`, nextLastModified), at most one second after the write.
+ *
+ * A database that cannot take a write or a read for want of room or I/O (SQLITE_FULL,
+ * SQLITE_IOERR, ...) is thrown as the error `unavailable` makes (the service: a 503); the
+ * next statement tries again, so the service serves again once there is room.
+ * `DATABASE_MAX_BYTES` (or `maxBytes`) caps the file, for a disk shared with others.
  */
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { created, etagOf, replaced, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type Store, type Stored, type WriteResult } from './store-core'
+import { created, createdLastModified, etagOf, legacyLastModified, replacement, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type Store, type Stored, type WriteResult } from './store-core'
 import { PostgresStore } from './store-pg'
 
 export * from './store-core'
@@ -22,8 +28,10 @@ export interface StoreOptions {
   database: string
   /** `postgres://...`: PostgreSQL through `pg`. */
   databaseUrl?: string
-  /** Makes the error thrown when the database cannot be reached (PostgreSQL); the cause is passed. */
+  /** Makes the error thrown when the database cannot be reached or has no room; the cause is passed. */
   unavailable?: (cause: Error) => Error
+  /** SQLite: most bytes of the database file (PRAGMA max_page_count); default DATABASE_MAX_BYTES, else no cap. */
+  maxBytes?: number
 }
 
 /** Opens the store the options name: PostgreSQL when `databaseUrl` is set, SQLite otherwise. */
@@ -33,10 +41,13 @@ export async function openStore (opts: StoreOptions): Promise<Store> {
     await store.start()
     return store
   }
-  return new SqliteStore(opts.database)
+  const env = process.env.DATABASE_MAX_BYTES
+  const maxBytes = opts.maxBytes ?? (env === undefined || env === '' ? undefined : Number(env))
+  if (maxBytes !== undefined && (!Number.isSafeInteger(maxBytes) || maxBytes < 1)) throw new Error('DATABASE_MAX_BYTES must be a positive integer')
+  return new SqliteStore(opts.database, { unavailable: opts.unavailable, maxBytes })
 }
 
-interface Row { id: string, slug: string, title: string, body: string, tags: string, published: number, created_at: string, updated_at: string, etag: string }
+interface Row { id: string, slug: string, title: string, body: string, tags: string, published: number, created_at: string, updated_at: string, last_modified: number | null, etag: string }
 
 function toStored (row: Row): Stored {
   const article: Article = {
@@ -49,7 +60,7 @@ function toStored (row: Row): Stored {
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
-  return { article, etag: row.etag, updatedAtMs: Date.parse(row.updated_at) }
+  return { article, etag: row.etag, updatedAtMs: row.last_modified ?? legacyLastModified(row.updated_at) }
 }
 
 /**
@@ -60,9 +71,13 @@ export class ArticleStore {
   private readonly db: Database.Database
   private readonly stmts: Record<string, Database.Statement>
 
-  constructor (file: string) {
+  constructor (file: string, opts: { maxBytes?: number } = {}) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
     this.db = new Database(file)
+    if (opts.maxBytes !== undefined) {
+      // Per connection: writes past it fail with SQLITE_FULL, as on a full disk.
+      this.db.pragma(`max_page_count = ${Math.max(1, Math.floor(opts.maxBytes / (this.db.pragma('page_size', { simple: true }) as number)))}`)
+    }
     this.db.pragma('journal_mode = WAL')
     // WAL with synchronous=NORMAL: no corruption on a crash, one fsync per checkpoint rather than per write.
     this.db.pragma('synchronous = NORMAL')
@@ -76,17 +91,27 @@ export class ArticleStore {
       published INTEGER NOT NULL,
       created_at TEXT NOT NULL,
       updated_at TEXT NOT NULL,
-      etag TEXT NOT NULL
+      etag TEXT NOT NULL,
+      last_modified INTEGER
     )`)
+    // A file written before the column existed: add it (another process may just have).
+    const columns = this.db.pragma('table_info(articles)') as Array<{ name: string }>
+    if (!columns.some((c) => c.name === 'last_modified')) {
+      try {
+        this.db.exec('ALTER TABLE articles ADD COLUMN last_modified INTEGER')
+      } catch (err) {
+        if (!/duplicate column/.test((err as Error).message)) throw err
+      }
+    }
     // The list's order: read in index order, LIMIT rows, rather than every row sorted per request.
     this.db.exec('CREATE INDEX IF NOT EXISTS articles_created ON articles (created_at, id)')
     this.stmts = {
       get: this.db.prepare('SELECT * FROM articles WHERE id = ?'),
       list: this.db.prepare('SELECT * FROM articles ORDER BY created_at, id LIMIT ?'),
       listTag: this.db.prepare('SELECT a.* FROM articles a, json_each(a.tags) t WHERE t.value = ? ORDER BY a.created_at, a.id LIMIT ?'),
-      insert: this.db.prepare('INSERT INTO articles (id, slug, title, body, tags, published, created_at, updated_at, etag) VALUES (@id, @slug, @title, @body, @tags, @published, @created_at, @updated_at, @etag)'),
+      insert: this.db.prepare('INSERT INTO articles (id, slug, title, body, tags, published, created_at, updated_at, last_modified, etag) VALUES (@id, @slug, @title, @body, @tags, @published, @created_at, @updated_at, @last_modified, @etag)'),
       // The compare-and-set: the write happens only on the version it was computed from.
-      update: this.db.prepare('UPDATE articles SET slug = @slug, title = @title, body = @body, tags = @tags, published = @published, updated_at = @updated_at, etag = @etag WHERE id = @id AND etag = @expected'),
+      update: this.db.prepare('UPDATE articles SET slug = @slug, title = @title, body = @body, tags = @tags, published = @published, updated_at = @updated_at, last_modified = @last_modified, etag = @etag WHERE id = @id AND etag = @expected'),
       delete: this.db.prepare('DELETE FROM articles WHERE id = ? AND (? IS NULL OR etag = ?)'),
       exists: this.db.prepare('SELECT 1 FROM articles WHERE id = ?')
     }
@@ -105,14 +130,14 @@ export class ArticleStore {
 
   create (input: ArticleInput, now = new Date()): Stored | 'duplicate-slug' {
     const article = created(input, now)
-    const etag = etagOf(article)
+    const version: Stored = { article, etag: etagOf(article), updatedAtMs: createdLastModified(now) }
     try {
-      this.stmts.insert.run(this.row(article, etag))
+      this.stmts.insert.run(this.row(version))
     } catch (err) {
       if (isUniqueViolation(err)) return 'duplicate-slug'
       throw err
     }
-    return { article, etag, updatedAtMs: now.getTime() }
+    return version
   }
 
   /**
@@ -126,11 +151,10 @@ export class ArticleStore {
       const current = this.get(id)
       if (current === undefined) return 'not-found'
       if (expectedEtag !== null && current.etag !== expectedEtag) return 'precondition-failed'
-      const article = replaced(current.article, input, now)
-      const etag = etagOf(article)
+      const version = replacement(current, input, now)
       try {
-        const info = this.stmts.update.run({ ...this.row(article, etag), expected: current.etag })
-        if (info.changes === 1) return { article, etag, updatedAtMs: Date.parse(article.updatedAt) }
+        const info = this.stmts.update.run({ ...this.row(version), expected: current.etag })
+        if (info.changes === 1) return version
       } catch (err) {
         if (isUniqueViolation(err)) return 'duplicate-slug'
         throw err
@@ -150,26 +174,48 @@ export class ArticleStore {
     this.db.close()
   }
 
-  private row (a: Article, etag: string): Record<string, unknown> {
-    return { id: a.id, slug: a.slug, title: a.title, body: a.body, tags: JSON.stringify(a.tags), published: a.published ? 1 : 0, created_at: a.createdAt, updated_at: a.updatedAt, etag }
+  private row ({ article: a, etag, updatedAtMs }: Stored): Record<string, unknown> {
+    return { id: a.id, slug: a.slug, title: a.title, body: a.body, tags: JSON.stringify(a.tags), published: a.published ? 1 : 0, created_at: a.createdAt, updated_at: a.updatedAt, last_modified: updatedAtMs, etag }
   }
+}
+
+/**
+ * SQLite result codes that say the database cannot work now rather than that a statement is
+ * wrong: no room (SQLITE_FULL: the disk, or max_page_count), I/O errors, a lock held past
+ * busy_timeout, a file that cannot be opened or written, no memory.
+ */
+export function isSqliteUnavailable (err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && /^SQLITE_(FULL|IOERR|BUSY|LOCKED|CANTOPEN|READONLY|NOMEM|PROTOCOL)(_|$)/.test(code)
 }
 
 /** The SQLite backend behind the asynchronous interface. */
 export class SqliteStore implements Store {
   readonly backend = 'sqlite'
   private readonly db: ArticleStore
+  private readonly unavailable: ((cause: Error) => Error) | undefined
 
-  constructor (file: string) {
-    this.db = new ArticleStore(file)
+  constructor (file: string, opts: { unavailable?: (cause: Error) => Error, maxBytes?: number } = {}) {
+    this.db = new ArticleStore(file, { maxBytes: opts.maxBytes })
+    this.unavailable = opts.unavailable
   }
 
-  async list (opts?: { tag?: string, limit?: number }): Promise<Article[]> { return this.db.list(opts) }
-  async get (id: string): Promise<Stored | undefined> { return this.db.get(id) }
-  async create (input: ArticleInput, now?: Date): Promise<Stored | 'duplicate-slug'> { return this.db.create(input, now) }
-  async replace (id: string, input: ArticleInput, expectedEtag: string | null = null, now?: Date): Promise<WriteResult> { return this.db.replace(id, input, expectedEtag, now) }
-  async delete (id: string, expectedEtag: string | null = null): Promise<DeleteResult> { return this.db.delete(id, expectedEtag) }
+  async list (opts?: { tag?: string, limit?: number }): Promise<Article[]> { return this.run(() => this.db.list(opts)) }
+  async get (id: string): Promise<Stored | undefined> { return this.run(() => this.db.get(id)) }
+  async create (input: ArticleInput, now?: Date): Promise<Stored | 'duplicate-slug'> { return this.run(() => this.db.create(input, now)) }
+  async replace (id: string, input: ArticleInput, expectedEtag: string | null = null, now?: Date): Promise<WriteResult> { return this.run(() => this.db.replace(id, input, expectedEtag, now)) }
+  async delete (id: string, expectedEtag: string | null = null): Promise<DeleteResult> { return this.run(() => this.db.delete(id, expectedEtag)) }
   async close (): Promise<void> { this.db.close() }
+
+  /** RFC 9110 15.6.4: a database with no room or failing I/O is the caller's `unavailable` error (a 503), not a 500. */
+  private run<R> (statement: () => R): R {
+    try {
+      return statement()
+    } catch (err) {
+      if (this.unavailable !== undefined && isSqliteUnavailable(err)) throw this.unavailable(err as Error)
+      throw err
+    }
+  }
 }
 
 function isUniqueViolation (err: unknown): boolean {

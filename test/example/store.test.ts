@@ -7,8 +7,9 @@
 import { teardown, test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import Database from 'better-sqlite3'
 import { join } from 'node:path'
-import { ArticleStore, SqliteStore, etagOf, nextModified, openStore, type Store } from '../../example/store'
+import { ArticleStore, SqliteStore, etagOf, isSqliteUnavailable, lastModifiedAt, nextLastModified, openStore, type Store } from '../../example/store'
 import { PostgresStore, DatabaseUnavailableError, isUnavailable } from '../../example/store-pg'
 import { startPostgres, postgresTestOptions, type PostgresServer } from '../helpers/postgres'
 
@@ -66,36 +67,48 @@ function storeSuite (name: string, open: () => Promise<Store>, options: { skip?:
     const read = await store.get(created.article.id)
     t.equal(read?.article.createdAt, '2024-01-15T12:45:26.123Z')
     t.equal(read?.article.updatedAt, '2024-01-15T12:45:26.123Z')
-    t.equal(read?.updatedAtMs, at.getTime())
+    t.equal(read?.updatedAtMs, Date.parse('2024-01-15T12:45:26.000Z'), 'the Last-Modified of a new article is the second of its write')
     t.equal(read?.etag, created.etag, 'the ETag computed at write is the ETag of what is read back')
   })
 
-  test(`${name}: two writes within one wall-clock second get different Last-Modified seconds`, options, async (t) => {
+  test(`${name}: RFC 9110 8.8.2.1 and 13.1.4: a second write within one second is judged a second later, never more`, options, async (t) => {
     const store = await open()
     t.teardown(() => store.close())
-    // Last-Modified has a resolution of one second (RFC 9110 8.8.2.2): it is what a
-    // client sends back in If-Unmodified-Since (RFC 9110 13.1.4).
-    const lastModified = (ms: number): string => new Date(ms).toUTCString()
-    const t0 = new Date('2024-01-15T12:45:26.100Z')
-    const v1 = must(await store.create(input, t0))
-    const v2 = must(await store.replace(v1.article.id, { ...input, title: 'v2' }, v1.etag, new Date(t0.getTime() + 200)))
-    const v3 = must(await store.replace(v1.article.id, { ...input, title: 'v3' }, null, new Date(t0.getTime() + 400)))
-    t.equal(lastModified(v1.updatedAtMs), 'Mon, 15 Jan 2024 12:45:26 GMT')
-    t.equal(lastModified(v2.updatedAtMs), 'Mon, 15 Jan 2024 12:45:27 GMT', 'the second version moves to the next second')
-    t.equal(lastModified(v3.updatedAtMs), 'Mon, 15 Jan 2024 12:45:28 GMT', 'and the third to the one after')
-    t.equal((await store.get(v1.article.id))?.updatedAtMs, v3.updatedAtMs, 'the stored time is the one answered')
-    // Later writes at the real time: once the clock is past the last version, the clock wins.
-    const later = new Date(t0.getTime() + 10_000)
-    const v4 = must(await store.replace(v1.article.id, { ...input, title: 'v4' }, v3.etag, later))
-    t.equal(v4.updatedAtMs, later.getTime())
-    t.equal(v4.article.createdAt, v1.article.createdAt, 'the creation time stays')
+    // Last-Modified has a resolution of one second (RFC 9110 8.8.2.2); it is sent no later
+    // than Date (lastModifiedAt), so a reader of v1 within its second holds 12:45:26.
+    const http = (ms: number): string => new Date(ms).toUTCString()
+    const t0 = Date.parse('2024-01-15T12:45:26.100Z')
+    const v1 = must(await store.create(input, new Date(t0)))
+    const v2 = must(await store.replace(v1.article.id, { ...input, title: 'v2' }, v1.etag, new Date(t0 + 200)))
+    const v3 = must(await store.replace(v1.article.id, { ...input, title: 'v3' }, null, new Date(t0 + 400)))
+    t.equal(http(v1.updatedAtMs), 'Mon, 15 Jan 2024 12:45:26 GMT')
+    t.equal(http(v2.updatedAtMs), 'Mon, 15 Jan 2024 12:45:27 GMT', 'the second version is judged the next second')
+    t.equal(http(v3.updatedAtMs), 'Mon, 15 Jan 2024 12:45:27 GMT', 'and so is the third: no reader was sent a date later than 12:45:26')
+    t.equal(http(lastModifiedAt(v3, t0 + 500)), 'Mon, 15 Jan 2024 12:45:26 GMT', 'sent within 12:45:26, it is the Date')
+    t.equal(http(lastModifiedAt(v3, t0 + 1000)), 'Mon, 15 Jan 2024 12:45:27 GMT', 'and its own date once that second has come')
+    t.equal(v3.article.updatedAt, '2024-01-15T12:45:26.500Z', 'the article keeps the time of the write')
+    t.equal((await store.get(v1.article.id))?.updatedAtMs, v3.updatedAtMs, 'the stored date is the one answered')
+    // A write in a later second, after a second already judged ahead: one second more.
+    const v4 = must(await store.replace(v1.article.id, { ...input, title: 'v4' }, v3.etag, new Date(t0 + 1100)))
+    t.equal(http(v4.updatedAtMs), 'Mon, 15 Jan 2024 12:45:28 GMT', 'a reader of v3 at 12:45:27.1 held 12:45:27')
+    // Once the writes slow down, the date is the second of the write.
+    const later = new Date(t0 + 10_000)
+    const v5 = must(await store.replace(v1.article.id, { ...input, title: 'v5' }, v4.etag, later))
+    t.equal(http(v5.updatedAtMs), 'Mon, 15 Jan 2024 12:45:36 GMT')
+    t.equal(v5.article.createdAt, v1.article.createdAt, 'the creation time stays')
+  })
 
-    // The same with the real clock: two writes back to back (well within one second).
-    const w1 = must(await store.create({ ...input, slug: 'now' }))
-    const w2 = must(await store.replace(w1.article.id, { ...input, slug: 'now', title: 'w2' }, w1.etag))
-    const w3 = must(await store.replace(w1.article.id, { ...input, slug: 'now', title: 'w3' }, w2.etag))
-    const seconds = [w1, w2, w3].map((w) => lastModified(w.updatedAtMs))
-    t.equal(new Set(seconds).size, 3, `three versions, three Last-Modified dates: ${seconds.join(', ')}`)
+  test(`${name}: a storm of writes in one second keeps the date within one second of the clock`, options, async (t) => {
+    const store = await open()
+    t.teardown(() => store.close())
+    const t0 = Date.parse('2024-01-15T12:00:00.000Z')
+    let last = must(await store.create(input, new Date(t0)))
+    for (let i = 1; i <= 400; i++) {
+      // 400 writes in two seconds, 200 a second.
+      last = must(await store.replace(last.article.id, { ...input, title: `w${i}` }, last.etag, new Date(t0 + i * 5)))
+      t.ok(last.updatedAtMs <= Math.floor((t0 + i * 5) / 1000) * 1000 + 1000, `write ${i}`)
+    }
+    t.equal(new Date(last.updatedAtMs).toISOString(), '2024-01-15T12:00:03.000Z')
   })
 
   test(`${name}: concurrent compare-and-set writers on one version: exactly one wins`, options, async (t) => {
@@ -105,19 +118,72 @@ function storeSuite (name: string, open: () => Promise<Store>, options: { skip?:
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.replace(v1.article.id, { ...input, title: `w${i}` }, v1.etag)))
     t.equal(results.filter((r) => typeof r !== 'string').length, 1, 'one write')
     t.equal(results.filter((r) => r === 'precondition-failed').length, 7, 'seven 412s')
-    // Unconditional writers all land, one after the other, each on a later second.
+    // Unconditional writers all land, one after the other, each judged later than any date a reader got before it.
     const before = must(await store.get(v1.article.id))
+    const sentAt = Date.now()
     const blind = await Promise.all(Array.from({ length: 5 }, (_, i) => store.replace(v1.article.id, { ...input, title: `b${i}` })))
-    const stamps = blind.map((r) => must(r).updatedAtMs)
-    t.equal(new Set(stamps.map((s) => Math.floor(s / 1000))).size, 5, 'five versions, five seconds')
-    t.ok(Math.min(...stamps) >= Math.floor(before.updatedAtMs / 1000) * 1000 + 1000)
+    t.equal(new Set(blind.map((r) => must(r).etag)).size, 5, 'five versions')
+    const after = must(await store.get(v1.article.id))
+    t.ok(after.updatedAtMs > lastModifiedAt(before, sentAt), 'later than the date the version before them was sent with')
+    t.ok(after.updatedAtMs <= Date.now() + 1000, 'and at most a second ahead of the clock')
   })
 }
 
-test('nextModified: max(now, the previous second + 1 s)', async (t) => {
-  t.equal(nextModified('2024-01-15T12:00:00.300Z', new Date('2024-01-15T12:00:00.500Z')).toISOString(), '2024-01-15T12:00:01.000Z')
-  t.equal(nextModified('2024-01-15T12:00:00.300Z', new Date('2024-01-15T12:00:01.250Z')).toISOString(), '2024-01-15T12:00:01.250Z')
-  t.equal(nextModified(Date.parse('2024-01-15T12:00:05.000Z'), new Date('2024-01-15T12:00:01.000Z')).toISOString(), '2024-01-15T12:00:06.000Z', 'ahead of the clock: still a later second')
+test('nextLastModified: this second after an earlier date, else the next one; later than the last should the clock go back', async (t) => {
+  const at = (iso: string): number => Date.parse(iso)
+  const next = (previous: string, now: string): string => new Date(nextLastModified(at(previous), at(now))).toISOString()
+  t.equal(next('2024-01-15T12:00:00.000Z', '2024-01-15T12:00:01.250Z'), '2024-01-15T12:00:01.000Z')
+  t.equal(next('2024-01-15T12:00:00.000Z', '2024-01-15T12:00:00.500Z'), '2024-01-15T12:00:01.000Z')
+  t.equal(next('2024-01-15T12:00:01.000Z', '2024-01-15T12:00:00.900Z'), '2024-01-15T12:00:01.000Z', 'never more than a second ahead')
+  t.equal(next('2024-01-15T12:00:05.000Z', '2024-01-15T12:00:01.000Z'), '2024-01-15T12:00:06.000Z', 'the clock went back: still a later date')
+  t.equal(lastModifiedAt({ updatedAtMs: at('2024-01-15T12:00:01.000Z') }, at('2024-01-15T12:00:00.999Z')), at('2024-01-15T12:00:00.000Z'))
+})
+
+test('RFC 9110 15.6.4: SQLite with no room (SQLITE_FULL) or failing I/O is the caller\'s unavailable error; the store writes again once there is room', async (t) => {
+  const seen: Error[] = []
+  const store = await openStore({ database: ':memory:', maxBytes: 64 * 1024, unavailable: (cause) => { seen.push(cause); return new Error('503') } })
+  t.teardown(() => store.close())
+  const ids: string[] = []
+  let failure: unknown
+  for (let i = 0; i < 1000 && failure === undefined; i++) {
+    try {
+      ids.push(must(await store.create({ slug: `s${i}`, title: 't', body: 'x'.repeat(2000) })).article.id)
+    } catch (err) {
+      failure = err
+    }
+  }
+  t.match(failure, { message: '503' }, 'the write past the cap')
+  t.equal((seen[0] as { code?: string }).code, 'SQLITE_FULL')
+  t.ok(ids.length > 5, `${ids.length} articles fit`)
+  t.equal((await store.get(ids[0]))?.article.slug, 's0', 'reads still work')
+  for (const id of ids.slice(0, Math.ceil(ids.length / 2))) t.equal(await store.delete(id), true)
+  t.ok(must(await store.create({ slug: 'again', title: 't', body: 'x'.repeat(2000) })), 'room again: writes again')
+  t.ok(isSqliteUnavailable({ code: 'SQLITE_IOERR_WRITE' }))
+  t.ok(isSqliteUnavailable({ code: 'SQLITE_BUSY' }))
+  t.notOk(isSqliteUnavailable({ code: 'SQLITE_CONSTRAINT_UNIQUE' }))
+  t.notOk(isSqliteUnavailable(null))
+  const plain = new SqliteStore(':memory:', { maxBytes: 32 * 1024 })
+  t.teardown(() => plain.close())
+  await t.rejects(plain.create({ slug: 'big', title: 't', body: 'x'.repeat(100_000) }), { code: 'SQLITE_FULL' }, 'without unavailable, the error as it is')
+  await t.rejects(openStore({ database: ':memory:', maxBytes: 0 }), /DATABASE_MAX_BYTES must be a positive integer/)
+})
+
+test('a SQLite file written before last_modified existed is upgraded; its versions are judged the second after their write', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'articles-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'old.db')
+  const old = new Database(file)
+  old.exec('CREATE TABLE articles (id TEXT PRIMARY KEY, slug TEXT NOT NULL UNIQUE, title TEXT NOT NULL, body TEXT NOT NULL, tags TEXT NOT NULL, published INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, etag TEXT NOT NULL)')
+  old.prepare('INSERT INTO articles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run('x', 'old', 'Old', 'b', '[]', 0, '2024-01-15T12:00:00.250Z', '2024-01-15T12:00:00.250Z', '"e"')
+  old.close()
+  const store = new SqliteStore(file)
+  t.teardown(() => store.close())
+  t.equal(new Date(must(await store.get('x')).updatedAtMs).toISOString(), '2024-01-15T12:00:01.000Z')
+  const next = must(await store.replace('x', { slug: 'old', title: 'New', body: 'b' }, '"e"', new Date('2024-01-15T12:00:00.500Z')))
+  t.equal(new Date(next.updatedAtMs).toISOString(), '2024-01-15T12:00:01.000Z')
+  const again = new SqliteStore(file)
+  t.teardown(() => again.close())
+  t.equal(must(await again.get('x')).article.title, 'New', 'a second opening finds the column')
 })
 
 storeSuite('SQLite', async () => new SqliteStore(':memory:'))

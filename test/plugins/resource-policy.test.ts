@@ -1,6 +1,7 @@
 import { test } from 'tap'
 import type { Test } from 'tap'
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
+import helmet from '@fastify/helmet'
 import { boot, buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
 import { httpConventions, httpConventionsResourcePolicy, type HttpConventionsOptions } from '../../plugins/index'
@@ -186,4 +187,26 @@ test('values are checked at registration: a typo throws at boot, a route config 
   for (const resourcePolicy of ['cross_origin', 'none', true, 0]) {
     t.throws(() => app.get('/x' + String(resourcePolicy), { config: { resourcePolicy: resourcePolicy as never } }, async () => 'x'), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' }, JSON.stringify(resourcePolicy))
   }
+})
+
+test('Fetch CORP beside the app\'s own @fastify/helmet: the app\'s policy is kept; a route where the app turns helmet off, and the not-found handler, still carry one', async (t) => {
+  const app = Fastify()
+  await app.register(helmet, { crossOriginResourcePolicy: { policy: 'same-site' } })
+  await app.register(httpConventions)
+  app.get('/a', async () => 'a')
+  app.get('/no-helmet', { helmet: false }, async () => 'no helmet')
+  app.get('/logo', { config: { resourcePolicy: 'cross-origin' } }, async () => 'logo')
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  const get = async (path: string): Promise<Response> => await fetch(`http://127.0.0.1:${port}${path}`)
+  const a = await get('/a')
+  t.equal(a.headers.get(CORP), 'same-site', 'the policy helmet set is kept (the suite\'s default does not replace it)')
+  t.equal(a.headers.get('x-frame-options'), 'SAMEORIGIN', 'helmet\'s other headers are there')
+  const off = await get('/no-helmet')
+  t.equal(off.headers.get(CORP), 'same-origin', 'helmet off on a route: the convention\'s default policy still')
+  t.equal(off.headers.get('x-frame-options'), null)
+  t.equal((await get('/logo')).headers.get(CORP), 'cross-origin', 'a route\'s own policy wins')
+  const missing = await get('/nowhere')
+  t.equal(missing.status, 404)
+  t.equal(missing.headers.get(CORP), 'same-site')
 })

@@ -13,6 +13,7 @@ import { reasonPhrase, render } from '../lib/render'
 import { logConventionError, sendConventionError, serializeEnvelope } from './errors'
 import { declareConvention, SENT, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys, declaresBody } from './shared'
+import { lingerOnClose } from './socket-adapter'
 
 export interface ContentLengthOptions {
   profile?: Profile
@@ -319,27 +320,6 @@ function installServerListeners (fastify: FastifyInstance, mismatch: (reason: st
     if (socket.writable) socket.end(rawResponse(reply))
     socket.destroy()
   })
-}
-
-const LINGER_MS = 2000
-
-/**
- * RFC 9112 9.6: a server that closes while the client is still sending its body must not
- * reset the connection before the client has read the answer. Node would close the socket
- * right after the response, with the client's unread bytes pending: the kernel then sends
- * a reset and the client may never see the 411. Instead: send FIN after the response, keep
- * reading (and discarding) until the client closes, for at most LINGER_MS.
- */
-function lingerOnClose (socket: Socket | null): void {
-  if (socket === null) return
-  const s = socket as Socket & { destroySoon?: () => void }
-  s.destroySoon = function lingeringClose (this: Socket) {
-    if (this.writable) this.end()
-    const timer = setTimeout(() => this.destroy(), LINGER_MS)
-    timer.unref()
-    this.once('end', () => { clearTimeout(timer); this.destroy() })
-    this.resume()
-  }
 }
 
 export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '5.x', name: PLUGIN })

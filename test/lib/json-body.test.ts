@@ -1,6 +1,8 @@
 import { test } from 'tap'
 import fc from 'fast-check'
-import { parseJsonBody, parseJsonBuffer, scanJsonText, fewOpeners, findLoneSurrogate, isWellFormedString, decodeUtf8Strict, DEFAULT_JSON_MAX_DEPTH } from '../../lib/json-body'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { BodyBytes, parseJsonBody, parseJsonBuffer, scanJsonText, fewOpeners, findLoneSurrogate, isWellFormedString, decodeUtf8Strict, DEFAULT_JSON_MAX_DEPTH } from '../../lib/json-body'
 
 function refusal (r: ReturnType<typeof parseJsonBody>): { statusCode: number, errors: unknown } | null {
   return r.ok ? null : { statusCode: r.error.statusCode, errors: r.error.errors }
@@ -104,4 +106,33 @@ test('a body with at most maxDepth brackets skips the full scan and is refused o
     const text = JSON.stringify(value)
     t.same(outcome(text, maxDepth), byScan(text, maxDepth), text)
   }), { numRuns: 1000, seed: 11 })
+})
+
+test('BodyBytes: a body in one piece is kept as it is; pieces are joined into one buffer, with or without a declared length', async (t) => {
+  const one = Buffer.from('{"a":1}')
+  const single = new BodyBytes(7)
+  single.push(Buffer.alloc(0))
+  single.push(one)
+  t.equal(single.bytes(), one, 'one piece: the same buffer, not a copy')
+  t.equal(new BodyBytes().bytes().length, 0, 'no piece: an empty body')
+  const text = 'x'.repeat(40_000) + 'é'
+  const bytes = Buffer.from(text)
+  for (const expected of [0, bytes.length, 10]) {
+    const body = new BodyBytes(expected)
+    for (let i = 0; i < bytes.length; i += 7) body.push(bytes.subarray(i, i + 7))
+    t.equal(body.length, bytes.length)
+    t.equal(body.bytes().toString(), text, `declared length ${expected}: the bytes in order`)
+  }
+})
+
+test('BodyBytes: one-byte pieces cost about one byte of memory each, not one buffer each', async (t) => {
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  const buffers = (): number => { gc(); const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers }
+  const body = new BodyBytes()
+  const before = buffers()
+  for (let i = 0; i < 200_000; i++) body.push(Buffer.from([0x61]))
+  const held = buffers() - before
+  t.ok(held < 2 * 200_000 + 256 * 1024, `held ${held} bytes of memory for 200000 body bytes`)
+  t.equal(body.bytes().toString(), 'a'.repeat(200_000))
 })

@@ -4,7 +4,7 @@
  * composed the name. And a Digest scheme registered without its nonce secret fails at boot
  * naming the option.
  */
-import { test } from 'tap'
+import { test, type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { boot, buildApp } from '../helpers/app'
 import { answer, authorization } from '../lib/auth/digest-client'
@@ -14,7 +14,7 @@ const SECRET = 'digest-principal-secret-digest-principal!'
 const NFC = 'jos\u00e9'
 const NFD = 'jose\u0301'
 
-async function app (t: Parameters<Parameters<typeof test>[1]>[0], auth: Omit<AuthOptions, 'profile'>): Promise<FastifyInstance> {
+async function app (t: Test, auth: Omit<AuthOptions, 'profile'>): Promise<FastifyInstance> {
   const a = await buildApp({ auth })
   a.get('/me', { config: { auth: true } }, async (request: { principal: AuthPrincipal | null }) => ({ principal: request.principal }))
   t.teardown(() => a.close())

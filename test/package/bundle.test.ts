@@ -23,6 +23,7 @@ const END = '\n// END EMBEDDED_WORKER'
 function freshWorkerScript (): string {
   const out = buildSync({
     entryPoints: [join(root, 'lib', 'vcdiff', 'pool-worker.ts')],
+    tsconfig: join(root, 'tsconfig.json'),
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -127,7 +128,7 @@ async function run (t: Test, file: string): Promise<number> {
 }
 
 for (const format of ['esm', 'cjs'] as const) {
-  test(`a ${format === 'esm' ? 'ESM' : 'CommonJS'} bundle of an app answers a 226 with a vcdiff delta for an instance over 256 KiB (RFC 3229 10.4.1), encoded by the worker pool`, async (t) => {
+  test(`${format === 'esm' ? 'an ESM' : 'a CommonJS'} bundle of an app answers a 226 with a vcdiff delta for an instance over 256 KiB (RFC 3229 10.4.1), encoded by the worker pool`, async (t) => {
     const file = bundle(t, format)
     const port = await run(t, file)
     const url = `http://127.0.0.1:${port}/doc`

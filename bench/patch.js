@@ -20,7 +20,7 @@ const AjvCompiler = require('@fastify/ajv-compiler')
 const { applyPatch } = require('fast-json-patch')
 const { compare, inFreshProcess, printRows } = require('./harness')
 const suite = require('../dist/plugins/index.js')
-const { applyJsonPatch } = require('../dist/plugins/entries/headers.js')
+const { applyJsonPatch } = require('../dist/plugins/entries/json-patch.js')
 
 const schema = {
   type: 'object',

@@ -10,7 +10,8 @@ import Redis from 'ioredis'
 import {
   httpConventions, serverOptions, unprocessable, ERRORS_SCHEMA_ID, type Profile, type AuthOptions, type BearerTokenInfo, type DeltaEncodingOptions, serviceUnavailable
 } from '../plugins/index'
-import { createRedactingSerializers, negotiateMediaType } from '../plugins/entries/headers'
+import { negotiateMediaType } from '../plugins/entries/headers'
+import { createRedactingSerializers } from '../plugins/entries/logging'
 import { conventionsOpenApiTransform, recordResponse } from '../plugins/entries/openapi'
 import { RedisNonceStore, RedisInstanceStore } from '../plugins/entries/stores'
 import { openStore, type Article, type ArticleInput, type Stored } from './store'

@@ -5,7 +5,7 @@
 //   dist/esm/index.mjs + index.d.mts `import`: the default and named exports, re-exported
 //                                    from the CommonJS build so that `import` and
 //                                    `require` share one instance of every module
-// The subpaths (/vcdiff, /client, /stores, /openapi, /headers) are plain CommonJS modules
+// The subpaths (/vcdiff, /client, /stores, /openapi, /headers, /json-patch, /xml, /auth, /logging) are plain CommonJS modules
 // of named exports (dist/plugins/entries/*.js), which ESM imports directly.
 const { mkdirSync, writeFileSync } = require('node:fs')
 const { join } = require('node:path')

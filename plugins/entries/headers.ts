@@ -1,15 +1,8 @@
 /**
- * `fastify-http-conventions/headers`: the framework-free helpers the plugins are built on:
- * content negotiation and media types, JSON <-> XML, JSON Patch and JSON Merge Patch,
- * constant-time Bearer key matching, and redaction of secrets in logged URLs.
+ * `fastify-http-conventions/headers`: the header grammar the plugins are built on, for
+ * services that read the same headers: content negotiation (Accept, RFC 9110 12.5.1) and
+ * media types (RFC 9110 8.3.1).
  */
 export { negotiateMediaType } from '../../lib/headers/qlist'
 export { parseMediaType } from '../../lib/headers/media-type'
 export type { MediaType } from '../../lib/headers/media-type'
-export { jsonToXml, xmlBodyToJson } from '../../lib/xml'
-export type { JsonSchemaLike, XmlParseOptions } from '../../lib/xml'
-export { applyJsonPatch, applyMergePatch } from '../../lib/json-patch'
-export type { PatchLimits, PatchResult, PatchLimit } from '../../lib/json-patch'
-export { createBearerKeyMatcher } from '../../lib/auth/bearer'
-export { redactUrl, createRedactingSerializers, SECRET_QUERY_NAMES } from '../../lib/redact'
-export type { RedactingSerializersOptions, RequestLike, SerializedRequest } from '../../lib/redact'

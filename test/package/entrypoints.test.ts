@@ -14,6 +14,10 @@ import * as clientSource from '../../plugins/entries/client'
 import * as storesSource from '../../plugins/entries/stores'
 import * as openapiSource from '../../plugins/entries/openapi'
 import * as headersSource from '../../plugins/entries/headers'
+import * as jsonPatchSource from '../../plugins/entries/json-patch'
+import * as xmlSource from '../../plugins/entries/xml'
+import * as authSource from '../../plugins/entries/auth'
+import * as loggingSource from '../../plugins/entries/logging'
 import { unprocessable } from '../../lib/errors'
 import { encode } from '../../lib/vcdiff/index'
 import { DeltaClient } from '../../lib/delta-client'
@@ -34,7 +38,7 @@ const esm = (code: string): string => run(['--input-type=module', '-e', code])
 const ROOT = [
   'httpConventions', 'httpConventionsErrors', 'httpConventionsContentLength', 'httpConventionsContentType', 'httpConventionsValidation',
   'httpConventionsPatch', 'httpConventionsConditional', 'httpConventionsDeltaEncoding', 'httpConventionsAuth', 'httpConventionsRedirect',
-  'httpConventionsResourcePolicy',
+  'httpConventionsResourcePolicy', 'httpConventionsPrefer',
   'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'lengthRequired', 'unsupportedMediaType',
   'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'sendConventionError', 'fromFastifyError', 'serializeEnvelope', 'ERRORS_SCHEMA_ID',
   'serverOptions'
@@ -46,10 +50,11 @@ const SUBPATHS: Record<string, string[]> = {
   client: ['DeltaClient', 'DeltaClientError'],
   stores: ['MemoryInstanceStore', 'RedisInstanceStore', 'MemoryNonceStore', 'RedisNonceStore'],
   openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse', 'recordSecurity', 'conventionSecurity', 'conventionSecuritySchemes'],
-  headers: [
-    'negotiateMediaType', 'parseMediaType', 'jsonToXml', 'xmlBodyToJson', 'applyJsonPatch', 'applyMergePatch', 'createBearerKeyMatcher',
-    'redactUrl', 'createRedactingSerializers', 'SECRET_QUERY_NAMES'
-  ]
+  headers: ['negotiateMediaType', 'parseMediaType'],
+  'json-patch': ['applyJsonPatch', 'applyMergePatch'],
+  xml: ['jsonToXml', 'xmlBodyToJson'],
+  auth: ['createBearerKeyMatcher'],
+  logging: ['redactUrl', 'createRedactingSerializers', 'SECRET_QUERY_NAMES']
 }
 
 const probe = `
@@ -104,7 +109,8 @@ test('subpaths: each is the same module from require and import, with its export
   }
   const works = cjs(`
     const { encode, decode } = require('${pkg.name}/vcdiff')
-    const { negotiateMediaType, redactUrl } = require('${pkg.name}/headers')
+    const { negotiateMediaType } = require('${pkg.name}/headers')
+    const { redactUrl } = require('${pkg.name}/logging')
     const { MemoryInstanceStore } = require('${pkg.name}/stores')
     const a = Buffer.from('hello world'), b = Buffer.from('hello there world')
     console.log(Buffer.from(decode(a, encode(a, b))).toString(), negotiateMediaType('application/xml', ['application/json', 'application/xml']),
@@ -125,7 +131,8 @@ import { encode, decode } from 'fastify-http-conventions/vcdiff'
 import { DeltaClient } from 'fastify-http-conventions/client'
 import { MemoryInstanceStore, type InstanceStore } from 'fastify-http-conventions/stores'
 import { conventionsOpenApiTransform } from 'fastify-http-conventions/openapi'
-import { negotiateMediaType, redactUrl } from 'fastify-http-conventions/headers'
+import { negotiateMediaType } from 'fastify-http-conventions/headers'
+import { redactUrl } from 'fastify-http-conventions/logging'
 
 const options: HttpConventionsOptions = { profile: 'spec', deltaEncoding: { store: new MemoryInstanceStore() satisfies InstanceStore } }
 const app = Fastify({ ...serverOptions, http2: true })
@@ -144,7 +151,7 @@ import { encode } from 'fastify-http-conventions/vcdiff'
 import { DeltaClient } from 'fastify-http-conventions/client'
 import { MemoryNonceStore } from 'fastify-http-conventions/stores'
 import { withConventionResponses } from 'fastify-http-conventions/openapi'
-import { applyJsonPatch } from 'fastify-http-conventions/headers'
+import { applyJsonPatch } from 'fastify-http-conventions/json-patch'
 
 const app = Fastify.fastify({ ...conventions.serverOptions, loggerInstance: Fastify.fastify().log })
 app.register(conventions.default, { auth: { basic: { users: { a: 'b' } }, digest: { secret: 'x'.repeat(32), users: { a: 'b' }, store: new MemoryNonceStore() } } })
@@ -159,7 +166,7 @@ import { createEncoderPool } from 'fastify-http-conventions/vcdiff'
 import { DeltaClientError } from 'fastify-http-conventions/client'
 import { RedisInstanceStore } from 'fastify-http-conventions/stores'
 import { conventionResponses } from 'fastify-http-conventions/openapi'
-import { jsonToXml } from 'fastify-http-conventions/headers'
+import { jsonToXml } from 'fastify-http-conventions/xml'
 
 const app = Fastify({ ...serverOptions, logger: true })
 app.register(httpConventions)
@@ -170,14 +177,23 @@ export const used = [errorCodes.LENGTH_REQUIRED, createEncoderPool, DeltaClientE
 
 test('sources: each entry module exports exactly the listed values, each the object of the module it comes from', async (t) => {
   const sources: Record<string, Record<string, unknown>> = {
-    root: rootSource, vcdiff: vcdiffSource, client: clientSource, stores: storesSource, openapi: openapiSource, headers: headersSource
+    root: rootSource,
+    vcdiff: vcdiffSource,
+    client: clientSource,
+    stores: storesSource,
+    openapi: openapiSource,
+    headers: headersSource,
+    'json-patch': jsonPatchSource,
+    xml: xmlSource,
+    auth: authSource,
+    logging: loggingSource
   }
   const origins: Record<string, unknown> = {
     'root.unprocessable': unprocessable,
     'vcdiff.encode': encode,
     'client.DeltaClient': DeltaClient,
     'stores.MemoryInstanceStore': MemoryInstanceStore,
-    'headers.redactUrl': redactUrl
+    'logging.redactUrl': redactUrl
   }
   for (const [name, names] of Object.entries({ root: ROOT, ...SUBPATHS })) {
     const m = sources[name]

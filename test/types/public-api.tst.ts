@@ -14,10 +14,11 @@ import {
   MemoryInstanceStore, RedisInstanceStore, MemoryNonceStore, RedisNonceStore, type InstanceStore, type NonceCountStore, type RedisBufferClient
 } from 'fastify-http-conventions/stores'
 import { conventionsOpenApiTransform, withConventionResponses, conventionResponses, recordResponse, type ConventionResponse } from 'fastify-http-conventions/openapi'
-import {
-  negotiateMediaType, parseMediaType, jsonToXml, xmlBodyToJson, applyJsonPatch, applyMergePatch, createBearerKeyMatcher,
-  redactUrl, createRedactingSerializers, SECRET_QUERY_NAMES
-} from 'fastify-http-conventions/headers'
+import { negotiateMediaType, parseMediaType } from 'fastify-http-conventions/headers'
+import { jsonToXml, xmlBodyToJson } from 'fastify-http-conventions/xml'
+import { applyJsonPatch, applyMergePatch } from 'fastify-http-conventions/json-patch'
+import { createBearerKeyMatcher } from 'fastify-http-conventions/auth'
+import { redactUrl, createRedactingSerializers, SECRET_QUERY_NAMES } from 'fastify-http-conventions/logging'
 
 test('the umbrella registers with one typed options object', () => {
   const app = Fastify({ ...serverOptions })
@@ -128,7 +129,7 @@ test('openapi: the transform and the recorded responses', () => {
   expect(recordResponse).type.not.toBeCallableWith(route, '404', { description: 'x', body: 'none' })
 })
 
-test('headers: negotiation, media types, XML, patches, keys, redaction', () => {
+test('subpaths with one subject each: headers, xml, json-patch, auth, logging', () => {
   expect(negotiateMediaType(undefined, ['application/json'])).type.toBe<string | null>()
   expect(parseMediaType('text/plain')?.essence).type.toBe<string | undefined>()
   expect(jsonToXml({ a: 1 }, 'root')).type.toBe<string>()

@@ -1,0 +1,6 @@
+/**
+ * `fastify-http-conventions/logging`: redaction of credentials in logged URLs, and pino
+ * serializers that log requests without them.
+ */
+export { redactUrl, createRedactingSerializers, SECRET_QUERY_NAMES } from '../../lib/redact'
+export type { RedactingSerializersOptions, RequestLike, SerializedRequest } from '../../lib/redact'

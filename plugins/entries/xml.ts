@@ -1,0 +1,6 @@
+/**
+ * `fastify-http-conventions/xml`: JSON <-> XML as the Content-Type plugin reads and writes
+ * `application/xml` bodies (XML 1.0, no DTDs, names and characters checked).
+ */
+export { jsonToXml, xmlBodyToJson } from '../../lib/xml'
+export type { JsonSchemaLike, XmlParseOptions } from '../../lib/xml'

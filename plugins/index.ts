@@ -133,7 +133,8 @@ export const httpConventions = fp(umbrella, { fastify: '5.x', name: 'fastify-htt
 export default httpConventions
 
 // The root holds the plugins, their options and route config, the error catalogue and
-// serverOptions. Helpers live in subpaths: /vcdiff, /client, /stores, /openapi, /headers.
+// serverOptions. Helpers live in subpaths of one subject each: /vcdiff, /client, /stores,
+// /openapi, /headers, /json-patch, /xml, /auth, /logging.
 export { httpConventionsErrors, sendConventionError, fromFastifyError, serializeEnvelope, ERRORS_SCHEMA_ID } from './errors'
 export type { ErrorHandler, ErrorsOptions, ErrorFormat } from './errors'
 export { httpConventionsContentLength } from './content-length'

@@ -50,7 +50,10 @@ export function etagOf (article: Article): string {
 
 /**
  * The Last-Modified second (epoch ms) preconditions judge a new version by, written at
- * `now` over a version judged by `previous`.
+ * `now` over a version judged by `previous`. `neverAfterDate` says that the service sends
+ * every Last-Modified as lastModifiedAt gives it; without it, each version is judged a
+ * second later than the one before (a client may hold any date it was sent), which runs
+ * ahead of the clock under more than one write a second. With it:
  *
  * Dates have a resolution of one second (RFC 9110 8.8.2.2) and If-Unmodified-Since holds
  * when the representation was modified at or before the date sent (RFC 9110 13.1.4). A
@@ -68,10 +71,10 @@ export function etagOf (article: Article): string {
  * So the date never runs more than one second ahead of the clock, however many writes a
  * second. Should the clock go back, every version still gets a later date than the last.
  */
-export function nextLastModified (previous: number, now: number): number {
+export function nextLastModified (previous: number, now: number, neverAfterDate = false): number {
   const second = Math.floor(now / 1000) * 1000
   if (previous < second) return second
-  if (previous <= second + 1000) return second + 1000
+  if (neverAfterDate && previous <= second + 1000) return second + 1000
   return previous + 1000
 }
 
@@ -103,10 +106,21 @@ export function replaced (current: Article, input: ArticleInput, now: Date): Art
   }
 }
 
-/** The version a replacement writes: the article, its ETag and its Last-Modified second. */
-export function replacement (current: Stored, input: ArticleInput, now: Date): Stored {
+/** The version a replacement writes: the article, its ETag and its Last-Modified second (nextLastModified). */
+export function replacement (current: Stored, input: ArticleInput, now: Date, neverAfterDate = false): Stored {
   const article = replaced(current.article, input, now)
-  return { article, etag: etagOf(article), updatedAtMs: nextLastModified(current.updatedAtMs, now.getTime()) }
+  return { article, etag: etagOf(article), updatedAtMs: nextLastModified(current.updatedAtMs, now.getTime(), neverAfterDate) }
+}
+
+/** What the stores are told of the service that sends their versions. */
+export interface LastModifiedOptions {
+  /**
+   * The service sends every Last-Modified as lastModifiedAt gives it, never later than the
+   * response's Date (RFC 9110 8.8.2.1): a second write within one second may then be judged
+   * the next second and no later (nextLastModified). Default false: each version a second
+   * later than the last.
+   */
+  lastModifiedNeverAfterDate?: boolean
 }
 
 /** The Last-Modified second of a new article: no date of it was ever sent before. */

@@ -13,7 +13,7 @@
  * database is back.
  */
 import pg from 'pg'
-import { created, createdLastModified, etagOf, legacyLastModified, replacement, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type Store, type Stored, type WriteResult } from './store-core'
+import { created, createdLastModified, etagOf, legacyLastModified, replacement, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type LastModifiedOptions, type Store, type Stored, type WriteResult } from './store-core'
 
 export const CONNECT_TIMEOUT_MS = 2000
 export const STATEMENT_TIMEOUT_MS = 5000
@@ -73,7 +73,7 @@ export function isUnavailable (err: unknown): boolean {
   return true
 }
 
-export interface PostgresStoreOptions {
+export interface PostgresStoreOptions extends LastModifiedOptions {
   unavailable?: (cause: Error) => Error
   /** Connections per instance (default 10). */
   max?: number
@@ -83,9 +83,11 @@ export class PostgresStore implements Store {
   readonly backend = 'postgres'
   private readonly pool: pg.Pool
   private readonly unavailable: (cause: Error) => Error
+  private readonly neverAfterDate: boolean
   private schema: Promise<void> | undefined
 
   constructor (url: string, opts: PostgresStoreOptions = {}) {
+    this.neverAfterDate = opts.lastModifiedNeverAfterDate === true
     this.unavailable = opts.unavailable ?? ((cause) => new DatabaseUnavailableError(cause))
     this.pool = new pg.Pool({
       connectionString: url,
@@ -176,13 +178,14 @@ export class PostgresStore implements Store {
     return { article, etag, updatedAtMs }
   }
 
-  async replace (id: string, input: ArticleInput, expectedEtag: string | null = null, now = new Date()): Promise<WriteResult> {
+  /** `now` is the time of the write; by default the clock's when the version is computed (after a wait for the row's lock). */
+  async replace (id: string, input: ArticleInput, expectedEtag: string | null = null, now?: Date): Promise<WriteResult> {
     if (expectedEtag === null) return await this.replaceLocked(id, input, now)
     for (let attempt = 0; attempt < REPLACE_ATTEMPTS; attempt++) {
       const current = await this.get(id)
       if (current === undefined) return 'not-found'
       if (expectedEtag !== null && current.etag !== expectedEtag) return 'precondition-failed'
-      const version = replacement(current, input, now)
+      const version = replacement(current, input, now ?? new Date(), this.neverAfterDate)
       const { article, etag } = version
       let changed: number
       try {
@@ -204,7 +207,7 @@ export class PostgresStore implements Store {
    * An unconditional replacement: the row is locked while the new version is computed
    * from it, so concurrent writers queue instead of retrying their compare-and-set.
    */
-  private async replaceLocked (id: string, input: ArticleInput, now: Date): Promise<WriteResult> {
+  private async replaceLocked (id: string, input: ArticleInput, now: Date | undefined): Promise<WriteResult> {
     let client: pg.PoolClient
     try {
       await this.ready()
@@ -221,7 +224,8 @@ export class PostgresStore implements Store {
         await client.query('ROLLBACK')
         return 'not-found'
       }
-      const version = replacement(toStored(res.rows[0]), input, now)
+      // The clock after the lock: a time taken before the wait would be older than the version it replaces.
+      const version = replacement(toStored(res.rows[0]), input, now ?? new Date(), this.neverAfterDate)
       const { article, etag } = version
       await client.query('UPDATE articles SET slug = $2, title = $3, body = $4, tags = $5, published = $6, updated_at = $7, last_modified = $8, etag = $9 WHERE id = $1',
         [id, article.slug, article.title, article.body, article.tags, article.published, article.updatedAt, version.updatedAtMs, etag])

@@ -18,12 +18,12 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { created, createdLastModified, etagOf, legacyLastModified, replacement, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type Store, type Stored, type WriteResult } from './store-core'
+import { created, createdLastModified, etagOf, legacyLastModified, replacement, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type LastModifiedOptions, type Store, type Stored, type WriteResult } from './store-core'
 import { PostgresStore } from './store-pg'
 
 export * from './store-core'
 
-export interface StoreOptions {
+export interface StoreOptions extends LastModifiedOptions {
   /** SQLite file (or `:memory:`): used when `databaseUrl` is not given. */
   database: string
   /** `postgres://...`: PostgreSQL through `pg`. */
@@ -37,14 +37,14 @@ export interface StoreOptions {
 /** Opens the store the options name: PostgreSQL when `databaseUrl` is set, SQLite otherwise. */
 export async function openStore (opts: StoreOptions): Promise<Store> {
   if (opts.databaseUrl !== undefined && opts.databaseUrl !== '') {
-    const store = new PostgresStore(opts.databaseUrl, { unavailable: opts.unavailable })
+    const store = new PostgresStore(opts.databaseUrl, { unavailable: opts.unavailable, lastModifiedNeverAfterDate: opts.lastModifiedNeverAfterDate })
     await store.start()
     return store
   }
   const env = process.env.DATABASE_MAX_BYTES
   const maxBytes = opts.maxBytes ?? (env === undefined || env === '' ? undefined : Number(env))
   if (maxBytes !== undefined && (!Number.isSafeInteger(maxBytes) || maxBytes < 1)) throw new Error('DATABASE_MAX_BYTES must be a positive integer')
-  return new SqliteStore(opts.database, { unavailable: opts.unavailable, maxBytes })
+  return new SqliteStore(opts.database, { unavailable: opts.unavailable, maxBytes, lastModifiedNeverAfterDate: opts.lastModifiedNeverAfterDate })
 }
 
 interface Row { id: string, slug: string, title: string, body: string, tags: string, published: number, created_at: string, updated_at: string, last_modified: number | null, etag: string }
@@ -70,8 +70,10 @@ function toStored (row: Row): Stored {
 export class ArticleStore {
   private readonly db: Database.Database
   private readonly stmts: Record<string, Database.Statement>
+  private readonly neverAfterDate: boolean
 
-  constructor (file: string, opts: { maxBytes?: number } = {}) {
+  constructor (file: string, opts: { maxBytes?: number } & LastModifiedOptions = {}) {
+    this.neverAfterDate = opts.lastModifiedNeverAfterDate === true
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
     this.db = new Database(file)
     if (opts.maxBytes !== undefined) {
@@ -151,7 +153,7 @@ export class ArticleStore {
       const current = this.get(id)
       if (current === undefined) return 'not-found'
       if (expectedEtag !== null && current.etag !== expectedEtag) return 'precondition-failed'
-      const version = replacement(current, input, now)
+      const version = replacement(current, input, now, this.neverAfterDate)
       try {
         const info = this.stmts.update.run({ ...this.row(version), expected: current.etag })
         if (info.changes === 1) return version
@@ -195,8 +197,8 @@ export class SqliteStore implements Store {
   private readonly db: ArticleStore
   private readonly unavailable: ((cause: Error) => Error) | undefined
 
-  constructor (file: string, opts: { unavailable?: (cause: Error) => Error, maxBytes?: number } = {}) {
-    this.db = new ArticleStore(file, { maxBytes: opts.maxBytes })
+  constructor (file: string, opts: { unavailable?: (cause: Error) => Error, maxBytes?: number } & LastModifiedOptions = {}) {
+    this.db = new ArticleStore(file, opts)
     this.unavailable = opts.unavailable
   }
 

@@ -129,9 +129,9 @@ function storeSuite (name: string, open: () => Promise<Store>, options: { skip?:
   })
 }
 
-test('nextLastModified: this second after an earlier date, else the next one; later than the last should the clock go back', async (t) => {
+test('nextLastModified, dates never sent after Date: this second after an earlier date, else the next one; later than the last should the clock go back', async (t) => {
   const at = (iso: string): number => Date.parse(iso)
-  const next = (previous: string, now: string): string => new Date(nextLastModified(at(previous), at(now))).toISOString()
+  const next = (previous: string, now: string): string => new Date(nextLastModified(at(previous), at(now), true)).toISOString()
   t.equal(next('2024-01-15T12:00:00.000Z', '2024-01-15T12:00:01.250Z'), '2024-01-15T12:00:01.000Z')
   t.equal(next('2024-01-15T12:00:00.000Z', '2024-01-15T12:00:00.500Z'), '2024-01-15T12:00:01.000Z')
   t.equal(next('2024-01-15T12:00:01.000Z', '2024-01-15T12:00:00.900Z'), '2024-01-15T12:00:01.000Z', 'never more than a second ahead')
@@ -180,13 +180,24 @@ test('a SQLite file written before last_modified existed is upgraded; its versio
   t.teardown(() => store.close())
   t.equal(new Date(must(await store.get('x')).updatedAtMs).toISOString(), '2024-01-15T12:00:01.000Z')
   const next = must(await store.replace('x', { slug: 'old', title: 'New', body: 'b' }, '"e"', new Date('2024-01-15T12:00:00.500Z')))
-  t.equal(new Date(next.updatedAtMs).toISOString(), '2024-01-15T12:00:01.000Z')
+  t.equal(new Date(next.updatedAtMs).toISOString(), '2024-01-15T12:00:02.000Z', 'later than the date a reader of the old version may hold')
   const again = new SqliteStore(file)
   t.teardown(() => again.close())
   t.equal(must(await again.get('x')).article.title, 'New', 'a second opening finds the column')
 })
 
-storeSuite('SQLite', async () => new SqliteStore(':memory:'))
+storeSuite('SQLite', async () => new SqliteStore(':memory:', { lastModifiedNeverAfterDate: true }))
+
+test('without lastModifiedNeverAfterDate, each version is judged a second later than the last (a client may hold any date it was sent)', async (t) => {
+  const store = new SqliteStore(':memory:')
+  t.teardown(() => store.close())
+  const t0 = Date.parse('2024-01-15T12:45:26.100Z')
+  const v1 = must(await store.create(input, new Date(t0)))
+  const v2 = must(await store.replace(v1.article.id, { ...input, title: 'v2' }, v1.etag, new Date(t0 + 200)))
+  const v3 = must(await store.replace(v1.article.id, { ...input, title: 'v3' }, v2.etag, new Date(t0 + 400)))
+  t.same([v1, v2, v3].map((v) => new Date(v.updatedAtMs).toISOString()), ['2024-01-15T12:45:26.000Z', '2024-01-15T12:45:27.000Z', '2024-01-15T12:45:28.000Z'])
+  t.equal(new Date(nextLastModified(t0, t0 + 200)).toISOString(), '2024-01-15T12:45:27.100Z', 'the default rule')
+})
 
 let server: PostgresServer | undefined
 let databases = 0
@@ -200,7 +211,7 @@ teardown(async () => { await server?.destroy() })
 storeSuite('PostgreSQL', async () => {
   if (server === undefined) throw new Error('PostgreSQL did not start')
   // A fresh database for every test: the schema is created when the store starts.
-  return await openStore({ database: ':memory:', databaseUrl: await server.createDatabase(`articles_${++databases}`) })
+  return await openStore({ database: ':memory:', databaseUrl: await server.createDatabase(`articles_${++databases}`), lastModifiedNeverAfterDate: true })
 }, pgOptions)
 
 test('PostgreSQL: two stores (a fleet) create the schema at once, and share the articles', pgOptions, async (t) => {

@@ -14,8 +14,13 @@ export const HASH_MUL = 0x01000193
 export const MIX = 0x9e3779b1 | 0
 /** Mixer of the filter (another odd constant, so filter and table buckets are independent). */
 const FILTER_MIX = 0x85ebca6b | 0
-/** Head tables of at most 2^20 entries (4 MiB): builds stay mostly in cache, chains stay short. */
-const MAX_TABLE_BITS = 20
+/**
+ * Head tables of at most 2^19 entries (2 MiB, within a core's L2 cache here): building
+ * the index of a source of many MiB is one random access to the head table per entry,
+ * and a table twice that size made it 1.5-2x slower on a loaded machine, for chains
+ * of 4 entries a bucket instead of 2 (deltas within 0.5%).
+ */
+const MAX_TABLE_BITS = 19
 /** Filter of at most 2^24 bits (2 MiB) ... */
 const FILTER_BITS = 24
 /** ... and at least 2^10 (its two bits are taken below the word index: see `filterMask`). */
@@ -222,7 +227,7 @@ export class SourceIndex {
    * (a few edits in a large document) building it costs more than it saves.
    */
   private bloom: Int32Array | null = null
-  /** The entries' hashes, kept until the filter is built from them. */
+  /** The entries' hashes, kept until the filter is built from them (when they cannot be computed again: no `rehash`). */
   private hashes: Int32Array | null
   /** 32 less the bits of the filter's word index. */
   readonly filterShift: number
@@ -231,8 +236,12 @@ export class SourceIndex {
    * `hashes[k]`: the rolling hash of src[start + k * step, start + k * step + look), from
    * `entryHashes` or `joinHashes` of src.subarray(start). An index of part of the source
    * (`start` > 0, fewer entries) still verifies and extends its matches over the whole source.
+   * `rehash` computes the same hashes again, for the filter: the index then does not keep them.
    */
-  constructor (readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number, hashes: Int32Array, readonly start = 0) {
+  constructor (
+    readonly src: Uint8Array, readonly look: number, readonly step: number, readonly maxProbes: number, hashes: Int32Array,
+    readonly start = 0, private readonly rehash: (() => Int32Array) | null = null
+  ) {
     const entries = hashes.length
     // A head table small enough to stay in cache: building the index is
     // otherwise one cache miss per entry. Chains absorb the collisions: 1 to 2
@@ -244,7 +253,7 @@ export class SourceIndex {
     this.outMul = power(look - 1)
     const filterBits = Math.min(Math.max(log2ceil(entries) + 3, FILTER_MIN_BITS), FILTER_BITS)
     this.filterShift = 32 - (filterBits - 5)
-    this.hashes = hashes
+    this.hashes = rehash === null ? hashes : null
     const { head, chain, shift } = this
     // Entries go in from the front; chains list the latest position first.
     for (let k = 0; k < entries; k++) {
@@ -257,7 +266,7 @@ export class SourceIndex {
   /** The filter, built on first use. */
   get filter (): Int32Array {
     if (this.bloom === null) {
-      const hashes = this.hashes as Int32Array
+      const hashes = this.hashes ?? (this.rehash as () => Int32Array)()
       const filterShift = this.filterShift
       const filter = new Int32Array(1 << (32 - filterShift))
       for (let k = 0; k < hashes.length; k++) {
@@ -270,9 +279,9 @@ export class SourceIndex {
     return this.bloom
   }
 
-  /** Bytes held by the tables (not counting the source): the filter once built, the hashes it is built from until then. */
+  /** Bytes held by the tables (not counting the source): the filter once built, the hashes kept for it until then. */
   get byteLength (): number {
-    return this.head.byteLength + this.chain.byteLength + (this.bloom ?? this.hashes as Int32Array).byteLength
+    return this.head.byteLength + this.chain.byteLength + (this.bloom?.byteLength ?? this.hashes?.byteLength ?? 0)
   }
 
   /** Whether the filter lets hash `h` through (false: no entry has it). */

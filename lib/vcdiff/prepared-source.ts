@@ -81,9 +81,10 @@ const compareRange = Buffer.prototype.compare
 export interface PreparedSource {
   readonly source: Uint8Array
   /**
-   * Bytes held by the indexes (not counting the source): 2 to 2.7x the source above 512 KiB,
-   * up to 5.5x below; for bounding a cache of prepared sources. (A source prepared lazily
-   * holds none until a target needs the whole index.)
+   * Bytes held by the indexes (not counting the source): 1.5 to 1.8x the source above 512 KiB,
+   * up to 5x below; for bounding a cache of prepared sources. It grows by up to a quarter of
+   * the source (a half below 512 KiB) when a target first needs the indexes' filters; a
+   * source prepared lazily holds none until a target needs the whole index.
    */
   readonly indexBytes: number
   /** Encode `target` as a VCDIFF delta against the prepared source (RFC 3284). */
@@ -172,16 +173,18 @@ class Prepared implements PreparedSource {
     const maxProbes = this.maxProbes
     // Long look on aligned blocks (whole blocks only for large sources) finds the long
     // matches reliably; the short look, sampled every `step` bytes, finds the short ones.
-    const shortHashes = len >= look ? entryHashes(part, look, step) : null
-    const short = shortHashes !== null ? new SourceIndex(source, look, step, maxProbes, shortHashes, start) : null
+    // The hashes are computed again if a filter is needed (see SourceIndex), rather than kept.
+    const shortOf = (): Int32Array => entryHashes(part, look, step)
+    const shortHashes = len >= look ? shortOf() : null
+    const short = shortHashes !== null ? new SourceIndex(source, look, step, maxProbes, shortHashes, start, shortOf) : null
     let long: SourceIndex | null = null
     if (len >= LONG_LOOK) {
       const longStep = large ? LONG_LOOK : LONG_LOOK / 2
       // Blocks of the short index, joined when they tile the long look.
-      const hashes = shortHashes !== null && LONG_LOOK % look === 0 && look % step === 0 && longStep % step === 0
-        ? joinHashes(shortHashes, step, look, LONG_LOOK / look, longStep, len)
-        : entryHashes(part, LONG_LOOK, longStep)
-      long = new SourceIndex(source, LONG_LOOK, longStep, maxProbes, hashes, start)
+      const join = shortHashes !== null && LONG_LOOK % look === 0 && look % step === 0 && longStep % step === 0
+      const longOf = (): Int32Array => join ? joinHashes(shortOf(), step, look, LONG_LOOK / look, longStep, len) : entryHashes(part, LONG_LOOK, longStep)
+      const hashes = join ? joinHashes(shortHashes, step, look, LONG_LOOK / look, longStep, len) : entryHashes(part, LONG_LOOK, longStep)
+      long = new SourceIndex(source, LONG_LOOK, longStep, maxProbes, hashes, start, longOf)
     }
     return { long, short }
   }

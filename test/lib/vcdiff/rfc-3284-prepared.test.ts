@@ -134,3 +134,31 @@ test('tryEncode: null when the source does not help, the delta of encode otherwi
   const other = edit(source, 300, 54)
   t.ok(equalBytes(prepared.encode(other), encode(source, other)))
 })
+
+test('RFC 3284 interop: a source over 4 MiB (head table at its cap, filters built when a scan needs them) decodes exactly, whatever was encoded before', async (t) => {
+  const source = text(5 * MiB, 61)
+  // Lightly edited: few lookups, no filter needed. Heavily edited: a quarter of 100-byte pieces rewritten.
+  const light = Buffer.concat([edit(source.subarray(0, MiB), 20, 62), source.subarray(MiB, 4 * MiB), edit(source.subarray(4 * MiB), 20, 63)])
+  const r = rng(64)
+  const pieces: Buffer[] = []
+  for (let at = 0; at < source.length; at += 100) pieces.push(r() < 0.25 ? text(100, at) : source.subarray(at, at + 100))
+  const heavy = Buffer.concat(pieces)
+  const alone = [encode(source, light), encode(source, heavy)]
+  const prepared = prepareSource(source)
+  const before = prepared.indexBytes
+  t.ok(before < 2 * source.length, `index of ${before} bytes before any filter is built`)
+  // Heavy first (its scan builds the filters), then light: the same deltas as each encoded alone.
+  const deltas = [prepared.encode(heavy), prepared.encode(light)].reverse()
+  t.ok(prepared.indexBytes > before && prepared.indexBytes < 2.5 * source.length, `index of ${prepared.indexBytes} bytes once the filters are built`)
+  for (const [k, target] of [light, heavy].entries()) {
+    const delta = deltas[k]
+    t.ok(equalBytes(delta, alone[k]), 'the delta does not depend on what earlier encodes built')
+    t.ok(delta.length < target.length / 3, `delta ${delta.length} bytes for ${target.length}`)
+    t.ok(equalBytes(decode(source, delta), target), 'our decoder')
+    t.ok(equalBytes(ablyDecode(delta, source), target), '@ably/vcdiff-decoder')
+    await withXdelta3(t, 'xdelta3', (t) => {
+      t.ok(equalBytes(xdelta3Decode(source, delta), target), 'xdelta3')
+    })
+  }
+  t.ok(deltas[0].length < 3000, `light edits: ${deltas[0].length} bytes`)
+})

@@ -30,7 +30,7 @@ import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
 import type { InstanceStore } from '../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../lib/stores/instance-memory'
-import { declareConvention, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys } from './shared'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
@@ -280,7 +280,7 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
     if (config === undefined || config === false) return
     const where = c.where
     if (!c.methods.some((m) => SAFE.has(m))) throw invalidOption(where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
-    const protectedRoute = c.use('auth') !== undefined
+    const protectedRoute = c.use(PROVIDES.auth) !== undefined
     let settings: Settings = { vcdiff: manipulations.includes('vcdiff'), gzip: manipulations.includes('gzip'), ttl, protectedRoute }
     if (config !== true) {
       if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.deltaEncoding must be true, false or { manipulations?, ttl? }')

@@ -34,7 +34,7 @@ import { invalidOption, misconfigured } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { asArray, methodsOf, routeWhere } from './shared'
 import { recordResponse, type ConventionResponse } from './openapi'
-import { addEnvelopeSchema, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
+import { addEnvelopeSchema, renderPassedOnError, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
 import { ASKS, COMPILE_ORDER, STEP_RANKS, contextRank, entryOf, type ContextKind, type ConventionKey, type RoutePhase, type StepName } from './manifest'
 import { contextValue, ownContextValue, rootOf, setContextValue } from './fastify-adapter'
 import { conditionalConvention } from './conditional'
@@ -314,6 +314,9 @@ function resolveContext (registry: Registry): ContextSteps {
   const sorted = <T>(kind: ContextKind): T[] => sortByRank((name) => contextRank(kind, name as ConventionKey) ?? 0, kinds[kind]) as T[]
   const everyRequest = sorted<CheckStep>('everyRequest')
   const everyResponse = sorted<PayloadCheck>('everyResponse')
+  // Without the umbrella's errors step (appErrors: false, a plugin registered alone), a suite
+  // error an app's handler passed on to Fastify's still gets the suite's answer.
+  if (lookup(registry, 'errors') === undefined) everyResponse.unshift(renderPassedOnError)
   registry.resolved = {
     compiled: { onRequest: everyRequest, onSend: everyResponse },
     other: { onRequest: [...everyRequest, ...sorted<CheckStep>('onRequest')], onSend: [...everyResponse, ...sorted<PayloadCheck>('onSend')] }

@@ -18,6 +18,7 @@ import { reasonPhrase, render } from '../lib/render'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { ajvErrorsToEntries } from '../lib/validation-errors'
 import { profileDefaults, type Profile } from '../lib/profile'
+import { isFastifyDefaultErrorHandler } from './fastify-adapter'
 import envelopeSchema from '../schemas/errors.json'
 import { profileError } from './shared'
 
@@ -257,9 +258,7 @@ export function renderPassedOnError (request: FastifyRequest, reply: FastifyRepl
 
 /** True when the route's context has no error handler but Fastify's own (no setErrorHandler of the app up to the root). */
 function onlyFastifyHandler (request: FastifyRequest): boolean {
-  // fastify.errorHandler is Fastify's default handler until setErrorHandler is called; every
-  // handler set with setErrorHandler is bound (`bound name`), so the name tells them apart.
-  return request.server.errorHandler.name === 'defaultErrorHandler'
+  return isFastifyDefaultErrorHandler(request.server.errorHandler)
 }
 
 /**

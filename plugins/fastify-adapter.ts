@@ -42,3 +42,15 @@ export function ownContextValue<T> (instance: FastifyInstance, key: symbol): T |
 export function setContextValue<T> (instance: FastifyInstance, key: symbol, value: T): void {
   Object.defineProperty(instance, key, { value, writable: true, configurable: true, enumerable: false })
 }
+
+/**
+ * True when `handler` (a context's `fastify.errorHandler`) is Fastify's own default, i.e.
+ * the app set no error handler from that context up to the root.
+ *
+ * Relies on: Fastify's default handler is named `defaultErrorHandler`, and every handler
+ * set with `setErrorHandler` is bound (its name starts with `bound `), so an app's handler
+ * is never taken for it, whatever its name.
+ */
+export function isFastifyDefaultErrorHandler (handler: { name: string }): boolean {
+  return handler.name === 'defaultErrorHandler'
+}

@@ -7,7 +7,7 @@
  */
 import { test } from 'tap'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import { httpConventions, isConventionError, sendConventionError, serverOptions, unprocessable } from '../../plugins/index'
+import { httpConventions, httpConventionsValidation, isConventionError, sendConventionError, serverOptions, unprocessable } from '../../plugins/index'
 import { listen } from '../helpers/app'
 
 type Placement = 'root' | 'child' | 'route'
@@ -205,4 +205,15 @@ test('what the suite reads of Fastify to know the app set no handler: fastify.er
   t.equal(app.errorHandler.name, 'bound defaultErrorHandler', 'even a handler of the app\'s named like Fastify\'s is told apart')
   // Were that to change, the suite would pass its errors on to Fastify's default handler and
   // write its answer in place of Fastify's (the cases above): slower, the same answers.
+})
+
+test('appErrors: false, and a convention plugin registered alone: a rethrown suite error still gets the suite\'s answer', async (t) => {
+  for (const register of [(a: FastifyInstance) => a.register(httpConventions, { appErrors: false }), (a: FastifyInstance) => a.register(httpConventionsValidation)]) {
+    const app = Fastify(serverOptions)
+    t.teardown(() => app.close())
+    await register(app)
+    app.setErrorHandler((err) => { throw err })
+    app.post('/v', { schema: { body: { type: 'object', required: ['a'] } } }, async () => 'ok')
+    t.same((await app.inject({ method: 'POST', url: '/v', payload: {} })).json(), { errors: [{ field: 'a', message: 'is required' }] })
+  }
 })

@@ -4,7 +4,7 @@
  */
 import { test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { contextValue, ownContextValue, rootOf, setContextValue } from '../../plugins/fastify-adapter'
+import { contextValue, isFastifyDefaultErrorHandler, ownContextValue, rootOf, setContextValue } from '../../plugins/fastify-adapter'
 
 test('Fastify creates a child context from its parent: the parent is its prototype and they share the server', async (t) => {
   const app = Fastify()
@@ -70,4 +70,12 @@ test('a hook added to the root reaches every context, made before or after; an o
   t.same(calls, ['/early', '/root', '/late'], 'the onRequest hook runs for every context')
   t.same(routes, ['/root', '/late'], 'the onRoute hook sees the root and later contexts')
   t.notOk(routes.includes('/early'), 'not a context made before it')
+})
+
+test('Fastify\'s default error handler is named defaultErrorHandler; a handler set with setErrorHandler is bound, whatever its name', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  t.ok(isFastifyDefaultErrorHandler(app.errorHandler), 'no handler set')
+  app.setErrorHandler(function defaultErrorHandler () {})
+  t.notOk(isFastifyDefaultErrorHandler(app.errorHandler), 'the app\'s handler, even named like Fastify\'s')
 })

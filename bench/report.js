@@ -238,7 +238,10 @@ function ratioTarget (section, row) {
   let why = ''
   if (!ok) {
     const pct = Math.abs(100 * (row.ratio - t.value) / t.value).toFixed(0)
-    why = `${row.ratio}x is ${pct}% short of ${t.value}x: ${row.a} ${row.aReqPerSec}/s against ${row.b} ${row.bReqPerSec}/s` +
+    why = `${row.ratio}x is ${pct}% short of ${t.value}x: ` +
+      (row.method === 'cpu'
+        ? `${row.a} ${row.aCpuUs} µs of CPU per request against ${row.b} ${row.bCpuUs} µs (medians; B/A per process ${row.perProcess.join(', ')}), ${row.aReqPerSec} vs ${row.bReqPerSec} req/s`
+        : `${row.a} ${row.aReqPerSec}/s against ${row.b} ${row.bReqPerSec}/s`) +
       (typeof row.aP99ms === 'number' ? `, p99 ${row.aP99ms} vs ${row.bP99ms} ms` : '') +
       (HINTS[row.benchmark] ? `; ${HINTS[row.benchmark]}` : '') +
       (row.detail ? `; ${row.detail}` : '')

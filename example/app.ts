@@ -14,7 +14,7 @@ import { negotiateMediaType } from '../plugins/entries/headers'
 import { createRedactingSerializers } from '../plugins/entries/logging'
 import { conventionsOpenApiTransform, recordResponse } from '../plugins/entries/openapi'
 import { RedisNonceStore, RedisInstanceStore } from '../plugins/entries/stores'
-import { openStore, type Article, type ArticleInput, type Stored } from './store'
+import { lastModifiedAt, openStore, type Article, type ArticleInput, type Stored } from './store'
 import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
 import { homePage, logoSvg } from './pages'
 
@@ -163,6 +163,8 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   const store = await openStore({
     database: config.database,
     databaseUrl: config.databaseUrl,
+    // RFC 9110 8.8.2.1: Last-Modified never later than Date, however fast one article is written.
+    lastModifiedNeverAfterDate: true,
     unavailable: (cause) => {
       app.log.warn({ err: cause }, 'articles database unavailable')
       return serviceUnavailable('The articles database is unavailable; try again shortly.')
@@ -188,7 +190,9 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit }, auth: authOptions(app, config.auth ?? authFromEnv({})), deltaEncoding: deltaOptions(app, config.auth?.redisUrl), redirect: { rules: REDIRECTS }, resourcePolicy: { policy: 'same-origin' } })
 
   function sendArticle (request: FastifyRequest, reply: FastifyReply, stored: Stored, status = 200): FastifyReply {
-    reply.code(status).header('etag', etagFor(request, stored.etag)).header('last-modified', new Date(stored.updatedAtMs).toUTCString())
+    // Date is set here, from the same clock reading: Node's own Date is cached per second by a timer that fires late under load.
+    const now = Date.now()
+    reply.code(status).header('date', new Date(now).toUTCString()).header('etag', etagFor(request, stored.etag)).header('last-modified', new Date(lastModifiedAt(stored, now)).toUTCString())
     return reply.send(stored.article)
   }
 

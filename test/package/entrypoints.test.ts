@@ -47,7 +47,7 @@ const ROOT = [
 /** What each subpath exports at run time. */
 const SUBPATHS: Record<string, string[]> = {
   vcdiff: ['encode', 'decode', 'prepareSource', 'tryEncode', 'createEncoderPool', 'VcdiffError', 'DEFAULT_WINDOW_SIZE', 'DEFAULT_MAX_TARGET_SIZE'],
-  client: ['DeltaClient', 'DeltaClientError'],
+  client: ['DeltaClient', 'DeltaClientError', 'BODY_TOO_LARGE'],
   stores: ['MemoryInstanceStore', 'RedisInstanceStore', 'MemoryNonceStore', 'RedisNonceStore'],
   openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse', 'recordSecurity', 'conventionSecurity', 'conventionSecuritySchemes'],
   headers: ['negotiateMediaType', 'parseMediaType'],

@@ -81,7 +81,7 @@ const compareRange = Buffer.prototype.compare
 export interface PreparedSource {
   readonly source: Uint8Array
   /**
-   * Bytes held by the indexes (not counting the source): 1.5 to 1.8x the source above 512 KiB,
+   * Bytes held by the indexes (not counting the source): 1.6 to 1.9x the source above 512 KiB,
    * up to 5x below; for bounding a cache of prepared sources. It grows by up to a quarter of
    * the source (a half below 512 KiB) when a target first needs the indexes' filters; a
    * source prepared lazily holds none until a target needs the whole index.
@@ -173,7 +173,9 @@ class Prepared implements PreparedSource {
     const maxProbes = this.maxProbes
     // Long look on aligned blocks (whole blocks only for large sources) finds the long
     // matches reliably; the short look, sampled every `step` bytes, finds the short ones.
-    // The hashes are computed again if a filter is needed (see SourceIndex), rather than kept.
+    // The short index's hashes are computed again if its filter is needed (see SourceIndex),
+    // rather than kept (4 bytes an entry); the long index keeps its own (an eighth of the
+    // source at most): computing them again would cost a pass over the whole source.
     const shortOf = (): Int32Array => entryHashes(part, look, step)
     const shortHashes = len >= look ? shortOf() : null
     const short = shortHashes !== null ? new SourceIndex(source, look, step, maxProbes, shortHashes, start, shortOf) : null
@@ -181,10 +183,10 @@ class Prepared implements PreparedSource {
     if (len >= LONG_LOOK) {
       const longStep = large ? LONG_LOOK : LONG_LOOK / 2
       // Blocks of the short index, joined when they tile the long look.
-      const join = shortHashes !== null && LONG_LOOK % look === 0 && look % step === 0 && longStep % step === 0
-      const longOf = (): Int32Array => join ? joinHashes(shortOf(), step, look, LONG_LOOK / look, longStep, len) : entryHashes(part, LONG_LOOK, longStep)
-      const hashes = join ? joinHashes(shortHashes, step, look, LONG_LOOK / look, longStep, len) : entryHashes(part, LONG_LOOK, longStep)
-      long = new SourceIndex(source, LONG_LOOK, longStep, maxProbes, hashes, start, longOf)
+      const hashes = shortHashes !== null && LONG_LOOK % look === 0 && look % step === 0 && longStep % step === 0
+        ? joinHashes(shortHashes, step, look, LONG_LOOK / look, longStep, len)
+        : entryHashes(part, LONG_LOOK, longStep)
+      long = new SourceIndex(source, LONG_LOOK, longStep, maxProbes, hashes, start)
     }
     return { long, short }
   }

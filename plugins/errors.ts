@@ -117,7 +117,9 @@ export function problemBody (status: number, entries: ErrorEntry[], instance: st
 function writeConventionError (reply: FastifyReply, err: ConventionError, format: ErrorFormat): Buffer {
   const r = render(err, serializeEnvelope)
   reply.code(r.statusCode)
-  for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
+  // RFC 9113 8.2.2: no connection-specific field over HTTP/2 (the stream ends alone).
+  const h2 = reply.request.raw.httpVersionMajor >= 2
+  for (const name of Object.keys(r.headers)) if (!h2 || name !== 'connection') reply.header(name, r.headers[name])
   if (err.rendering === 'envelope' && formatFor(reply.request, format) === 'problem') {
     reply.header('content-type', PROBLEM_TYPE)
     return Buffer.from(problemBody(r.statusCode, err.errors, pathOf(reply.request.url)))

@@ -80,7 +80,8 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
     }
     if (location === null) return undefined
     // The body stays unread: the connection cannot carry another request after it.
-    if (declaresBody(request.headers)) reply.header('connection', 'close')
+    // RFC 9113 8.2.2: over HTTP/2 only the stream ends, and Connection is not sent.
+    if (declaresBody(request.headers) && request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
     reply.temporaryRedirect(location)
     return SENT
   }

@@ -242,6 +242,8 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
   const where = 'http-conventions/validation'
   const badProfile = profileError(where, opts.profile)
   if (badProfile !== null) return done(badProfile)
+  const unknown = Object.keys(opts).find((k) => k !== 'profile' && k !== 'checkServerOptions')
+  if (unknown !== undefined) return done(invalidOption(where, `unknown option ${JSON.stringify(unknown)}`))
   const mode = opts.checkServerOptions ?? 'throw'
   if (mode !== 'throw' && mode !== 'warn' && mode !== 'ignore') return done(invalidOption(where, "checkServerOptions must be 'throw', 'warn' or 'ignore'"))
   try {
@@ -249,6 +251,11 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
       key: 'validation',
       plugin: PLUGIN,
       compile (c) {
+        // Fastify has no per-route switch for validation, and the suite adds none: a route
+        // that says `config.validation` would silently keep validating; refused when added.
+        if (c.config.validation !== undefined) {
+          throw invalidOption(c.where, 'config.validation is not an option: a route with a schema is validated and its problems answered 422; to handle them yourself, set attachValidation: true on the route (request.validationError) or give the route an errorHandler')
+        }
         const schema = c.route.schema as Record<string, unknown> | undefined
         if (schema !== undefined && (schema.body !== undefined || schema.querystring !== undefined || schema.params !== undefined || schema.headers !== undefined)) {
           c.respond(422, { description: 'Unprocessable Entity: one errors[] entry per problem', body: 'envelope' })

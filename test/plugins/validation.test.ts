@@ -188,3 +188,13 @@ test('validateSchema: false in the server options is honoured', async (t) => {
   t.same((await app.inject('/q?n=5')).json(), { n: 5 })
   t.equal((await app.inject({ method: 'POST', url: '/b', payload: { n: '5' } })).statusCode, 422)
 })
+
+test('options: an unknown key throws at registration; config.validation is refused when the route is added, with what to do instead', async (t) => {
+  const bad = Fastify(serverOptions)
+  bad.register(httpConventions, { validation: { checkserveroptions: 'warn' } as never })
+  await t.rejects(Promise.resolve(bad.ready()), /unknown option "checkserveroptions"/)
+  const app = Fastify(serverOptions)
+  t.teardown(() => app.close())
+  await app.register(httpConventions)
+  t.throws(() => app.post('/x', { config: { validation: false } as never, schema: { body: { type: 'object' } } }, async () => 'x'), /config\.validation is not an option.*attachValidation/)
+})

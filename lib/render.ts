@@ -19,9 +19,9 @@ export function reasonPhrase (status: number): string {
   return PHRASES[status] ?? STATUS_CODES[status] ?? 'Error'
 }
 
-export const ENVELOPE_CONTENT_TYPE = 'application/json'
-export const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8'
-export const HTML_CONTENT_TYPE = 'text/html; charset=UTF-8'
+const ENVELOPE_CONTENT_TYPE = 'application/json'
+const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8'
+const HTML_CONTENT_TYPE = 'text/html; charset=UTF-8'
 
 export function escapeHtml (s: string): string {
   let out = ''

@@ -90,7 +90,7 @@ export interface EntriesOptions {
   maxEntries?: number
 }
 
-export const DEFAULT_MAX_ENTRIES = 100
+const DEFAULT_MAX_ENTRIES = 100
 
 /**
  * One entry per distinct problem, in Ajv's order, at most `maxEntries` of them plus

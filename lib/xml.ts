@@ -30,7 +30,7 @@ export interface XmlParseOptions {
   maxDepth?: number
 }
 
-export const DEFAULT_XML_MAX_DEPTH = 64
+const DEFAULT_XML_MAX_DEPTH = 64
 
 const parsers = new Map<number, XMLParser>()
 

@@ -221,7 +221,7 @@ export interface ErrorPolicy {
  * Renders an error the suite owns (its catalogue, Fastify's validation and body errors),
  * logs it, and returns true; returns false for any other error, which the caller passes on.
  */
-export function renderError (error: FastifyError, request: FastifyRequest, reply: FastifyReply, policy: ErrorPolicy): boolean {
+function renderError (error: FastifyError, request: FastifyRequest, reply: FastifyReply, policy: ErrorPolicy): boolean {
   const err = fromFastifyError(error, request, policy)
   if (err === null) return false
   logConventionError(request, err)

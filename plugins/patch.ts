@@ -20,7 +20,7 @@ import { buildChecked } from './schema-check'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
-export const PATCH_MEDIA_TYPES: Record<PatchFormat, string> = {
+const PATCH_MEDIA_TYPES: Record<PatchFormat, string> = {
   'json-patch': 'application/json-patch+json',
   'merge-patch': 'application/merge-patch+json'
 }

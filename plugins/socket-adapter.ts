@@ -19,7 +19,7 @@
 import type { Socket } from 'node:net'
 
 /** How long a closing connection keeps reading a client's unread body. */
-export const LINGER_MS = 2000
+const LINGER_MS = 2000
 
 /** Makes `socket`, once Node closes it after its response, linger as described above. */
 export function lingerOnClose (socket: Socket | null, lingerMs = LINGER_MS): void {

@@ -7,7 +7,7 @@ import { splitList } from './tokens'
 import { parseMediaType, type MediaType } from './media-type'
 import { isToken } from './tokens'
 
-export const MAX_LIST_ELEMENTS = 64
+const MAX_LIST_ELEMENTS = 64
 
 /** Parses a qvalue in thousandths (0..1000), or -1 when malformed. */
 export function parseQValue (s: string): number {

@@ -12,7 +12,7 @@ for (let c = 48; c <= 57; c++) TCHAR[c] = 1
 for (let c = 65; c <= 90; c++) TCHAR[c] = 1
 for (let c = 97; c <= 122; c++) TCHAR[c] = 1
 
-export function isTchar (code: number): boolean {
+function isTchar (code: number): boolean {
   return code < 128 && TCHAR[code] === 1
 }
 

@@ -68,16 +68,19 @@ function validateRouteConfig (c: RouteCompiler): ContentTypeRouteConfig | false 
 
 /**
  * parseMediaType, remembering the last value: a service's clients send the same few
- * Content-Type values over and over. The result is only read.
+ * Content-Type values over and over. The result is only read. One per registration of the
+ * plugin: no state is shared between apps.
  */
-let lastType = ''
-let lastParsed: ReturnType<typeof parseMediaType> = null
-function mediaTypeOf (value: string): ReturnType<typeof parseMediaType> {
-  if (value !== lastType) {
-    lastParsed = parseMediaType(value)
-    lastType = value
+function mediaTypeMemo (): (value: string) => ReturnType<typeof parseMediaType> {
+  let lastType = ''
+  let lastParsed: ReturnType<typeof parseMediaType> = null
+  return function mediaTypeOf (value) {
+    if (value !== lastType) {
+      lastParsed = parseMediaType(value)
+      lastType = value
+    }
+    return lastParsed
   }
-  return lastParsed
 }
 
 function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, done: (err?: Error) => void): void {
@@ -89,6 +92,7 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   }
   const maxDepth = opts.maxDepth ?? DEFAULT_JSON_MAX_DEPTH
   if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > 10_000) return done(invalidOption(PLUGIN, 'maxDepth must be an integer from 1 to 10000'))
+  const mediaTypeOf = mediaTypeMemo()
 
   function compile (c: RouteCompiler): void {
     const config = validateRouteConfig(c)

@@ -81,17 +81,21 @@ const kLoaded = Symbol('http-conventions.patch.loaded')
 
 type Tracked = FastifyRequest & { [kLoaded]?: PatchableResource | null }
 
-const ajvFactory = AjvCompiler()
 type Validate = ((data: unknown) => boolean) & { errors?: AjvErrorLike[] | null }
 const RESOURCE_AJV_OPTIONS = { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false }
 type CompileResource = (route: { schema: unknown, method: string, url: string, httpPart: string }) => Validate
-let compileResource: CompileResource | undefined
 
-/** Compiles a PATCH resource schema; the Ajv instance is built for the first one. */
-function compileResourceSchema (route: Parameters<CompileResource>[0]): Validate {
-  compileResource ??= buildChecked(RESOURCE_AJV_OPTIONS, [], (customOptions, created) =>
-    (ajvFactory as unknown as (ext: unknown, opts: unknown) => CompileResource)({}, { customOptions, onCreate: created }))
-  return compileResource(route)
+/**
+ * A compiler of PATCH resource schemas for one registration of the plugin (one app, or one
+ * context): its Ajv instance is built for the first schema, and never shared with another app.
+ */
+function resourceSchemaCompiler (): (route: Parameters<CompileResource>[0]) => Validate {
+  let compileResource: CompileResource | undefined
+  return function compileResourceSchema (route) {
+    compileResource ??= buildChecked(RESOURCE_AJV_OPTIONS, [], (customOptions, created) =>
+      (AjvCompiler() as unknown as (ext: unknown, opts: unknown) => CompileResource)({}, { customOptions, onCreate: created }))
+    return compileResource(route)
+  }
 }
 
 function routeConfig (c: RouteCompiler): PatchRouteConfig | null {
@@ -115,6 +119,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
   const maxOperations = opts.maxOperations ?? DEFAULT_PATCH_LIMITS.maxOperations
   const maxDepth = opts.maxDepth ?? DEFAULT_PATCH_LIMITS.maxDepth
   const growth = opts.maxDocumentGrowth ?? 2
+  const compileResourceSchema = resourceSchemaCompiler()
   /** Accept-Patch value by route URL: filled by the PATCH route, read by every route of the resource. */
   const acceptPatch = new Map<string, { value: string | undefined }>()
   const cellFor = (url: string): { value: string | undefined } => {

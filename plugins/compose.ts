@@ -86,6 +86,8 @@ export interface RouteCompiler {
   respond: (status: number, response: ConventionResponse) => void
   /** Sets how the route's error handler renders framing and size errors. */
   errorPolicy: (policy: Partial<ErrorPolicy>) => void
+  /** The route's error format; a convention that answers directly renders in it. */
+  readonly errorFormat: ErrorFormat
 }
 
 export interface Convention {
@@ -554,7 +556,8 @@ function compileRoute (this: FastifyInstance, route: RouteOptions): void {
     use: <T>(key: Provision<T>) => provided.get(key.name) as T | undefined,
     provide: (key, value) => { provided.set(key.name, value) },
     respond: (status, response) => recordResponse(route, status, response),
-    errorPolicy: (p) => { Object.assign(policy, p) }
+    errorPolicy: (p) => { Object.assign(policy, p) },
+    errorFormat: policy.format
   }
   const entries = new Map<ConventionKey, Convention | undefined>()
   const needed = new Map<ConventionKey, Convention>()

@@ -16,7 +16,6 @@
 import crypto from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import fp from 'fastify-plugin'
-import { fastifyEtag } from '@fastify/etag'
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
@@ -129,9 +128,6 @@ const NOT_MODIFIED_DATE = 'not modified since If-Modified-Since'
 const LOST_RACE = 'the resource changed while this request was processed; GET it again and retry with its new ETag'
 // RFC 9110 15.4.5: a 304 carries no content and no representation metadata but the cache-related fields.
 const NOT_MODIFIED_DROPS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-range', 'transfer-encoding']
-
-type OnSendDone = (err: Error | null, payload?: unknown) => void
-type OnSendHook = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone) => void
 
 interface Current {
   exists: boolean
@@ -290,25 +286,31 @@ function routeConfig (c: RouteCompiler): ConditionalRouteConfig | null {
   return r
 }
 
-/** Captures @fastify/etag's onSend hook (replyWith304 off: this plugin decides) to run it on single routes. */
-function etagHook (opts: ConditionalOptions['etag'] = {}): OnSendHook {
+/**
+ * The payload-hashed ETag of a route without a validators provider, with the values
+ * @fastify/etag gives (the base64 digest of the payload, quoted; `W/` when weak). That
+ * plugin's only public API hashes every payload of a context; the suite hashes only on the
+ * routes that opt in, so it hashes here, with node:crypto as @fastify/etag does. An unknown
+ * algorithm throws here, at registration.
+ */
+function payloadHasher (opts: ConditionalOptions['etag'] = {}): (reply: FastifyReply, payload: unknown) => void {
   const algorithm = opts.algorithm ?? 'sha1'
-  // The same ETag values as @fastify/etag's own (base64 digest); an unknown algorithm throws here, at registration.
-  const hashFn = (payload: string | Buffer): string => crypto.hash(algorithm, payload, 'base64')
-  hashFn('')
-  let hook: OnSendHook | undefined
-  const shim = { addHook (_name: string, fn: OnSendHook) { hook = fn } }
-  // @fastify/etag adds its hook synchronously; its promise settles with nothing more to do.
-  fastifyEtag(shim as unknown as FastifyInstance, { algorithm, weak: opts.weak, hashFn, replyWith304: false }).catch(() => {})
-  return hook as OnSendHook
+  const open = opts.weak === true ? 'W/"' : '"'
+  crypto.hash(algorithm, '')
+  return function hashPayload (reply, payload) {
+    // A route's own ETag wins; only bodies in memory are hashed (not streams).
+    if (reply.getHeader('etag') !== undefined) return
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return
+    reply.header('etag', open + crypto.hash(algorithm, payload, 'base64') + '"')
+  }
 }
 
 /** The conditional convention with its options: registered by the plugin, and used by PATCH routes when none is. */
 export function conditionalConvention (opts: ConditionalOptions): Convention {
   validateOptions(opts)
-  let hashPayload: OnSendHook
+  let hashPayload: (reply: FastifyReply, payload: unknown) => void
   try {
-    hashPayload = etagHook(opts.etag)
+    hashPayload = payloadHasher(opts.etag)
   } catch (err) {
     throw invalidOption(PLUGIN, `etag: ${(err as Error).message}`)
   }
@@ -337,7 +339,7 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     }
     const require = config.requirePrecondition ?? requireAll
     // The route's error format, where the kernel tells it (a direct "not modified" answer needs it).
-    const errorFormat = (c as RouteCompiler & { readonly errorFormat?: ErrorFormat }).errorFormat
+    const errorFormat = c.errorFormat
     const creates = config.creates
     const safe = methods.some((m) => SAFE.has(m))
     const head = methods.includes('HEAD')
@@ -421,30 +423,35 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
       if (current !== undefined) {
         // Provider route: decided in preHandler; the response carries the validators (RFC 9110 8.8).
         if (current.etag !== undefined && reply.getHeader('etag') === undefined) reply.header('etag', current.etag)
-        if (current.lastModified !== undefined && reply.getHeader('last-modified') === undefined) reply.header('last-modified', httpDate(current.lastModified))
+        if (current.lastModified !== undefined && reply.getHeader('last-modified') === undefined) {
+          // RFC 9110 8.8.2.1: never later than the answer's Date. Within the current second
+          // Date is set from the same clock reading (Node caches its own Date per second).
+          const now = Date.now()
+          if (current.lastModified > now - 1000 && reply.getHeader('date') === undefined) reply.header('date', httpDate(now))
+          reply.header('last-modified', httpDate(Math.min(current.lastModified, now)))
+        }
         const outcome = tracked[kOutcome]
         if (outcome === undefined) return done(null, payload)
         return done(null, notModified(request, reply))
       }
-      hashPayload(request, reply, payload, function afterHash () {
-        const etag = reply.getHeader('etag')
-        const conditions = request.preconditions?.conditions ?? NO_CONDITIONS
-        if (conditions === NO_CONDITIONS) return done(null, payload)
-        const lm = reply.getHeader('last-modified')
-        const lastModified = typeof lm === 'string' ? parseHttpDate(lm) ?? undefined : undefined
-        const computed: Current = { exists: true, raw: typeof etag === 'string' ? etag : undefined, etag: undefined, lastModified }
-        let outcome: PreconditionOutcome
-        try {
-          computed.etag = computed.raw === undefined ? undefined : normalizeEntityTag(computed.raw)
-          outcome = evaluateParsed(request.method, conditions, toValidators(computed))
-        } catch (err) {
-          return done(err as Error)
-        }
-        ;(request.preconditions as RequestPreconditions).current = computed
-        if (outcome.outcome === 'proceed') return done(null, payload)
-        if (outcome.outcome === 'not-modified' && notModifiedStatus === 304) return done(null, notModified(request, reply))
-        done(failedFor(outcome, conditions, computed))
-      })
+      hashPayload(reply, payload)
+      const etag = reply.getHeader('etag')
+      const conditions = request.preconditions?.conditions ?? NO_CONDITIONS
+      if (conditions === NO_CONDITIONS) return done(null, payload)
+      const lm = reply.getHeader('last-modified')
+      const lastModified = typeof lm === 'string' ? parseHttpDate(lm) ?? undefined : undefined
+      const computed: Current = { exists: true, raw: typeof etag === 'string' ? etag : undefined, etag: undefined, lastModified }
+      let outcome: PreconditionOutcome
+      try {
+        computed.etag = computed.raw === undefined ? undefined : normalizeEntityTag(computed.raw)
+        outcome = evaluateParsed(request.method, conditions, toValidators(computed))
+      } catch (err) {
+        return done(err as Error)
+      }
+      ;(request.preconditions as RequestPreconditions).current = computed
+      if (outcome.outcome === 'proceed') return done(null, payload)
+      if (outcome.outcome === 'not-modified' && notModifiedStatus === 304) return done(null, notModified(request, reply))
+      done(failedFor(outcome, conditions, computed))
     }
 
     function notModified (request: FastifyRequest, reply: FastifyReply): unknown {

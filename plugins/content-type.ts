@@ -134,6 +134,8 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   // Conventions (Content-Type): every response with a body carries Content-Type; text types say charset=utf-8.
   function contentTypeOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
     if (payload === null || payload === undefined || payload === '') return
+    // RFC 9110 15.3.5 / 15.4.5: a 204 or 304 has no content, so no Content-Type to settle.
+    if (reply.statusCode === 304 || reply.statusCode === 204) return
     const type = reply.getHeader('content-type')
     if (type === undefined) {
       reply.header('content-type', 'application/octet-stream')

@@ -110,8 +110,7 @@ export const MANIFEST = [
         // The ETag and the 412/304 decision are final before a 226 is made of the answer.
         { name: 'conditional', rank: 30 }
       ]
-    },
-    context: { onSend: 10 }
+    }
   },
   {
     key: 'delta-encoding',

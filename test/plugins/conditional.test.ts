@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from 'fastify'
 import fresh from 'fresh'
+import { fastifyEtag } from '@fastify/etag'
 import { boot, buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
 import {
@@ -475,7 +476,7 @@ test('a provider that throws, rejects or answers nonsense is the route\'s error 
   t.equal((await app.inject('/throws')).json().errors[0].message, 'db down', 'the error, in the app\'s one error shape')
 })
 
-test('payload-hashed ETag: @fastify/etag computes it; the plugin decides 412/304 on it', async (t) => {
+test('payload-hashed ETag: computed from the payload on routes that opt in; the plugin decides 412/304 on it', async (t) => {
   const spec = await harness()
   const full = await send(spec, 'GET', '/hashed')
   t.equal(full.statusCode, 200)
@@ -505,7 +506,20 @@ test('payload-hashed ETag: @fastify/etag computes it; the plugin decides 412/304
   t.equal((await send(rfc, 'GET', '/stream', { 'if-match': '"x"' })).statusCode, 412)
 })
 
-test('payload-hashed ETag: weak and algorithm options reach @fastify/etag', async (t) => {
+test('payload-hashed ETag: the same values as @fastify/etag, for its default and for weak md5', async (t) => {
+  for (const etag of [{}, { weak: true, algorithm: 'md5' }]) {
+    const ours = await buildApp({ conditional: { etag } })
+    ours.get('/w', { config: { conditional: true } }, async () => 'body')
+    const peer = Fastify()
+    await peer.register(fastifyEtag, { ...etag, replyWith304: false })
+    peer.get('/w', async () => 'body')
+    t.equal((await ours.inject('/w')).headers.etag, (await peer.inject('/w')).headers.etag, JSON.stringify(etag))
+    await ours.close()
+    await peer.close()
+  }
+})
+
+test('payload-hashed ETag: weak and algorithm options', async (t) => {
   const app = await buildApp({ conditional: { etag: { weak: true, algorithm: 'md5' } } })
   app.get('/w', { config: { conditional: true } }, async () => 'body')
   const res = await app.inject('/w')
@@ -743,4 +757,18 @@ test('request.preconditions.expectedLastModified: the date the client held when 
   t.same(await put({ 'if-unmodified-since': date }), { expected: lastModified })
   t.same(await put({ 'if-unmodified-since': date, 'if-match': '"v1"' }), { expected: null }, 'If-Match governs: compare the ETag instead (RFC 9110 13.2.2)')
   t.same(await put({}), { expected: null })
+})
+
+test('RFC 9110 8.8.2.1: a provider\'s Last-Modified later than now is sent as the answer\'s Date, never later', async (t) => {
+  const app = Fastify(serverOptions)
+  t.teardown(() => app.close())
+  await app.register(httpConventions)
+  const future = Date.now() + 3_600_000
+  app.get('/future', { config: { conditional: { validators: () => ({ etag: '"f"', lastModified: future }) } } }, async () => 'x')
+  app.get('/past', { config: { conditional: { validators: () => ({ etag: '"p"', lastModified: Date.UTC(2020, 0, 1) }) } } }, async () => 'x')
+  const res = await app.inject('/future')
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['last-modified'], res.headers.date, 'clamped to Date')
+  t.ok(Date.parse(String(res.headers['last-modified'])) <= Date.now())
+  t.equal((await app.inject('/past')).headers['last-modified'], 'Wed, 01 Jan 2020 00:00:00 GMT', 'a past date is sent as it is')
 })

@@ -1,0 +1,58 @@
+/**
+ * No Fastify, Node or plugin internals outside the adapter files: the suite works through
+ * public hooks and `routeOptions`. Where Fastify or Node truly has no public way, the
+ * workaround lives in one adapter file whose test pins the behaviour it relies on.
+ */
+import { test } from 'tap'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+
+const ROOT = join(__dirname, '..', '..')
+const ADAPTERS = new Set(['plugins/fastify-adapter.ts', 'plugins/socket-adapter.ts'])
+
+function sources (dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return sources(path)
+    return path.endsWith('.ts') ? [path] : []
+  })
+}
+
+const PATTERNS: Array<[RegExp, string]> = [
+  [/getPrototypeOf\s*\(/, 'a walk of prototype chains'],
+  [/defineProperty\([^)]*['"]bind['"]/, 'a replaced bind'],
+  [/\.bind\s*=/, 'a replaced bind'],
+  [/destroySoon/, 'a replaced socket.destroySoon'],
+  [/addHook\s*\(\s*_?name\s*:\s*string/, 'a fake addHook capturing another plugin\'s hook'],
+  [/Symbol\.for\(\s*['"]fastify\./, 'a Fastify internal symbol'],
+  [/kRouteContext|kReply|kRequest\b|\[kHooks\]/, 'a Fastify internal symbol'],
+  [/require\(['"]fastify\/lib\//, 'a Fastify internal module']
+]
+
+test('no internals: plugins/ and lib/ reach Fastify, Node and other plugins only through public APIs, outside the adapter files', async (t) => {
+  const files = [...sources(join(ROOT, 'plugins')), ...sources(join(ROOT, 'lib'))]
+  t.ok(files.length > 20, 'the sources were found')
+  const found: string[] = []
+  for (const file of files) {
+    const rel = relative(ROOT, file).split('\\').join('/')
+    if (ADAPTERS.has(rel)) continue
+    const text = readFileSync(file, 'utf8')
+    for (const [pattern, what] of PATTERNS) if (pattern.test(text)) found.push(`${rel}: ${what}`)
+  }
+  t.same(found, [], 'none found')
+})
+
+test('no plugin imports another convention plugin\'s module: they meet through the kernel', async (t) => {
+  const conventionFiles = ['content-length', 'content-type', 'validation', 'conditional', 'patch', 'delta-encoding', 'redirect', 'resource-policy', 'prefer', 'auth/index']
+  const found: string[] = []
+  for (const name of conventionFiles) {
+    const text = readFileSync(join(ROOT, 'plugins', `${name}.ts`), 'utf8')
+    for (const other of conventionFiles) {
+      if (other === name) continue
+      const base = other.split('/')[0]
+      const re = new RegExp(`from '\\.{1,2}/(?:plugins/)?${base}(?:/index)?'`)
+      if (re.test(text)) found.push(`plugins/${name}.ts imports ${other}`)
+    }
+  }
+  t.same(found, [], 'none found')
+})

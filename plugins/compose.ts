@@ -427,7 +427,7 @@ function decide (instance: FastifyInstance, request: FastifyRequest, state: AppS
     decision = { refused: null, ...steps.other }
   } else {
     const record = config[kRecord] as RouteRecord | undefined
-    const own = record !== undefined && record.url === config.url && record.methods.includes(String(config.method).toUpperCase()) ? record : undefined
+    const own = record !== undefined && record.url === config.url && methodsOf({ method: config.method }).every((m) => record.methods.includes(m)) ? record : undefined
     if (own !== undefined) {
       decision = { refused: difference(own, config), ...steps.compiled }
     } else {

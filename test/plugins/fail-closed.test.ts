@@ -250,3 +250,14 @@ test('two apps in one process with different options never see each other\'s rou
   t.equal((await two.inject({ method: 'DELETE', url: '/x', headers: { authorization: BOB } })).statusCode, 200)
   t.equal((await two.inject({ method: 'DELETE', url: '/x', headers: { authorization: ALICE } })).statusCode, 401)
 })
+
+test('a route declared with several methods is judged as one route (its record names them all)', async (t) => {
+  const app = Fastify(serverOptions)
+  t.teardown(() => app.close())
+  await app.register(httpConventions, { auth: A })
+  app.route({ method: ['PUT', 'DELETE'], url: '/both', config: { auth: true }, handler: async () => 'done' })
+  await boot(app.ready())
+  t.equal((await app.inject({ method: 'DELETE', url: '/both' })).statusCode, 401)
+  t.equal((await app.inject({ method: 'PUT', url: '/both', payload: { a: 1 } })).statusCode, 401)
+  t.equal((await app.inject({ method: 'DELETE', url: '/both', headers: { authorization: ALICE } })).statusCode, 200)
+})

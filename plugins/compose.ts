@@ -175,6 +175,9 @@ const kRegistry = Symbol('http-conventions.registry')
 /** On a route's config: its record (Fastify copies the config, symbols included, into the route). */
 const kRecord = Symbol('http-conventions.record')
 const apps = new WeakMap<object, AppState>()
+/** On a request (a decorator of the root): the guard's decision for its route. */
+const kDecision = Symbol('http-conventions.decision')
+type WithDecision = FastifyRequest & { [kDecision]?: Decision | null }
 
 function registryOf (instance: FastifyInstance): Registry | undefined {
   return contextValue<Registry>(instance, kRegistry)
@@ -515,13 +518,17 @@ function install (instance: FastifyInstance): void {
 /** One hook per phase for the whole app: Fastify adds a hook of the root to every context, made before or after. */
 function addGuard (instance: FastifyInstance, state: AppState): void {
   instance.addHook('onRoute', compileRoute)
+  // The decision travels with the request from onRequest to onSend (one look-up per request).
+  instance.decorateRequest(kDecision, null)
   instance.addHook('onRequest', function httpConventionsGuard (this: FastifyInstance, request, reply, done) {
     const decision = decide(this, request, state)
+    ;(request as WithDecision)[kDecision] = decision
     if (decision.refused !== null) return refuse(request, reply, decision.refused)
     finish(runChecks(decision.onRequest, request, reply), done)
   })
   instance.addHook('onSend', function httpConventionsGuardOnSend (this: FastifyInstance, request, reply, payload, done) {
-    done(null, runPayloadChecks(decide(this, request, state).onSend, request, reply, payload))
+    const decision = (request as WithDecision)[kDecision] ?? decide(this, request, state)
+    done(null, runPayloadChecks(decision.onSend, request, reply, payload))
   })
 }
 

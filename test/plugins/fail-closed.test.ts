@@ -261,3 +261,14 @@ test('a route declared with several methods is judged as one route (its record n
   t.equal((await app.inject({ method: 'PUT', url: '/both', payload: { a: 1 } })).statusCode, 401)
   t.equal((await app.inject({ method: 'DELETE', url: '/both', headers: { authorization: ALICE } })).statusCode, 200)
 })
+
+test('fail closed: a late config value that cannot be written as JSON is named as an object', async (t) => {
+  const app = Fastify(serverOptions)
+  t.teardown(() => app.close())
+  await app.register(httpConventions)
+  const circular: Record<string, unknown> = { validators: () => null }
+  circular.self = circular
+  await app.register(adminConfig('spread', { conditional: circular }))
+  app.put('/admin/doc', async () => 'x')
+  await t.rejects(boot(app.ready()), /config\.conditional = an object/)
+})

@@ -32,6 +32,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { invalidOption, misconfigured } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
+import { parseMediaType, type MediaType } from '../lib/headers/media-type'
 import { asArray, methodsOf, routeWhere } from './shared'
 import { recordResponse, type ConventionResponse } from './openapi'
 import { addEnvelopeSchema, renderPassedOnError, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
@@ -178,6 +179,24 @@ const apps = new WeakMap<object, AppState>()
 /** On a request (a decorator of the root): the guard's decision for its route. */
 const kDecision = Symbol('http-conventions.decision')
 type WithDecision = FastifyRequest & { [kDecision]?: Decision | null }
+/** On a request (a decorator of the root): its Content-Type, parsed once (false: absent or not a media type). */
+const kMediaType = Symbol('http-conventions.media-type')
+type WithMediaType = FastifyRequest & { [kMediaType]?: MediaType | false | null }
+
+/**
+ * The request's Content-Type (RFC 9110 8.3), parsed once per request whichever convention
+ * asks first (the Content-Type check, the PATCH media type, the body parsers); null when
+ * it is absent or not a media type. The result is only read.
+ */
+export function requestMediaType (request: FastifyRequest): MediaType | null {
+  const r = request as WithMediaType
+  const known = r[kMediaType]
+  if (known !== null && known !== undefined) return known === false ? null : known
+  const value = request.headers['content-type']
+  const parsed = value === undefined || value === '' ? null : parseMediaType(value)
+  r[kMediaType] = parsed ?? false
+  return parsed
+}
 
 function registryOf (instance: FastifyInstance): Registry | undefined {
   return contextValue<Registry>(instance, kRegistry)
@@ -520,6 +539,7 @@ function addGuard (instance: FastifyInstance, state: AppState): void {
   instance.addHook('onRoute', compileRoute)
   // The decision travels with the request from onRequest to onSend (one look-up per request).
   instance.decorateRequest(kDecision, null)
+  instance.decorateRequest(kMediaType, null)
   instance.addHook('onRequest', function httpConventionsGuard (this: FastifyInstance, request, reply, done) {
     const decision = decide(this, request, state)
     ;(request as WithDecision)[kDecision] = decision

@@ -12,7 +12,7 @@ import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-t
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
-import { declareConvention, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, requestMediaType, type PayloadNext, type RouteCompiler } from './compose'
 import { profileError, declaresBody, rejectUnknownKeys } from './shared'
 
 export interface XmlConfig {
@@ -66,23 +66,6 @@ function validateRouteConfig (c: RouteCompiler): ContentTypeRouteConfig | false 
   return config
 }
 
-/**
- * parseMediaType, remembering the last value: a service's clients send the same few
- * Content-Type values over and over. The result is only read. One per registration of the
- * plugin: no state is shared between apps.
- */
-function mediaTypeMemo (): (value: string) => ReturnType<typeof parseMediaType> {
-  let lastType = ''
-  let lastParsed: ReturnType<typeof parseMediaType> = null
-  return function mediaTypeOf (value) {
-    if (value !== lastType) {
-      lastParsed = parseMediaType(value)
-      lastType = value
-    }
-    return lastParsed
-  }
-}
-
 function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, done: (err?: Error) => void): void {
   const badProfile = profileError(WHERE, opts.profile)
   if (badProfile !== null) return done(badProfile)
@@ -92,7 +75,6 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   }
   const maxDepth = opts.maxDepth ?? DEFAULT_JSON_MAX_DEPTH
   if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > 10_000) return done(invalidOption(PLUGIN, 'maxDepth must be an integer from 1 to 10000'))
-  const mediaTypeOf = mediaTypeMemo()
 
   function compile (c: RouteCompiler): void {
     const config = validateRouteConfig(c)
@@ -108,7 +90,7 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
         const value = headers['content-type']
         // Conventions (Content-Type): a request with a body carries Content-Type so that the body can be interpreted.
         if (value === undefined || value === '') return unsupportedMediaType('a request with a body must carry a Content-Type header')
-        const mt = mediaTypeOf(value)
+        const mt = requestMediaType(request)
         if (mt === null) return unsupportedMediaType('Content-Type is not a valid media type')
         // RFC 9110 8.3.2: only UTF-8 is decoded (XML: also the encodings RFC 7303 lets a document declare).
         if (!isUtf8Charset(mt) && !(mt.essence === 'application/xml' && XML_CHARSETS.has(String(mt.parameters.charset).toLowerCase()))) {
@@ -236,7 +218,7 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
     setParser(fastify, ['application/xml'], function parseXml (request: FastifyRequest, payload: BodyStream, next: Done) {
       readBody(request, payload, next, function parseXmlBytes (bytes) {
         const schema = (request.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
-        const charset = parseMediaType(request.headers['content-type'] ?? '')?.parameters.charset
+        const charset = requestMediaType(request)?.parameters.charset
         const parsed = parseXmlBody(bytes, charset, schema, depth)
         if (parsed.ok) next(null, parsed.value)
         else next(parsed.error, undefined)

@@ -348,7 +348,8 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
       let base: EntityTag | null = null
       const inm = request.headers['if-none-match']
       if (want.vcdiff && inm !== undefined) {
-        const tags = parseEntityTagList(inm)
+        // Parsed once per request: the conditions the conditional convention parsed on this route, if it ran.
+        const tags = request.preconditions?.conditions.ifNoneMatch ?? parseEntityTagList(inm)
         if (Array.isArray(tags)) {
           // The client holds the current instance: nothing to send a delta for (RFC 9110 13.1.2).
           if (tags.some((t) => t.opaque === current.opaque)) return body

@@ -11,10 +11,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption, preconditionFailed, unprocessable, unsupportedMediaType, type ConventionError } from '../lib/errors'
 import { parseJsonBuffer } from '../lib/json-body'
 import { applyJsonPatch, DEFAULT_PATCH_LIMITS, mergePatch, patchError, readOnlyViolations, type PatchLimits } from '../lib/json-patch'
-import { isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
+import { isUtf8Charset } from '../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
-import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from './compose'
+import { declareConvention, PROVIDES, requestMediaType, type Convention, type Next, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys, type RouteRequest } from './shared'
 import { buildChecked } from './schema-check'
 
@@ -162,8 +162,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     })
 
     c.check('onRequest', 'patch:media-type', function patchMediaType (request: FastifyRequest): ConventionError | undefined {
-      const value = request.headers['content-type']
-      const mt = value === undefined ? null : parseMediaType(value)
+      const mt = requestMediaType(request)
       // Conventions (PATCH): a PATCH body in a media type not listed in Accept-Patch is 415.
       if (mt === null || !types.includes(mt.essence)) return unsupportedMediaType(`a PATCH body must be one of: ${types.join(', ')}`)
       if (!isUtf8Charset(mt)) return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)
@@ -172,7 +171,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
 
     /** Applies, validates and stores the patch; false when the resource does not exist. */
     async function applyAndSave (request: FastifyRequest): Promise<boolean> {
-      const mt = parseMediaType(request.headers['content-type'] as string) as { essence: string }
+      const mt = requestMediaType(request) as { essence: string }
       const merge = mt.essence === PATCH_MEDIA_TYPES['merge-patch']
       const tracked = request as Tracked
       let current = tracked[kLoaded] !== undefined ? tracked[kLoaded] : (await load(request as RouteRequest)) ?? null

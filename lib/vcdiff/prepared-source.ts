@@ -53,6 +53,8 @@ export interface TryEncodeOptions extends TargetOptions {
 export const DEFAULT_WINDOW_SIZE = 8 * 1024 * 1024
 /** Bytes hashed by the long source index. */
 const LONG_LOOK = 32
+/** The short index of a source over this size computes its hashes again for its filter rather than keep them. */
+const REHASH_SOURCE = 4 * 1024 * 1024
 /** Sources above this size get sparser indexes: building them is most of the work. */
 const LARGE_SOURCE = 512 * 1024
 /**
@@ -178,7 +180,9 @@ class Prepared implements PreparedSource {
     // source at most): computing them again would cost a pass over the whole source.
     const shortOf = (): Int32Array => entryHashes(part, look, step)
     const shortHashes = len >= look ? shortOf() : null
-    const short = shortHashes !== null ? new SourceIndex(source, look, step, maxProbes, shortHashes, start, shortOf) : null
+    // (The index of a smaller source builds its filter at the first lookup: it keeps its hashes till then.)
+    const rehash = source.length > REHASH_SOURCE ? shortOf : null
+    const short = shortHashes !== null ? new SourceIndex(source, look, step, maxProbes, shortHashes, start, rehash) : null
     let long: SourceIndex | null = null
     if (len >= LONG_LOOK) {
       const longStep = large ? LONG_LOOK : LONG_LOOK / 2

@@ -142,17 +142,20 @@ test('HashCursor.nextPass: the first later position whose hash the filter lets t
   t.equal(cur.nextPass(5, 6), 6, 'no position between')
 })
 
-test('HashCursor: the first lookups of a scan skip the filter, which is built only when a scan needs it', async (t) => {
-  const src = text(64_000, 35)
+test('HashCursor: on a source over 4 MiB the first lookups of a scan skip the filter, which is built only when a scan needs it', async (t) => {
+  const small = text(64_000, 35)
+  t.equal(new HashCursor(new SourceIndex(small, 8, 4, 4, entryHashes(small, 8, 4)), small, newCandidate()).filterAfter, 0, 'a smaller source: the filter from the first lookup')
+  const src = Buffer.concat([small, text(4.5 * 1024 * 1024, 37)])
   const index = new SourceIndex(src, 8, 4, 4, entryHashes(src, 8, 4))
   const held = index.byteLength
   const r = rng(36)
   const tgt = Buffer.concat([Buffer.from(Array.from({ length: 3000 }, () => 128 + Math.floor(r() * 128))), src.subarray(5000, 5100)])
   const cur = new HashCursor(index, tgt, newCandidate())
   t.equal(cur.filterAfter, index.chain.length >> 4)
-  // Before filterAfter checks, every position is looked up (no filter built yet) ...
+  // Before filterAfter checks, every position is looked up (no filter built yet): the last 1000 of them here ...
+  cur.unfiltered = cur.filterAfter - 1000
   let j = 0
-  for (let n = 1; n <= cur.filterAfter; n++) {
+  for (let n = 1; n <= 1000; n++) {
     j = cur.nextPass(j, tgt.length - 8)
     if (j !== n) t.fail(`position ${n} let through without the filter`)
   }

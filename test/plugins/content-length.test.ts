@@ -299,3 +299,21 @@ test('RFC 9112 9.6: the lingering socket reads and discards until the client clo
   t.ok(res.closed, 'closed once the client closed, long before the linger time')
   lingerOnClose(null)
 })
+
+test('RFC 9113 8.2.2: a Connection: close a handler sets on an HTTP/2 error answer is dropped', async (t) => {
+  const app = Fastify({ http2: true })
+  await app.register(httpConventions)
+  app.get('/gone', async (_request, reply) => reply.code(410).header('connection', 'close').send('gone'))
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const client = http2.connect(`http://127.0.0.1:${(app.server.address() as { port: number }).port}`)
+  const head = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+    const req = client.request({ ':path': '/gone' })
+    req.on('response', (h) => { req.resume(); req.on('end', () => resolve(h)) })
+    req.on('error', reject)
+    req.end()
+  })
+  client.close()
+  await app.close()
+  t.equal(head[':status'], 410)
+  t.equal(head.connection, undefined)
+})

@@ -1,5 +1,6 @@
 import { test } from 'tap'
 import Fastify from 'fastify'
+import { Readable } from 'node:stream'
 import { boot, buildApp } from '../helpers/app'
 import { httpConventionsContentType } from '../../plugins/index'
 
@@ -175,4 +176,22 @@ test('registered alone, with XML off; bad options and route config throw at boot
   b.post('/off', { config: { contentType: false } }, async (req) => ({ got: req.body ?? null }))
   const off = await b.inject({ method: 'POST', url: '/off', payload: '{}', headers: { 'content-type': 'application/json; charset=latin1' } })
   t.equal(off.statusCode, 200, 'the route opted out of the charset check')
+})
+
+test('RFC 9110 15.3.5: a 204 a handler answers with a payload gains no Content-Type', async (t) => {
+  const app = await buildApp()
+  t.teardown(() => app.close())
+  app.get('/none', async (_request, reply) => reply.code(204).send('ignored'))
+  const res = await app.inject('/none')
+  t.equal(res.headers['content-type'], undefined)
+  t.equal(res.body, '')
+})
+
+test('conventions (Content-Type): a body of unknown type (a stream without a type) is sent as application/octet-stream', async (t) => {
+  const app = await buildApp()
+  t.teardown(() => app.close())
+  app.get('/stream', async (_request, reply) => reply.send(Readable.from([Buffer.from('bytes')])))
+  const res = await app.inject('/stream')
+  t.equal(res.headers['content-type'], 'application/octet-stream')
+  t.equal(res.body, 'bytes')
 })

@@ -191,6 +191,8 @@ test('10k requests with random junk in every parsed header: never a 5xx', async 
 test('a token sent in the query string is never accepted, and never logged', async (t) => {
   const res = await fetch(`${svc.url}/articles?access_token=demo-write-token`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
   t.equal(res.status, 401)
+  // The service writes its log lines asynchronously: wait for the request's line (at most 5 s).
+  for (let i = 0; i < 100 && !/access_token=\[REDACTED\]/.test(svc.output()); i++) await new Promise((resolve) => setTimeout(resolve, 50))
   t.notMatch(svc.output(), /demo-write-token/)
   t.match(svc.output(), /access_token=\[REDACTED\]/)
 })

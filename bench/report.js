@@ -254,23 +254,16 @@ function vcdiffTargets (all) {
   // The "unrelated" row proves tryEncode gives up (no delta, no xdelta3 figures): not a corpus document.
   const rows = all.filter((r) => !r.doc.startsWith('unrelated'))
   const out = []
-  const mb = rows.filter((r) => / 1MB /.test(r.doc))
-  const slow = mb.filter((r) => r.mbPerS < 100)
-  out.push({
-    section: 'vcdiff',
-    target: 'VCDIFF encode >= 100 MB/s on every 1 MB document',
-    measured: `min ${Math.min(...mb.map((r) => r.mbPerS))} MB/s, geomean ${round(geo(mb.map((r) => r.mbPerS)), 1)} MB/s (${mb.length} docs)`,
-    status: slow.length === 0 ? 'MET' : 'MISSED',
-    why: slow.length === 0 ? '' : `below 100 MB/s: ${slow.map((r) => `${r.doc} ${r.mbPerS} MB/s`).join(', ')}`
-  })
-  const speed = geo(rows.map((r) => r.speedVsXd3Fast1))
+  // Every document encodes at least as fast as `xdelta3 -1`, net of its process start (the
+  // 100 MB/s row was retired: xdelta3 -1 itself runs at 13-32 MB/s on heavily edited documents).
+  const slow = rows.filter((r) => !(r.speedVsXd3Fast1 >= 1))
   const slowest = rows.reduce((m, r) => (r.speedVsXd3Fast1 < m.speedVsXd3Fast1 ? r : m))
   out.push({
     section: 'vcdiff',
-    target: 'VCDIFF encode speed >= 0.5x `xdelta3 -1` (geometric mean over the corpus)',
-    measured: `geomean ${round(speed, 2)}x (slowest ${slowest.doc} ${slowest.speedVsXd3Fast1}x)`,
-    status: speed >= 0.5 ? 'MET' : 'MISSED',
-    why: speed >= 0.5 ? '' : `geomean ${round(speed, 2)}x; slower than half xdelta3 on ${rows.filter((r) => r.speedVsXd3Fast1 < 0.5).map((r) => r.doc).join(', ')}`
+    target: 'VCDIFF encode speed >= 1.0x `xdelta3 -1` (net of its process start) on every document',
+    measured: `${rows.length - slow.length} of ${rows.length} documents met; slowest ${slowest.doc} ${slowest.speedVsXd3Fast1}x`,
+    status: slow.length === 0 ? 'MET' : 'MISSED',
+    why: slow.length === 0 ? '' : `below 1.0x: ${slow.map((r) => `${r.doc} ${r.speedVsXd3Fast1}x`).join(', ')}`
   })
   for (const [key, limit, label] of [['sizeVsXd3Level3', 1.25, 'delta size <= 1.25x `xdelta3 -3 -S none -A -n` on every document'], ['gzipVsXd3Level3', 1.0, 'gzipped delta size <= 1.0x gzipped `xdelta3 -3` on every document']]) {
     const worst = rows.reduce((m, r) => (r[key] > m[key] ? r : m))

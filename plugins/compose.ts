@@ -37,7 +37,7 @@ import { asArray, methodsOf, routeWhere } from './shared'
 import { recordResponse, type ConventionResponse } from './openapi'
 import { addEnvelopeSchema, renderPassedOnError, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
 import { ASKS, COMPILE_ORDER, STEP_RANKS, contextRank, entryOf, type ContextKind, type ConventionKey, type RoutePhase, type StepName } from './manifest'
-import { contextValue, ownContextValue, rootOf, setContextValue } from './fastify-adapter'
+import { contextValue, ownContextValue, rootOf, setContextValue } from './adapter'
 import { conditionalConvention } from './conditional'
 
 export type { ConventionKey, StepName } from './manifest'

@@ -15,7 +15,7 @@ import { reasonPhrase, render } from '../lib/render'
 import { logConventionError, sendConventionError, serializeEnvelope } from './errors'
 import { declareConvention, SENT, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys, declaresBody } from './shared'
-import { lingerOnClose } from './socket-adapter'
+import { lingerOnClose } from './adapter'
 
 export interface ContentLengthOptions {
   profile?: Profile

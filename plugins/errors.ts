@@ -18,7 +18,7 @@ import { reasonPhrase, render } from '../lib/render'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { ajvErrorsToEntries } from '../lib/validation-errors'
 import { profileDefaults, type Profile } from '../lib/profile'
-import { isFastifyDefaultErrorHandler } from './fastify-adapter'
+import { isFastifyDefaultErrorHandler } from './adapter'
 import envelopeSchema from '../schemas/errors.json'
 import { profileError } from './shared'
 

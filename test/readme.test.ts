@@ -77,6 +77,7 @@ test('the README reads like an official Fastify plugin\'s: title, description, I
   }
   const top = text.slice(0, text.indexOf('\n## Usage\n'))
   t.match(top, /```sh\nnpm install\nnpm start\b[^\n]*reference service/, '`npm install`, then `npm start` for the reference service, before the usage example')
+  t.match(top, /`npm test` runs every test/, '`npm test` near the top as well')
   const contributing = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8')
   for (const heading of ['Tests', 'Benchmarks', 'Layout']) t.ok(headingsOf(contributing).some((h) => h.text === heading), `CONTRIBUTING.md: ${heading}`)
 })

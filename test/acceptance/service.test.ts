@@ -151,7 +151,7 @@ test('the database out of reach: 503 with Retry-After, never a 404; OpenAPI docu
   t.ok(doc.paths['/articles'].post.responses['503'])
 })
 
-test('spec 4.1/4.2 over a raw socket: 415 without Content-Type, 411 without Content-Length, 411 over BODY_LIMIT, 400 for bad JSON', async (t) => {
+test('conventions (Content-Type and Content-Length) over a raw socket: 415 without Content-Type, 411 without Content-Length, 411 over BODY_LIMIT, 400 for bad JSON', async (t) => {
   const body = '{"slug":"a","title":"b","body":"c"}'
   const noType = await rawRequest(svc.port, `POST /articles HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
   t.equal(noType.status, 415)

@@ -51,7 +51,7 @@ test('RFC 3229: the client asks with A-IM and If-None-Match and applies the 226 
   t.equal(gzFirst.body.toString(), next.join('\n'))
 })
 
-test('spec 4.4 and RFC 9110 15.4.5: "not modified" (412 or 304) returns the kept instance', async (t) => {
+test('conventions (Conditional requests) and RFC 9110 15.4.5: "not modified" (412 or 304) returns the kept instance', async (t) => {
   for (const profile of ['spec', 'rfc9110'] as const) {
     const s = await serve(profile)
     t.teardown(() => s.app.close())

@@ -31,7 +31,7 @@ async function app () {
   return a
 }
 
-test('spec 4.1: a request with a body but no Content-Type is 415 with the envelope (field Content-Type)', async (t) => {
+test('conventions (Content-Type): a request with a body but no Content-Type is 415 with the envelope (field Content-Type)', async (t) => {
   const a = await app()
   const res = await a.inject({ method: 'POST', url: '/json', payload: '{"a":1}', headers: { 'content-type': '' } })
   t.equal(res.statusCode, 415)
@@ -147,7 +147,7 @@ test('RFC 9110 12.5.1: opted-in routes answer XML when Accept prefers it, JSON o
   t.equal(list.body, '<?xml version="1.0" encoding="UTF-8"?><articles><article><title>one</title></article><article><title>two</title></article></articles>')
 })
 
-test('spec 4.1: every response body carries a Content-Type; text types carry charset=utf-8', async (t) => {
+test('conventions (Content-Type): every response body carries a Content-Type; text types carry charset=utf-8', async (t) => {
   const a = await app()
   const html = await a.inject({ url: '/html' })
   t.equal(html.headers['content-type'], 'text/html; charset=utf-8')

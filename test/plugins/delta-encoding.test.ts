@@ -507,7 +507,7 @@ test('conditional and delta encoding registered in either order: the ETag and 41
     t.teardown(() => app.close())
     const first = await get(app, '/hashed/1')
     t.equal(first.status, 200, order.join(' then '))
-    t.equal((await get(app, '/hashed/1', { 'if-none-match': first.headers.etag as string })).status, 412, 'the current ETag is answered by the conditional step (spec 4.4)')
+    t.equal((await get(app, '/hashed/1', { 'if-none-match': first.headers.etag as string })).status, 412, 'the current ETag is answered by the conditional step (conventions (Conditional requests))')
     edit()
     const delta = await get(app, '/hashed/1', { 'a-im': 'vcdiff', 'if-none-match': first.headers.etag as string })
     t.equal(delta.status, 226, 'an older ETag gets its delta')

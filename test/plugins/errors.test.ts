@@ -6,13 +6,13 @@ import {
 } from '../../plugins/index'
 import { recordResponse, conventionResponses, conventionsOpenApiTransform } from '../../plugins/entries/openapi'
 
-test('spec section 7: a service raises its own 422 through the envelope with one call', async (t) => {
+test('conventions (Validation errors): a service raises its own 422 through the envelope with one call', async (t) => {
   const app = await buildApp()
   app.post('/articles', async () => { throw unprocessable({ field: 'slug', message: 'is already taken' }) })
   app.post('/many', async () => { throw unprocessable([{ field: 'slug', message: 'is already taken' }, { field: 'title', message: 'conflicts with slug' }]) })
   const res = await app.inject({ method: 'POST', url: '/articles', payload: {} })
   t.equal(res.statusCode, 422)
-  t.equal(res.headers['content-type'], 'application/json', 'spec section 7: Content-Type application/json')
+  t.equal(res.headers['content-type'], 'application/json', 'conventions (Validation errors): Content-Type application/json')
   t.equal(Number(res.headers['content-length']), Buffer.byteLength(res.body), '422 has a correct Content-Length')
   t.same(res.json(), { errors: [{ field: 'slug', message: 'is already taken' }] })
   const many = await app.inject({ method: 'POST', url: '/many', payload: {} })

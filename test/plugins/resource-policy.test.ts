@@ -62,7 +62,7 @@ test('Fetch CORP: the option sets the default policy, or none', async (t) => {
   t.equal((await off.inject('/a')).headers[CORP], undefined, 'resourcePolicy: false leaves the plugin out')
 })
 
-test('spec 4.7: 401 from auth carries the route\'s policy, next to WWW-Authenticate', async (t) => {
+test('conventions (Cross-Origin-Resource-Policy): 401 from auth carries the route\'s policy, next to WWW-Authenticate', async (t) => {
   const { app } = await policyServer(t)
   const res = await app.inject('/secret')
   t.equal(res.statusCode, 401)
@@ -74,7 +74,7 @@ test('spec 4.7: 401 from auth carries the route\'s policy, next to WWW-Authentic
   t.equal((await app.inject({ url: '/secret', headers: { authorization: AUTH } })).headers[CORP], 'same-origin')
 })
 
-test('spec 4.7: 4xx and 5xx from other plugins and from handlers carry the policy (415, 422, 400, 500)', async (t) => {
+test('conventions (Cross-Origin-Resource-Policy): 4xx and 5xx from other plugins and from handlers carry the policy (415, 422, 400, 500)', async (t) => {
   const { app } = await policyServer(t)
   const cases: Array<[number, InjectOptions]> = [
     [415, { method: 'POST', url: '/items', headers: { 'content-type': 'text/plain' }, payload: 'x' }],
@@ -89,7 +89,7 @@ test('spec 4.7: 4xx and 5xx from other plugins and from handlers carry the polic
   }
 })
 
-test('spec 4.7: 404s carry the default policy: unknown routes and reply.callNotFound()', async (t) => {
+test('conventions (Cross-Origin-Resource-Policy): 404s carry the default policy: unknown routes and reply.callNotFound()', async (t) => {
   const { app } = await policyServer(t)
   for (const url of ['/nowhere', '/missing']) {
     const res = await app.inject(url)
@@ -98,7 +98,7 @@ test('spec 4.7: 404s carry the default policy: unknown routes and reply.callNotF
   }
 })
 
-test('spec 4.7: 411 answered from the content-length hooks, over a real socket, carries the policy', async (t) => {
+test('conventions (Cross-Origin-Resource-Policy): 411 answered from the content-length hooks, over a real socket, carries the policy', async (t) => {
   const { port } = await policyServer(t)
   const noLength = await rawRequest(port, 'POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n', { waitMs: 1000 })
   t.equal(noLength.status, 411)
@@ -119,7 +119,7 @@ test('documented exception: a 411 for a request Node\'s parser refused is writte
   t.equal(res.headers[CORP], undefined)
 })
 
-test('spec 4.7: 412 (spec profile) and 304 (rfc9110 profile) carry the policy', async (t) => {
+test('conventions (Cross-Origin-Resource-Policy): 412 (spec profile) and 304 (rfc9110 profile) carry the policy', async (t) => {
   const { app } = await policyServer(t)
   const first = await app.inject('/hashed')
   t.equal(first.headers[CORP], 'same-origin')
@@ -139,7 +139,7 @@ test('spec 4.7: 412 (spec profile) and 304 (rfc9110 profile) carry the policy', 
   t.equal(head.headers[CORP], 'same-origin')
 })
 
-test('spec 4.7: a 226 delta carries the policy', async (t) => {
+test('conventions (Cross-Origin-Resource-Policy): a 226 delta carries the policy', async (t) => {
   const { app, doc } = await policyServer(t)
   t.equal((await app.inject('/doc')).statusCode, 200, 'the first instance is kept as a base')
   doc.etag = 'v2'
@@ -150,7 +150,7 @@ test('spec 4.7: a 226 delta carries the policy', async (t) => {
   t.equal(res.headers[CORP], 'same-origin')
 })
 
-test('spec 4.7: a 307 from the redirect rules carries the policy', async (t) => {
+test('conventions (Cross-Origin-Resource-Policy): a 307 from the redirect rules carries the policy', async (t) => {
   const { app } = await policyServer(t)
   const res = await app.inject('/v1/plain')
   t.equal(res.statusCode, 307)

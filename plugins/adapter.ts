@@ -1,8 +1,10 @@
 /**
- * The one place the suite relies on Fastify behaviour that has no public API. Each function
- * names what it relies on; test/plugins/fastify-adapter.test.ts pins that behaviour, so a
- * Fastify release that changes it fails a test instead of opening a route.
+ * The one place the suite relies on Fastify or Node behaviour that has no public API. Each
+ * function names what it relies on; test/plugins/adapter.test.ts pins that behaviour, so a
+ * Fastify or Node release that changes it fails a test instead of opening a route or
+ * resetting a connection.
  */
+import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 
 /**
@@ -53,4 +55,37 @@ export function setContextValue<T> (instance: FastifyInstance, key: symbol, valu
  */
 export function isFastifyDefaultErrorHandler (handler: { name: string }): boolean {
   return handler.name === 'defaultErrorHandler'
+}
+
+/**
+ * Lingering close (RFC 9112 9.6): how the suite changes the way Node closes a connection.
+ *
+ * A server that closes while the client is still sending its body must not reset the
+ * connection before the client has read the answer. Node's HTTP server ends a connection
+ * whose response says `Connection: close` by calling `socket.destroySoon()` once the response
+ * is written: that sends FIN, then destroys the socket as soon as the FIN is out. With the
+ * client's unread bytes pending, the kernel then answers with a reset, and the client may
+ * never see the 411. Node offers no public way to keep the socket open after such a response
+ * (`res.shouldKeepAlive = false` and the `Connection: close` header both lead to that same
+ * call; ending the socket ourselves on the response's 'finish' event comes after it), so this
+ * replaces `destroySoon` on the one socket concerned: send FIN after the response, keep
+ * reading (and discarding) until the client closes, for at most `lingerMs`.
+ *
+ * Relies on: Node's HTTP server calls `socket.destroySoon()` after a `Connection: close`
+ * response (pinned in test/plugins/adapter.test.ts).
+ */
+/** How long a closing connection keeps reading a client's unread body. */
+const LINGER_MS = 2000
+
+/** Makes `socket`, once Node closes it after its response, linger as described above. */
+export function lingerOnClose (socket: Socket | null, lingerMs = LINGER_MS): void {
+  if (socket === null) return
+  const s = socket as Socket & { destroySoon?: () => void }
+  s.destroySoon = function lingeringClose (this: Socket) {
+    if (this.writable) this.end()
+    const timer = setTimeout(() => this.destroy(), lingerMs)
+    timer.unref()
+    this.once('end', () => { clearTimeout(timer); this.destroy() })
+    this.resume()
+  }
 }

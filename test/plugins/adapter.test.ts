@@ -1,10 +1,13 @@
 /**
- * Pins the Fastify behaviour plugins/fastify-adapter.ts relies on (it has no public API):
- * a Fastify release that changes it fails here instead of opening a route.
+ * Pins the Fastify and Node behaviour plugins/adapter.ts relies on (it has no public API):
+ * a release that changes it fails here instead of opening a route or resetting a connection.
  */
 import { test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { contextValue, isFastifyDefaultErrorHandler, ownContextValue, rootOf, setContextValue } from '../../plugins/fastify-adapter'
+import http from 'node:http'
+import net from 'node:net'
+import { rawRequest } from '../helpers/raw'
+import { contextValue, isFastifyDefaultErrorHandler, lingerOnClose, ownContextValue, rootOf, setContextValue } from '../../plugins/adapter'
 
 test('Fastify creates a child context from its parent: the parent is its prototype and they share the server', async (t) => {
   const app = Fastify()
@@ -78,4 +81,37 @@ test('Fastify\'s default error handler is named defaultErrorHandler; a handler s
   t.ok(isFastifyDefaultErrorHandler(app.errorHandler), 'no handler set')
   app.setErrorHandler(function defaultErrorHandler () {})
   t.notOk(isFastifyDefaultErrorHandler(app.errorHandler), 'the app\'s handler, even named like Fastify\'s')
+})
+
+test('Node behaviour the lingering close relies on: the HTTP server ends a Connection: close response by calling socket.destroySoon()', async (t) => {
+  // If a Node upgrade ends such connections another way, plugins/adapter.ts no longer lingers: this fails first.
+  let calls = 0
+  const server = http.createServer((req, res) => {
+    const socket = req.socket as typeof req.socket & { destroySoon: () => void }
+    const original = socket.destroySoon
+    socket.destroySoon = function spy (this: typeof socket) { calls++; original.call(this) }
+    res.writeHead(411, { connection: 'close', 'content-length': '0' })
+    res.end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const res = await rawRequest((server.address() as { port: number }).port, 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n', { responses: undefined, waitMs: 1500 })
+  t.equal(res.status, 411)
+  t.ok(res.closed)
+  t.equal(calls, 1, 'destroySoon was called once, after the response')
+})
+
+test('RFC 9112 9.6: the lingering socket reads and discards until the client closes, then closes itself', async (t) => {
+  const server = net.createServer((socket) => {
+    lingerOnClose(socket, 60_000)
+    socket.write('HTTP/1.1 411 Length Required\r\nConnection: close\r\nContent-Length: 0\r\n\r\n', () => { (socket as net.Socket & { destroySoon: () => void }).destroySoon() })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const port = (server.address() as net.AddressInfo).port
+  const pieces = ['a'.repeat(100_000), 'b'.repeat(100_000), 'c'.repeat(100_000)]
+  const res = await rawRequest(port, '', { pieces, pauseMs: 20, endAfterMs: 50, waitMs: 3000, responses: undefined })
+  t.equal(res.status, 411, 'the answer arrives whole though the client kept sending')
+  t.ok(res.closed, 'closed once the client closed, long before the linger time')
+  lingerOnClose(null)
 })

@@ -115,18 +115,25 @@ async function compare (title, a, b, { rounds = Number(process.env.BENCH_ROUNDS 
   }
   const m = (side, key) => median(res[side].map((r) => r[key]))
   return {
+    ...sides(title, a, b, m, (x) => x),
+    ratio: Number((m('a', 'rps') / m('b', 'rps')).toFixed(3)),
+    cpuRatio: Number((m('b', 'cpuUs') / m('a', 'cpuUs')).toFixed(3)),
+    target: a.target
+  }
+}
+
+/** The columns a row shows of each side: the medians of its rounds. */
+function sides (title, a, b, m, p99) {
+  return {
     benchmark: title,
     a: a.name,
     b: b.name,
     aReqPerSec: Math.round(m('a', 'rps')),
     bReqPerSec: Math.round(m('b', 'rps')),
-    aP99ms: m('a', 'p99'),
-    bP99ms: m('b', 'p99'),
+    aP99ms: p99(m('a', 'p99')),
+    bP99ms: p99(m('b', 'p99')),
     aCpuUs: Number(m('a', 'cpuUs').toFixed(1)),
-    bCpuUs: Number(m('b', 'cpuUs').toFixed(1)),
-    ratio: Number((m('a', 'rps') / m('b', 'rps')).toFixed(3)),
-    cpuRatio: Number((m('b', 'cpuUs') / m('a', 'cpuUs')).toFixed(3)),
-    target: a.target
+    bCpuUs: Number(m('b', 'cpuUs').toFixed(1))
   }
 }
 
@@ -269,15 +276,7 @@ async function comparePaired (title, a, b, opts = {}) {
   }
   const m = (side, key) => median(rounds$[side].map((r) => r[key]))
   return {
-    benchmark: title,
-    a: a.name,
-    b: b.name,
-    aReqPerSec: Math.round(m('a', 'rps')),
-    bReqPerSec: Math.round(m('b', 'rps')),
-    aP99ms: Number(m('a', 'p99').toFixed(2)),
-    bP99ms: Number(m('b', 'p99').toFixed(2)),
-    aCpuUs: Number(m('a', 'cpuUs').toFixed(1)),
-    bCpuUs: Number(m('b', 'cpuUs').toFixed(1)),
+    ...sides(title, a, b, m, (x) => Number(x.toFixed(2))),
     // Targets are decided on CPU per request: the median over processes of paired rounds.
     ratio: Number(median(cpuRatios).toFixed(3)),
     cpuRatio: Number(median(cpuRatios).toFixed(3)),

@@ -172,7 +172,8 @@ async function serve (settings) {
 
 function startServer (settings) {
   return new Promise((resolve, reject) => {
-    const child = fork(__filename, ['--serve', JSON.stringify(settings)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    // execArgv: []: the server runs on plain node, as in bench/harness.js.
+    const child = fork(__filename, ['--serve', JSON.stringify(settings)], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     let nextId = 1
     const waiting = new Map()
     const ask = (cmd) => new Promise((resolve) => {

@@ -23,7 +23,9 @@ function autocannon (...args) {
 
 function startServer (variant, extra = {}) {
   return new Promise((resolve, reject) => {
-    const child = fork(join(__dirname, 'server.js'), [variant, JSON.stringify(extra)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    // execArgv: []: the measured server runs on plain node, without the flags of whatever runs
+    // the bench (a test runner's loaders or coverage would be measured with it).
+    const child = fork(join(__dirname, 'server.js'), [variant, JSON.stringify(extra)], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     child.once('message', (m) => resolve({
       port: m.port,
       pid: child.pid,
@@ -103,8 +105,9 @@ async function compare (title, a, b, { rounds = Number(process.env.BENCH_ROUNDS 
       duration,
       expectStatus: side.expectStatus
     })
-    await once({ ...make(a, sa.port), duration: 1 })
-    await once({ ...make(b, sb.port), duration: 1 })
+    // warm-up: as long as a round, at most 1 s
+    await once({ ...make(a, sa.port), duration: Math.min(1, duration) })
+    await once({ ...make(b, sb.port), duration: Math.min(1, duration) })
     for (let i = 0; i < rounds; i++) {
       res.a.push(await round(sa, make(a, sa.port)))
       res.b.push(await round(sb, make(b, sb.port)))
@@ -198,7 +201,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
  * warm-up, then stops it. Returns the server's CPU µs per request and req/s over exactly those
  * requests (counted and timed by the server), and wrk's latency percentiles.
  */
-async function measure (server, url, request, { requests, expect = 200, warmupMs = 300 }) {
+async function measure (server, url, request, { requests, expect = 200, warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 300) }) {
   requireWrk()
   const script = join(require('node:os').tmpdir(), `bench-wrk-${process.pid}-${hex(url + (request.method ?? '') + expect).slice(0, 40)}.lua`)
   require('node:fs').writeFileSync(script, wrkScript(request, expect))

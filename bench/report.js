@@ -9,7 +9,7 @@
  *   BENCH_QUICK=1 node bench/report.js                 # smoke test: 1 round of 1 s per pair
  *
  * Env: BENCH_ROUNDS (default 5) and BENCH_SECONDS (default 3) for the autocannon pairs;
- * BENCH_PROCESSES (3), BENCH_CPU_ROUNDS (3) and BENCH_REQUESTS (15000) for the CPU rows
+ * BENCH_PROCESSES (3), BENCH_CPU_ROUNDS (3) and BENCH_REQUESTS (15000), BENCH_WARMUP_MS (300) for the CPU rows
  * (bench/harness.js `comparePaired`: wrk, which must be installed); BENCH_QUICK=1,
  * BENCH_OUT (directory of RESULTS.md and results.svg, default bench/).
  *
@@ -419,7 +419,7 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
     '- CPU rows (bench/harness.js `comparePaired`): wrk (a Debian package: `apt-get install -y wrk`; the bench says so when it is missing) pinned to CPU 1 with taskset, the server (every thread) pinned to CPU 0; the server counts requests itself and reports the CPU time and wall time of exactly BENCH_REQUESTS of them; wrk\'s script checks every status. BENCH_PROCESSES, BENCH_ROUNDS, BENCH_REQUESTS tune them; BENCH_PIN=0 turns pinning off.',
     '- autocannon runs in the report process only (PATCH, Express, PostgreSQL sections); the in-process PATCH core row and the VCDIFF encoder section run in fresh processes of their own.',
     '- Peak RSS is the kernel\'s high-water mark (VmHWM in /proc/<pid>/status) of each server process, sampled every 100 ms while it runs; "-" where not measured (in-process benchmarks, or no /proc).',
-    '- `BENCH_ROUNDS`, `BENCH_SECONDS` tune the autocannon pairs; `BENCH_PROCESSES`, `BENCH_CPU_ROUNDS`, `BENCH_REQUESTS` the CPU rows; `BENCH_QUICK=1` runs 1 round of 1 s (CPU rows: one process, one round of 2000 requests); `node bench/report.js express` runs one section.', '')
+    '- `BENCH_ROUNDS`, `BENCH_SECONDS` tune the autocannon pairs; `BENCH_PROCESSES`, `BENCH_CPU_ROUNDS`, `BENCH_REQUESTS`, `BENCH_WARMUP_MS` (default 300: load before each counted window) the CPU rows; `BENCH_QUICK=1` runs 1 round of 1 s (CPU rows: one process, one round of 2000 requests); `node bench/report.js express` runs one section.', '')
   return out.join('\n')
 }
 

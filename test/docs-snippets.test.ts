@@ -20,8 +20,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import ts from 'typescript'
+import { ROOT } from './helpers/paths'
 
-const ROOT = resolve(__dirname, '..')
 const PACKAGE = 'fastify-http-conventions'
 export const PARTIAL = '<!-- snippet: partial -->'
 

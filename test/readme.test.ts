@@ -13,8 +13,8 @@
 import { test } from 'tap'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
+import { ROOT } from './helpers/paths'
 
-const ROOT = resolve(__dirname, '..')
 const README = join(ROOT, 'README.md')
 
 interface Pkg { repository?: { type?: string, url?: string }, homepage?: string, bugs?: { url?: string }, keywords?: string[], files?: string[] }

@@ -2,6 +2,7 @@ import { test } from 'tap'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { ROOT } from '../helpers/paths'
 
 // bench/ is plain CommonJS JavaScript (no declarations): the shapes this test relies on.
 interface Side { bigPerS: number, tinyP99Ms: number, eldP99Ms: number, answers: number, s200: number, s226: number }
@@ -28,7 +29,11 @@ interface Report {
   SECTIONS: string[]
 }
 
-const { report, SECTIONS } = require('../../bench/report.js') as Report
+// The bench's servers and clients are child processes running the built package: they need
+// none of the test runner's hooks (its coverage counts plugins/ and lib/ only).
+delete process.env.NODE_OPTIONS
+
+const { report, SECTIONS } = require(join(ROOT, 'bench', 'report.js')) as Report
 
 test('delta-scale in quick mode: both modes run, B receives 226s, deltas flow after load, the report carries its table and four targets', async (t) => {
   t.ok(SECTIONS.includes('delta-scale'), 'a section of the report')

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
+import { ROOT, childEnv } from './paths'
 
 export interface RunningService { url: string, port: number, child: ChildProcess, output: () => string, stop: () => Promise<number | null> }
 
@@ -20,7 +21,7 @@ export function credentialsOf (env: Record<string, string>): string[] {
   return [...out]
 }
 
-const root = join(__dirname, '..', '..')
+const root = ROOT
 
 /** Starts the compiled reference service (`npm start` runs the same file) on a free port. */
 export function startService (env: Record<string, string> = {}): Promise<RunningService> {
@@ -28,7 +29,7 @@ export function startService (env: Record<string, string> = {}): Promise<Running
     const child = spawn(process.execPath, [join(root, 'dist', 'example', 'server.js')], {
       cwd: root,
       // Every request is logged (info), so the logs can be checked for credentials when it stops.
-      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', DATABASE: ':memory:', LOG_LEVEL: 'info', ...env },
+      env: childEnv({ HOST: '127.0.0.1', PORT: '0', DATABASE: ':memory:', LOG_LEVEL: 'info', ...env }),
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let out = ''

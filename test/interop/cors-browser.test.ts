@@ -20,6 +20,7 @@ import cors, { type FastifyCorsOptions } from '@fastify/cors'
 import { chromium, type BrowserContext } from 'playwright-core'
 import { httpConventions, serverOptions } from '../../plugins/index'
 import { peer } from '../helpers/peers'
+import { ROOT } from '../helpers/paths'
 
 t.setTimeout(60000)
 
@@ -29,7 +30,7 @@ const TOKEN = 'browser-write-token'
 
 /** The options object of the README's `app.register(cors, { ... })`, evaluated as written. */
 export function readmeCorsOptions (): FastifyCorsOptions {
-  const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8')
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
   const m = /await app\.register\(cors, (\{\n[\s\S]*?\n\})\)/.exec(readme)
   if (m === null) throw new Error('README.md has no `await app.register(cors, { ... })` example')
   // eslint-disable-next-line no-new-func -- the README's object literal, written in plain JavaScript

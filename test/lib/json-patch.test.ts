@@ -2,11 +2,12 @@ import { test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { applyJsonPatch, applyMergePatch, readOnlyViolations } from '../../lib/json-patch'
+import { ROOT } from '../helpers/paths'
 
 interface Case { doc: unknown, patch: unknown, expected?: unknown, error?: string, comment?: string, disabled?: boolean }
 
 // The json-patch-tests conformance suite, kept in test/fixtures (see SOURCE.md there: Apache License 2.0).
-const dir = join(__dirname, '..', 'fixtures', 'json-patch-tests')
+const dir = join(ROOT, 'test', 'fixtures', 'json-patch-tests')
 const cases: Array<Case & { file: string, n: number }> = []
 for (const file of ['tests.json', 'spec_tests.json']) {
   const list = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Case[]

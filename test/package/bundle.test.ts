@@ -13,8 +13,9 @@ import { createInterface } from 'node:readline'
 import { buildSync } from 'esbuild'
 import { decode } from '../../lib/vcdiff/index'
 import { workerSource } from '../../lib/vcdiff/pool'
+import { ROOT, childEnv } from '../helpers/paths'
 
-const root = join(__dirname, '..', '..')
+const root = ROOT
 const POOL = join(root, 'lib', 'vcdiff', 'pool.ts')
 const BEGIN = '// BEGIN EMBEDDED_WORKER\n'
 const END = '\n// END EMBEDDED_WORKER'
@@ -54,12 +55,12 @@ test('the worker script embedded for bundled apps is lib/vcdiff/pool-worker.ts a
   }
   const now = readFileSync(POOL, 'utf8')
   t.ok(now.slice(now.indexOf(BEGIN) + BEGIN.length, now.indexOf(END)) === wanted,
-    'EMBEDDED_WORKER is current: run UPDATE_EMBEDDED_WORKER=1 npx tap test/package/bundle.test.ts after changing the encoder or its worker')
+    'EMBEDDED_WORKER is current: run npm run test:build && UPDATE_EMBEDDED_WORKER=1 npx tap .test-build/test/package/bundle.test.js after changing the encoder or its worker')
 })
 
 test('the pool runs the worker file next to its module, and the embedded script where no module file is (a bundle)', async (t) => {
   t.same(workerSource(join(root, 'lib', 'vcdiff')), { file: join(root, 'lib', 'vcdiff', 'pool-worker.ts') })
-  t.same(workerSource(), { file: join(root, 'lib', 'vcdiff', 'pool-worker.ts') }, 'here: the TypeScript source beside pool.ts')
+  t.same(workerSource(), { file: require.resolve('../../lib/vcdiff/pool-worker') }, 'here: the worker beside pool\'s own module (its TypeScript source, or the compiled .js)')
   const embedded = workerSource(null)
   t.ok('code' in embedded && embedded.code.startsWith('"use strict";') && embedded.code.length > 10_000, 'bundled: the embedded script')
 })
@@ -116,7 +117,7 @@ function bundle (t: Test, format: 'esm' | 'cjs'): string {
 
 /** Runs the bundle in a child process (from its own directory); resolves with its port. */
 async function run (t: Test, file: string): Promise<number> {
-  const child = spawn(process.execPath, [file], { cwd: join(file, '..'), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', NODE_PATH: '' } })
+  const child = spawn(process.execPath, [file], { cwd: join(file, '..'), stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ NODE_PATH: '' }) })
   t.teardown(() => { if (child.exitCode === null) child.kill() })
   let stderr = ''
   child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })

@@ -23,12 +23,13 @@ import { encode } from '../../lib/vcdiff/index'
 import { DeltaClient } from '../../lib/delta-client'
 import { MemoryInstanceStore } from '../../lib/stores/instance-memory'
 import { redactUrl } from '../../lib/redact'
+import { ROOT as REPO, childEnv } from '../helpers/paths'
 
-const root = join(__dirname, '..', '..')
+const root = REPO
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 
 function run (args: string[], input?: string): string {
-  return execFileSync(process.execPath, args, { cwd: root, input, encoding: 'utf8' })
+  return execFileSync(process.execPath, args, { cwd: root, input, encoding: 'utf8', env: childEnv() })
 }
 
 const cjs = (code: string): string => run(['-e', code])
@@ -222,7 +223,7 @@ test('TypeScript: the root and every subpath type-check under nodenext (ESM and 
   const exec = promisify(execFile)
   for (const [config, project] of Object.entries(projects)) {
     writeFileSync(join(dir, config), JSON.stringify(project))
-    const res = await exec(process.execPath, [tsc, '-p', join(dir, config)], { cwd: root, encoding: 'utf8' })
+    const res = await exec(process.execPath, [tsc, '-p', join(dir, config)], { cwd: root, encoding: 'utf8', env: childEnv() })
       .then(() => ({ code: 0, out: '' }), (err) => ({ code: err.code, out: String(err.stdout) + String(err.stderr) }))
     t.equal(res.code, 0, `${config}: ${res.out}`)
   }

@@ -6,8 +6,8 @@
 import { test } from 'tap'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { ROOT } from '../helpers/paths'
 
-const ROOT = join(__dirname, '..', '..')
 const ADAPTERS = new Set(['plugins/adapter.ts'])
 
 function sources (dir: string): string[] {

@@ -18,8 +18,9 @@ import { peer } from '../helpers/peers'
 import { credentialsOf } from '../helpers/service'
 import { answer, authorization } from '../lib/auth/digest-client'
 import { decode } from '../../lib/vcdiff/index'
+import { ROOT, childEnv } from '../helpers/paths'
 
-const root = join(__dirname, '..', '..')
+const root = ROOT
 const BASIC = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 const SECRET = 'fleet-test-secret-0123456789abcdef'
 
@@ -35,7 +36,7 @@ test('npm run fleet starts two instances on one Redis, one secret and one SQLite
   redis = await startRedis()
   fleet = spawn(process.execPath, [join(root, 'scripts', 'fleet.js')], {
     cwd: root,
-    env: { ...process.env, FLEET_PORTS: '0,0', REDIS_URL: redis.url, DIGEST_SECRET: SECRET, DATABASE: join(dir, 'fleet.db'), LOG_LEVEL: 'info' },
+    env: childEnv({ FLEET_PORTS: '0,0', REDIS_URL: redis.url, DIGEST_SECRET: SECRET, DATABASE: join(dir, 'fleet.db'), LOG_LEVEL: 'info' }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const ready = await new Promise<RegExpExecArray>((resolve, reject) => {

@@ -193,8 +193,11 @@ test('a token sent in the query string is never accepted, and never logged', asy
   t.equal(res.status, 401)
   // The service writes its log lines asynchronously: wait for the request's line (at most 5 s).
   for (let i = 0; i < 100 && !/access_token=\[REDACTED\]/.test(svc.output()); i++) await new Promise((resolve) => setTimeout(resolve, 50))
-  t.notMatch(svc.output(), /demo-write-token/)
-  t.match(svc.output(), /access_token=\[REDACTED\]/)
+  // The service has logged every request so far (megabytes): plain searches, not t.match's
+  // structural comparison of the whole text.
+  const out = svc.output()
+  t.notOk(out.includes('demo-write-token'), 'the token is not logged')
+  t.ok(/access_token=\[REDACTED\]/.test(out), 'its parameter is logged, redacted')
 })
 
 test('log redaction: secret query parameters, percent-encoded names, token[] and a fragment never appear in the logs', async (t) => {
@@ -202,8 +205,9 @@ test('log redaction: secret query parameters, percent-encoded names, token[] and
   const target = `/articles?refresh_token=${secrets[0]}&id_token=${secrets[1]}&client_secret=${secrets[2]}&code=${secrets[3]}&api-key=${secrets[4]}&jwt=${secrets[5]}&sig=${secrets[6]}&token[]=${secrets[7]}&%74oken=${secrets[8]}#${secrets[9]}`
   await rawRequest(svc.port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, { waitMs: 1500 })
   await new Promise((resolve) => setTimeout(resolve, 200))
-  for (const s of secrets) t.notMatch(svc.output(), new RegExp(s), `${s} is not logged`)
-  t.match(svc.output(), /refresh_token=\[REDACTED\]/)
+  const out = svc.output()
+  for (const s of secrets) t.notOk(out.includes(s), `${s} is not logged`)
+  t.ok(/refresh_token=\[REDACTED\]/.test(out), 'refresh_token is logged, redacted')
 })
 
 test('stop: no credential appears anywhere in the service\'s logs', async (t) => { t.equal(await svc.stop(), 0) })

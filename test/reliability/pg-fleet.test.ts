@@ -25,6 +25,7 @@ import pg from 'pg'
 import { Agent, request } from 'undici'
 import { startPgFleet, postgresTestOptions, type PgFleet } from '../helpers/postgres'
 import { peer } from '../helpers/peers'
+import { ROOT, childEnv } from '../helpers/paths'
 
 const BASIC = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 const CLIENTS = 50
@@ -178,8 +179,8 @@ test('50 conditional writers through three instances on PostgreSQL, one instance
 
 test('npm run fleet -- --instances 3 --postgres: three instances on one PostgreSQL it starts, all stopped on SIGTERM', { ...postgresTestOptions(), timeout: 40_000 }, async (t) => {
   if (peer(t, 'redis-server') === undefined) return
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'scripts', 'fleet.js'), '--instances', '3', '--postgres'], {
-    env: { ...process.env, FLEET_PORTS: '0,0,0', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', DIGEST_SECRET: '' },
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'fleet.js'), '--instances', '3', '--postgres'], {
+    env: childEnv({ FLEET_PORTS: '0,0,0', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', DIGEST_SECRET: '' }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   // SIGTERM stops the instances, Redis and PostgreSQL, and removes its directory; also when the test fails.

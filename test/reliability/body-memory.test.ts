@@ -19,7 +19,7 @@ const gc = runInNewContext('gc') as () => void
 
 const MiB = 1024 * 1024
 /** Body bytes per connection, and connections at once. */
-const BODY = Number(process.env.BODY_MEMORY_BYTES ?? MiB / 4)
+const BODY = Number(process.env.BODY_MEMORY_BYTES ?? MiB / 8)
 const CONNECTIONS = 4
 /** Allowed growth: at most this many bytes of memory per body byte held… */
 const PER_BYTE = 3

@@ -18,7 +18,7 @@ import { postgresTestOptions, startPostgres } from '../helpers/postgres'
 const AUTH = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 const JSON_AUTH = { 'content-type': 'application/json', authorization: AUTH }
 // A storm of a few seconds: twelve writers as fast as the service answers, two stale writers among them.
-const STORM_MS = 3000
+const STORM_MS = 2000
 const WRITERS = 12
 const PROBES = 2
 

@@ -29,7 +29,7 @@ import { ROOT, childEnv } from '../helpers/paths'
 
 const BASIC = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')
 const CLIENTS = 50
-const RUN_MS = 10_000
+const RUN_MS = 6_000
 const KILL_AT_MS = 2_000
 // On a loaded machine the restart can take seconds: the run goes on at least this long after it.
 const AFTER_RESTART_MS = 3_000

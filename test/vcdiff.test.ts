@@ -1,0 +1,5 @@
+// Every test file of test/lib/vcdiff in one process.
+import { join } from 'node:path'
+import { runEvery } from './helpers/group'
+
+runEvery(join(__dirname, 'lib', 'vcdiff'))

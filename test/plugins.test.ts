@@ -1,8 +1,6 @@
-// Every test file of test/plugins in one process, but three that need a process of their own:
-// two check that Node or Fastify emitted no warning (a warning is emitted once per process),
-// and openapi.test replaces @fastify/swagger in require's cache before it loads the reference
-// service.
+// Every test file of test/plugins in one process, but the `*.alone.test.ts` ones (see
+// test/helpers/group.ts).
 import { join } from 'node:path'
 import { runEvery } from './helpers/group'
 
-runEvery(join(__dirname, 'plugins'), ['composition.test', 'content-length.test', 'openapi.test'])
+runEvery(join(__dirname, 'plugins'))

@@ -1,5 +1,5 @@
 /**
- * The auth plugin (conventions (Authentication), section 7 row 401; RFC 9110 11, RFC 7617, RFC 6750,
+ * The auth plugin (docs/conventions.md (Authentication (401 with WWW-Authenticate)); RFC 9110 11, RFC 7617, RFC 6750,
  * RFC 7616): each test is named after the rule it proves.
  */
 import { test } from 'tap'

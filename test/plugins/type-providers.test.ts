@@ -4,7 +4,7 @@
  * property and an unknown property alike. The boot check of the server's Ajv options applies
  * only where it can check (an Ajv-style compiler).
  */
-import { test } from 'tap'
+import { test, type Test } from 'tap'
 import Fastify from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { validatorCompiler, serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -27,11 +27,28 @@ const MISSING_AND_UNKNOWN_ENTRIES = [
 ]
 
 type Entry = { field: string, message: string }
+type App = ReturnType<typeof Fastify>
 const byField = (a: Entry, b: Entry): number => a.field < b.field ? -1 : a.field > b.field ? 1 : 0
 
-async function post (app: ReturnType<typeof Fastify>, url: string, payload: unknown): Promise<{ status: number, entries: Entry[], body: string }> {
+async function post (app: App, url: string, payload: unknown): Promise<{ status: number, entries: Entry[], body: string }> {
   const res = await app.inject({ method: 'POST', url, payload: payload as object })
   return { status: res.statusCode, entries: res.statusCode === 422 ? (res.json().errors as Entry[]) : [], body: res.body }
+}
+
+/** A wrong type at three depths: one 422 entry each, named by its path. */
+async function wrongTypes (t: Test, app: App, url: string): Promise<void> {
+  const wrong = await post(app, url, WRONG_TYPES)
+  t.equal(wrong.status, 422)
+  t.same(wrong.entries.map((e) => e.field), WRONG_TYPE_FIELDS)
+}
+
+/** The entries Ajv gives: wrong types, then missing and unknown properties, then a good body answered `ok`. */
+async function sameEntriesAsAjv (t: Test, app: App, url: string, ok: string, message = 'one entry per problem, named by its path'): Promise<void> {
+  await wrongTypes(t, app, url)
+  const missing = await post(app, url, MISSING_AND_UNKNOWN)
+  t.equal(missing.status, 422)
+  t.same(missing.entries.sort(byField), [...MISSING_AND_UNKNOWN_ENTRIES].sort(byField), message)
+  t.equal((await post(app, url, GOOD)).body, ok)
 }
 
 const JSON_SCHEMA = {
@@ -50,12 +67,7 @@ test('Ajv (Fastify\'s default compiler): one entry per problem, named by its pat
   await app.register(httpConventions)
   app.post('/a', { schema: { body: JSON_SCHEMA } }, async (request) => (request.body as { title: string }).title)
   t.teardown(() => app.close())
-  const wrong = await post(app, '/a', WRONG_TYPES)
-  t.equal(wrong.status, 422)
-  t.same(wrong.entries.map((e) => e.field), WRONG_TYPE_FIELDS)
-  const missing = await post(app, '/a', MISSING_AND_UNKNOWN)
-  t.same(missing.entries.sort(byField), [...MISSING_AND_UNKNOWN_ENTRIES].sort(byField))
-  t.equal((await post(app, '/a', GOOD)).body, 'ok')
+  await sameEntriesAsAjv(t, app, '/a', 'ok')
 })
 
 test('json-schema-to-ts (types from the schema, Ajv at runtime): the same entries as Ajv', async (t) => {
@@ -68,12 +80,7 @@ test('json-schema-to-ts (types from the schema, Ajv at runtime): the same entrie
     return `${title} by ${name}`
   })
   t.teardown(() => app.close())
-  const wrong = await post(app, '/j', WRONG_TYPES)
-  t.equal(wrong.status, 422)
-  t.same(wrong.entries.map((e) => e.field), WRONG_TYPE_FIELDS)
-  const missing = await post(app, '/j', MISSING_AND_UNKNOWN)
-  t.same(missing.entries.sort(byField), [...MISSING_AND_UNKNOWN_ENTRIES].sort(byField))
-  t.equal((await post(app, '/j', GOOD)).body, 'ok by a')
+  await sameEntriesAsAjv(t, app, '/j', 'ok by a')
 })
 
 test('TypeBox 1.x with @fastify/type-provider-typebox\'s TypeBoxValidatorCompiler: a missing property and an unknown key each one entry at its own path', async (t) => {
@@ -88,13 +95,7 @@ test('TypeBox 1.x with @fastify/type-provider-typebox\'s TypeBoxValidatorCompile
   }, { additionalProperties: false })
   app.post('/t', { schema: { body } }, async (request) => request.body.title)
   t.teardown(() => app.close())
-  const wrong = await post(app, '/t', WRONG_TYPES)
-  t.equal(wrong.status, 422)
-  t.same(wrong.entries.map((e) => e.field), WRONG_TYPE_FIELDS)
-  const missing = await post(app, '/t', MISSING_AND_UNKNOWN)
-  t.equal(missing.status, 422)
-  t.same(missing.entries.sort(byField), [...MISSING_AND_UNKNOWN_ENTRIES].sort(byField), 'no field "undefined", no second entry for an unknown key')
-  t.equal((await post(app, '/t', GOOD)).body, 'ok')
+  await sameEntriesAsAjv(t, app, '/t', 'ok', 'no field "undefined", no second entry for an unknown key')
 })
 
 test('fastify-type-provider-zod: an unknown key is named by its path, not `body`; one entry per key', async (t) => {
@@ -102,9 +103,7 @@ test('fastify-type-provider-zod: an unknown key is named by its path, not `body`
   await app.register(httpConventions)
   app.post('/z', { schema: { body: z.strictObject({ title: z.string(), author: z.strictObject({ name: z.string() }), tags: z.array(z.string()) }) } }, async (request) => request.body.title)
   t.teardown(() => app.close())
-  const wrong = await post(app, '/z', WRONG_TYPES)
-  t.equal(wrong.status, 422)
-  t.same(wrong.entries.map((e) => e.field), WRONG_TYPE_FIELDS)
+  await wrongTypes(t, app, '/z')
   const missing = await post(app, '/z', { ...MISSING_AND_UNKNOWN, worse: 3 })
   t.equal(missing.status, 422)
   // Zod names a missing property by its path with its own message (it does not say "required").

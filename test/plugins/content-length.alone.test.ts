@@ -26,7 +26,7 @@ async function stillServes (t: Test, port: number): Promise<void> {
   t.equal(next.body, 'pong')
 }
 
-// Spec 4.2 and section 7 (411): framing vectors over real sockets, through Node's HTTP parser.
+// docs/conventions.md (Content-Length (411)); RFC 9112 6.2, 6.3: framing vectors over real sockets, through Node's HTTP parser.
 const vectors: Array<{ name: string, raw: string, endAfterMs?: number }> = [
   { name: 'duplicate Content-Length, equal values', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello` },
   { name: 'duplicate Content-Length, different values', raw: `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!` },

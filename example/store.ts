@@ -1,7 +1,8 @@
 /**
  * The articles store. One asynchronous interface (`Store`), two backends:
  *
- * - SQLite through better-sqlite3 (the default: `DATABASE`, a file or `:memory:`), here;
+ * - SQLite through Node's built-in `node:sqlite` (the default: `DATABASE`, a file or
+ *   `:memory:`), here: no native build, on every supported Node line;
  * - PostgreSQL through `pg` (`DATABASE_URL`), in store-pg.ts.
  *
  * Every conditional write is a compare-and-set on the article's ETag in one statement
@@ -17,7 +18,7 @@
  */
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
+import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import { created, createdLastModified, etagOf, legacyLastModified, replacement, REPLACE_ATTEMPTS, type Article, type ArticleInput, type DeleteResult, type LastModifiedOptions, type Store, type Stored, type WriteResult } from './store-core'
 import { PostgresStore } from './store-pg'
 
@@ -64,26 +65,28 @@ function toStored (row: Row): Stored {
 }
 
 /**
- * The synchronous SQLite store (better-sqlite3). The service uses it through `SqliteStore`;
- * bench/express-service.js uses it directly.
+ * The synchronous SQLite store (`node:sqlite`). The service uses it through `SqliteStore`;
+ * bench/express-service.js uses it directly. Errors of SQLite carry its result code's name
+ * as `code` (`SQLITE_FULL`, `SQLITE_CONSTRAINT_UNIQUE`, ...), see `withSqliteCode`.
  */
 export class ArticleStore {
-  private readonly db: Database.Database
-  private readonly stmts: Record<string, Database.Statement>
+  private readonly db: DatabaseSync
+  private readonly stmts: Record<'get' | 'list' | 'listTag' | 'insert' | 'update' | 'delete' | 'exists', StatementSync>
   private readonly neverAfterDate: boolean
 
   constructor (file: string, opts: { maxBytes?: number } & LastModifiedOptions = {}) {
     this.neverAfterDate = opts.lastModifiedNeverAfterDate === true
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
-    this.db = new Database(file)
+    this.db = new DatabaseSync(file)
     if (opts.maxBytes !== undefined) {
       // Per connection: writes past it fail with SQLITE_FULL, as on a full disk.
-      this.db.pragma(`max_page_count = ${Math.max(1, Math.floor(opts.maxBytes / (this.db.pragma('page_size', { simple: true }) as number)))}`)
+      const pageSize = Number(this.db.prepare('PRAGMA page_size').get()?.page_size)
+      this.db.exec(`PRAGMA max_page_count = ${Math.max(1, Math.floor(opts.maxBytes / pageSize))}`)
     }
-    this.db.pragma('journal_mode = WAL')
+    this.db.exec('PRAGMA journal_mode = WAL')
     // WAL with synchronous=NORMAL: no corruption on a crash, one fsync per checkpoint rather than per write.
-    this.db.pragma('synchronous = NORMAL')
-    this.db.pragma('busy_timeout = 5000')
+    this.db.exec('PRAGMA synchronous = NORMAL')
+    this.db.exec('PRAGMA busy_timeout = 5000')
     this.db.exec(`CREATE TABLE IF NOT EXISTS articles (
       id TEXT PRIMARY KEY,
       slug TEXT NOT NULL UNIQUE,
@@ -97,12 +100,12 @@ export class ArticleStore {
       last_modified INTEGER
     )`)
     // A file written before the column existed: add it (another process may just have).
-    const columns = this.db.pragma('table_info(articles)') as Array<{ name: string }>
+    const columns = this.db.prepare('PRAGMA table_info(articles)').all() as Array<{ name: string }>
     if (!columns.some((c) => c.name === 'last_modified')) {
       try {
         this.db.exec('ALTER TABLE articles ADD COLUMN last_modified INTEGER')
       } catch (err) {
-        if (!/duplicate column/.test((err as Error).message)) throw err
+        if (!/duplicate column/.test((err as Error).message)) throw withSqliteCode(err)
       }
     }
     // The list's order: read in index order, LIMIT rows, rather than every row sorted per request.
@@ -121,12 +124,12 @@ export class ArticleStore {
 
   list (opts: { tag?: string, limit?: number } = {}): Article[] {
     const limit = opts.limit ?? 100
-    const rows = (opts.tag === undefined ? this.stmts.list.all(limit) : this.stmts.listTag.all(opts.tag, limit)) as Row[]
+    const rows = (opts.tag === undefined ? this.stmts.list.all(limit) : this.stmts.listTag.all(opts.tag, limit)) as unknown as Row[]
     return rows.map((r) => toStored(r).article)
   }
 
   get (id: string): Stored | undefined {
-    const row = this.stmts.get.get(id) as Row | undefined
+    const row = this.stmts.get.get(id) as unknown as Row | undefined
     return row === undefined ? undefined : toStored(row)
   }
 
@@ -155,7 +158,9 @@ export class ArticleStore {
       if (expectedEtag !== null && current.etag !== expectedEtag) return 'precondition-failed'
       const version = replacement(current, input, now, this.neverAfterDate)
       try {
-        const info = this.stmts.update.run({ ...this.row(version), expected: current.etag })
+        // node:sqlite refuses a named parameter the statement does not use: no created_at here.
+        const { created_at: unchanged, ...row } = this.row(version)
+        const info = this.stmts.update.run({ ...row, expected: current.etag })
         if (info.changes === 1) return version
       } catch (err) {
         if (isUniqueViolation(err)) return 'duplicate-slug'
@@ -176,7 +181,7 @@ export class ArticleStore {
     this.db.close()
   }
 
-  private row ({ article: a, etag, updatedAtMs }: Stored): Record<string, unknown> {
+  private row ({ article: a, etag, updatedAtMs }: Stored): Record<string, string | number> {
     return { id: a.id, slug: a.slug, title: a.title, body: a.body, tags: JSON.stringify(a.tags), published: a.published ? 1 : 0, created_at: a.createdAt, updated_at: a.updatedAt, last_modified: updatedAtMs, etag }
   }
 }
@@ -214,6 +219,7 @@ export class SqliteStore implements Store {
     try {
       return statement()
     } catch (err) {
+      withSqliteCode(err)
       if (this.unavailable !== undefined && isSqliteUnavailable(err)) throw this.unavailable(err as Error)
       throw err
     }
@@ -221,5 +227,31 @@ export class SqliteStore implements Store {
 }
 
 function isUniqueViolation (err: unknown): boolean {
-  return (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE'
+  return (withSqliteCode(err) as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE'
+}
+
+/** SQLite's primary result codes (the low byte of an extended code) that the store names. */
+const SQLITE_CODES: Record<number, string> = {
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  7: 'SQLITE_NOMEM',
+  8: 'SQLITE_READONLY',
+  10: 'SQLITE_IOERR',
+  13: 'SQLITE_FULL',
+  14: 'SQLITE_CANTOPEN',
+  15: 'SQLITE_PROTOCOL',
+  19: 'SQLITE_CONSTRAINT'
+}
+
+/**
+ * `node:sqlite` throws with `code: 'ERR_SQLITE_ERROR'` and SQLite's extended result code in
+ * `errcode`; the store's callers (and its log lines) read SQLite's own names instead:
+ * `SQLITE_FULL`, `SQLITE_IOERR`, `SQLITE_CONSTRAINT_UNIQUE` (2067), ...
+ */
+export function withSqliteCode (err: unknown): unknown {
+  const e = err as { code?: unknown, errcode?: unknown } | null
+  if (e === null || typeof e !== 'object' || e.code !== 'ERR_SQLITE_ERROR' || typeof e.errcode !== 'number') return err
+  const name = e.errcode === 2067 ? 'SQLITE_CONSTRAINT_UNIQUE' : SQLITE_CODES[e.errcode & 0xff]
+  if (name !== undefined) e.code = name
+  return err
 }

@@ -28,7 +28,7 @@ export async function startRedis (port?: number): Promise<RedisServer> {
   const proc = spawn(bin, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] })
   await new Promise<void>((resolve, reject) => {
     let out = ''
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10000)
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 60_000)
     proc.once('error', reject)
     proc.stdout?.on('data', (d: Buffer) => {
       out += d.toString()

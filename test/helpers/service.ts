@@ -33,7 +33,7 @@ export function startService (env: Record<string, string> = {}): Promise<Running
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let out = ''
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('service did not start:\n' + out)) }, 15000)
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('service did not start:\n' + out)) }, 60_000)
     const onData = (d: Buffer): void => {
       out += d.toString()
       const m = /listening on (http:\/\/[\d.]+:(\d+))/.exec(out)

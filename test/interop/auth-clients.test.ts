@@ -92,7 +92,7 @@ except urllib.error.HTTPError as e:
 `
 
 async function python (path: string, kind: 'basic' | 'digest', password = PASSWORD): Promise<{ status: number, body: string }> {
-  const { stdout } = await run(pythonPath, ['-c', PYTHON, `${base}${path}`, USER, password, kind], { timeout: 20000 })
+  const { stdout } = await run(pythonPath, ['-c', PYTHON, `${base}${path}`, USER, password, kind], { timeout: 60_000 })
   const i = stdout.indexOf(' ')
   return { status: Number(stdout.slice(0, i)), body: stdout.slice(i + 1).trim() }
 }
@@ -125,14 +125,14 @@ test('digest-fetch: every algorithm, and repeated requests on one nonce (nc 2, 3
   }
 })
 
-test('Chromium (playwright-core): Basic and Digest SHA-256 logins through httpCredentials', { timeout: 90_000 }, async (t) => {
+test('Chromium (playwright-core): Basic and Digest SHA-256 logins through httpCredentials', { timeout: 300_000 }, async (t) => {
   const executablePath = peer(t, 'chromium')
   if (executablePath === undefined) return
   const { chromium } = await import('playwright-core')
   const browser = await chromium.launch({
     executablePath,
     headless: true,
-    timeout: 30_000,
+    timeout: 60_000,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run']
   })
   t.teardown(() => browser.close())
@@ -140,7 +140,7 @@ test('Chromium (playwright-core): Basic and Digest SHA-256 logins through httpCr
     const context = await browser.newContext({ httpCredentials: { username: USER, password } })
     try {
       const page = await context.newPage()
-      const res = await page.goto(`${base}${path}`, { timeout: 20_000 })
+      const res = await page.goto(`${base}${path}`, { timeout: 60_000 })
       return { status: res?.status() ?? 0, body: await page.innerText('body') }
     } finally {
       await context.close()

@@ -100,7 +100,7 @@ let pageOrigin: string
 async function fetchFromPage (url: string, init: { method: string, headers?: Record<string, string>, body?: string }): Promise<Outcome> {
   const page = await browser.newPage()
   try {
-    await page.goto(`${pageOrigin}/`, { waitUntil: 'load', timeout: 15000 })
+    await page.goto(`${pageOrigin}/`, { waitUntil: 'load', timeout: 60_000 })
     return await page.evaluate(async ([url, init]) => {
       try {
         const res = await fetch(url, init)
@@ -125,7 +125,7 @@ function defineTests (executablePath: string): void {
     await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve))
     pageOrigin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`
     userDataDir = mkdtempSync(join(tmpdir(), 'cors-chromium-'))
-    browser = await chromium.launchPersistentContext(userDataDir, { executablePath, headless: true, args: ARGS, timeout: 20000 })
+    browser = await chromium.launchPersistentContext(userDataDir, { executablePath, headless: true, args: ARGS, timeout: 60_000 })
   })
 
   t.teardown(async () => {

@@ -33,7 +33,7 @@ async function curl (args: string[]): Promise<Curl> {
   try {
     const marker = '\n--curl-info--'
     const stdout = await new Promise<string>((resolve, reject) => {
-      execFile(curlPath, ['-sS', '-L', '--max-redirs', '3', '--max-time', '10', '-D', dump, '-w', `${marker}%{http_code} %{num_redirects} %{method} %{url_effective}`, ...args], { timeout: 15000 }, (err, out, stderr) => {
+      execFile(curlPath, ['-sS', '-L', '--max-redirs', '3', '--max-time', '60', '-D', dump, '-w', `${marker}%{http_code} %{num_redirects} %{method} %{url_effective}`, ...args], { timeout: 60_000 }, (err, out, stderr) => {
         if (err !== null) reject(new Error(`${err.message}\n${stderr}`))
         else resolve(out)
       })

@@ -70,7 +70,7 @@ async function visit (url: string): Promise<Seen> {
     const blocked: Record<string, string> = {}
     cdp.on('Network.requestWillBeSent', (e) => { urls.set(e.requestId, e.request.url) })
     cdp.on('Network.loadingFailed', (e) => { blocked[new URL(urls.get(e.requestId) as string).pathname] = e.blockedReason ?? e.errorText })
-    await page.goto(url, { waitUntil: 'load', timeout: 15000 })
+    await page.goto(url, { waitUntil: 'load', timeout: 60_000 })
     const inPage = await page.evaluate(() => {
       const w = globalThis as unknown as { imgs: Record<string, string>, loaded: string[], scriptErrors: string[] }
       return { imgs: w.imgs, loaded: w.loaded, scriptErrors: w.scriptErrors }
@@ -107,7 +107,7 @@ function defineTests (executablePath: string): void {
     pagesPort = (pages.address() as AddressInfo).port
 
     userDataDir = mkdtempSync(join(tmpdir(), 'corp-chromium-'))
-    browser = await chromium.launchPersistentContext(userDataDir, { executablePath, headless: true, args: ARGS, timeout: 20000 })
+    browser = await chromium.launchPersistentContext(userDataDir, { executablePath, headless: true, args: ARGS, timeout: 60_000 })
   })
 
   t.teardown(async () => {
@@ -128,7 +128,7 @@ function defineTests (executablePath: string): void {
 
     const home = await browser.newPage()
     try {
-      await home.goto(`${svc.url}/`, { waitUntil: 'load', timeout: 15000 })
+      await home.goto(`${svc.url}/`, { waitUntil: 'load', timeout: 60_000 })
       const width = await home.evaluate(() => (globalThis as unknown as { document: { querySelector: (s: string) => { naturalWidth: number } } }).document.querySelector('img[src="/public/logo.svg"]').naturalWidth)
       t.equal(width, 120, 'the reference service\'s GET / page shows its logo')
     } finally {

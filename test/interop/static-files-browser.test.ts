@@ -56,7 +56,7 @@ function defineTests (executablePath: string): void {
     await app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
     userDataDir = mkdtempSync(join(tmpdir(), 'static-chromium-'))
-    browser = await chromium.launchPersistentContext(userDataDir, { executablePath, headless: true, args: ARGS, timeout: 20000 })
+    browser = await chromium.launchPersistentContext(userDataDir, { executablePath, headless: true, args: ARGS, timeout: 60_000 })
   })
 
   t.teardown(async () => {
@@ -75,9 +75,9 @@ function defineTests (executablePath: string): void {
         return g.getComputedStyle(g.document.getElementById('probe')).color
       })
       answers.length = 0
-      await tab.goto(`${base}${path}`, { waitUntil: 'load', timeout: 15000 })
+      await tab.goto(`${base}${path}`, { waitUntil: 'load', timeout: 60_000 })
       const first = await colour()
-      await tab.reload({ waitUntil: 'load', timeout: 15000 })
+      await tab.reload({ waitUntil: 'load', timeout: 60_000 })
       const reloaded = await colour()
       return { first, reloaded, stylesheetAnswers: answers.filter((a) => a.startsWith(`GET ${stylesheet} `)) }
     } finally {

@@ -251,10 +251,11 @@ test('package.json: exports, files, engines, peer dependency', async (t) => {
   }
   t.equal(pkg.main, './dist/cjs/index.js')
   t.equal(pkg.types, './dist/cjs/index.d.ts')
-  t.equal(pkg.engines.node, '>=20.12', 'crypto.hash (one-shot hashing) is there from Node 20.12')
+  t.equal(pkg.engines.node, '>=22.13', 'the supported lines, 22, 24 and 26; the reference service\'s store needs node:sqlite (22.13)')
   t.equal(pkg.peerDependencies.fastify, '^5.0.0')
   for (const dir of ['dist/cjs', 'dist/esm', 'dist/plugins', 'dist/lib']) t.ok(pkg.files.includes(dir), dir)
-  t.match(pkg.scripts.test, /\btest:package\b/, 'npm test checks the package with attw and publint')
+  t.match(pkg.scripts['test:all'], /\btest:package\b/, 'npm test checks the package with attw and publint')
+  t.match(pkg.scripts.test, /node-line\.js npm run test:all$/, 'npm test runs on a supported Node line')
   const dts = readFileSync(join(root, 'dist', 'plugins', 'index.d.ts'), 'utf8')
   t.match(dts, /export declare const httpConventions/, 'types are generated from the sources')
   const dmts = readFileSync(join(root, 'dist', 'esm', 'index.d.mts'), 'utf8')

@@ -47,7 +47,7 @@ interface Article { slug: string, title: string, body: string }
 
 let fleet: PgFleet | undefined
 
-test('50 conditional writers through three instances on PostgreSQL, one instance killed (SIGKILL) and restarted: no lost update', { ...postgresTestOptions(), timeout: 50_000 }, async (t) => {
+test('50 conditional writers through three instances on PostgreSQL, one instance killed (SIGKILL) and restarted: no lost update', { ...postgresTestOptions(), timeout: 300_000 }, async (t) => {
   if (peer(t, 'redis-server') === undefined) return
   const started = Date.now()
   fleet = await startPgFleet(3)
@@ -177,7 +177,7 @@ test('50 conditional writers through three instances on PostgreSQL, one instance
   t.comment(`fault run: ${JSON.stringify(figures)}`)
 })
 
-test('npm run fleet -- --instances 3 --postgres: three instances on one PostgreSQL it starts, all stopped on SIGTERM', { ...postgresTestOptions(), timeout: 40_000 }, async (t) => {
+test('npm run fleet -- --instances 3 --postgres: three instances on one PostgreSQL it starts, all stopped on SIGTERM', { ...postgresTestOptions(), timeout: 300_000 }, async (t) => {
   if (peer(t, 'redis-server') === undefined) return
   const child = spawn(process.execPath, [join(ROOT, 'scripts', 'fleet.js'), '--instances', '3', '--postgres'], {
     env: childEnv({ FLEET_PORTS: '0,0,0', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', DIGEST_SECRET: '' }),

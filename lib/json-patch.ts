@@ -259,9 +259,12 @@ function tooDeep (field: string, i: number, maxDepth: number): PatchResult {
 }
 
 /** The serialized form of the resource, its estimated size, and a private copy of it. */
-function cloneMeasured (document: unknown): { doc: unknown, size: number } | null {
+function cloneMeasured (document: unknown, maxDepth: number): { doc: unknown, size: number } | null {
   if (document === undefined) return { doc: deepClone(document), size: 4 }
   if (document === null || typeof document !== 'object') return { doc: document, size: measure(document, Infinity, 1) }
+  // A resource already deeper than the bound is refused whatever the engine's stack could
+  // serialize (Node 26's JSON.stringify takes 200,000 levels; earlier lines throw).
+  if (measure(document, Infinity, maxDepth) === DEPTH_EXCEEDED) return null
   try {
     const text = JSON.stringify(document)
     return { doc: JSON.parse(text), size: text.length }
@@ -286,7 +289,7 @@ export function applyJsonPatch (document: unknown, patch: unknown, limits?: Patc
   // RFC 6902 3: a JSON Patch document is a JSON array of objects.
   if (!Array.isArray(patch)) return fail('body', 'a JSON Patch document is an array of operations (RFC 6902 3)')
   if (patch.length > maxOperations) return tooCostly('body', `a JSON Patch document may hold at most ${maxOperations} operations; this one has ${patch.length}`, 'operations')
-  const start = cloneMeasured(document)
+  const start = cloneMeasured(document, maxDepth)
   if (start === null) return tooCostly('body', 'the resource cannot be patched: it is nested too deeply', 'depth')
   let doc = start.doc
   // Estimated size of the working document, never credited for removals (see PatchLimits).

@@ -98,6 +98,9 @@ test('bounded depth: values nested deeper than maxDepth (default 64), counted fr
   t.match(applyJsonPatch({}, self), { ok: false, limit: 'depth' })
   // A resource too deep to serialize is refused, not thrown on.
   t.match(applyJsonPatch(nested(200_000), [{ op: 'remove', path: '/a' }]), { ok: false, limit: 'depth' })
+  t.match(applyJsonPatch(nested(65), [{ op: 'remove', path: '/a' }]), { ok: false, limit: 'depth' }, 'on every Node line, however deep its serializer can go')
+  // A resource that is not JSON at all (a BigInt) is refused, not thrown on.
+  t.match(applyJsonPatch({ n: 10n }, [{ op: 'remove', path: '/n' }]), { ok: false })
 })
 
 test('patchError: PATCH_TOO_COSTLY (422) for a bound, UNPROCESSABLE_ENTITY (422) for a patch that does not apply', async (t) => {

@@ -101,7 +101,11 @@ test('100 concurrent naive uploads that push their body at once still read their
   t.same([...new Set(results.map((r) => r.status))], [411], 'every client reads its 411 even though it kept sending')
   const offered = results.reduce((n, r) => n + r.sent, 0) / 1024 / 1024
   t.ok(offered > 10, `clients pushed ${offered.toFixed(0)} MiB`)
-  if (PROC) t.ok(after - before < 64, `RSS grew ${(after - before).toFixed(1)} MiB (bound 64 MiB)`)
+  // The chunks read and discarded during the lingering close are garbage that V8 frees at its
+  // next collection, which it starts on the growth of such outside-the-heap memory; a starved
+  // CPU runs it later (26 MiB on a quiet machine, 88 MiB seen under a load average of 23).
+  // A server that held the bodies would hold 10 MiB for each client that got that far.
+  if (PROC) t.ok(after - before < 160, `RSS grew ${(after - before).toFixed(1)} MiB (bound 160 MiB)`)
   t.equal((await fetch(`${svc.url}/articles`)).status, 200, 'the service still serves')
 })
 

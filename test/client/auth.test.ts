@@ -108,7 +108,7 @@ test('stop the reference service (its logs carry no credential)', async (t) => {
 })
 
 async function thingsWith (t: Test, digest: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<ThingsApp> {
-  const things = await thingsApp({ suite: { auth: { realm: 'things', digest: { secret: 'k'.repeat(32), users: { demo: PASSWORD, 'josé': 'pw-of-josé' }, ...digest }, ...extra } } })
+  const things = await thingsApp({ suite: { auth: { realm: 'things', digest: { secret: 'k'.repeat(32), users: { demo: PASSWORD, josé: 'pw-of-josé' }, ...digest }, ...extra } } })
   t.teardown(() => things.app.close())
   things.things.set('a', { doc: { name: 'a', count: 0 }, version: 1 })
   return things

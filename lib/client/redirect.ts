@@ -58,7 +58,10 @@ export function redirectInterceptor (options: RedirectInterceptorOptions = {}): 
     if (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array) {
       return dispatch(opts, new RedirectHandler(dispatch, opts, handler))
     }
-    if (!isAsyncIterable(body)) return dispatch(opts, handler)
+    if (!isAsyncIterable(body)) {
+      failBeforeSend(handler, new TypeError('the request body is a string, bytes, a stream or an async iterable'))
+      return true
+    }
     readBounded(body, maxBody).then((bytes) => {
       const kept = { ...opts, body: bytes }
       new RedirectHandler(dispatch, kept, handler).send(kept)

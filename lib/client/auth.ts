@@ -81,6 +81,8 @@ interface DigestSession {
   userhash: boolean
   /** nonce-count of the last request sent with this nonce */
   nc: number
+  /** strength of the hash: SHA-512-256 3, SHA-256 2, MD5 1 */
+  rank: number
 }
 
 type Chosen =
@@ -100,7 +102,8 @@ function digestSession (c: Challenge): DigestSession | undefined {
     nonce: c.params.nonce,
     opaque: c.params.opaque,
     userhash: (c.params.userhash ?? '').toLowerCase() === 'true',
-    nc: 0
+    nc: 0,
+    rank: info.rank
   }
 }
 
@@ -111,7 +114,7 @@ function choose (challenges: Challenge[], password: PasswordCredential | undefin
     let candidate: Chosen | undefined
     if (c.scheme === 'digest' && password !== undefined) {
       const session = digestSession(c)
-      if (session !== undefined) candidate = { scheme: 'digest', session, rank: 10 + (ALGORITHMS.get(session.algorithm.toLowerCase())?.rank ?? 0) }
+      if (session !== undefined) candidate = { scheme: 'digest', session, rank: 10 + session.rank }
     } else if (c.scheme === 'bearer' && token !== undefined) {
       candidate = { scheme: 'bearer', rank: 5 }
     } else if (c.scheme === 'basic' && password !== undefined) {

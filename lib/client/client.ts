@@ -68,7 +68,8 @@ export interface RequestOptions {
   contentType?: string
 }
 
-export type Change<T> = (current: T) => T | Promise<T>
+/** Makes the new version from the current one (for `update`, what is written may be a different shape: no read-only fields). */
+export type Change<T, U = T> = (current: T) => U | Promise<U>
 
 export interface UpdateOptions {
   /** Tries before a 412 is the caller's (default: the client's maxAttempts). */
@@ -76,7 +77,7 @@ export interface UpdateOptions {
 }
 
 /** What the conditional loop writes for `next`, or undefined when no format fits (`refused`: the 415 of a first try). */
-type Write<T> = (current: ClientResponse<T>, next: T, refused?: ClientResponse) => { method: string, request: RequestOptions } | undefined
+type Write<T, U> = (current: ClientResponse<T>, next: U, refused?: ClientResponse) => { method: string, request: RequestOptions } | undefined
 
 export type PatchFormat = 'application/json-patch+json' | 'application/merge-patch+json'
 
@@ -243,7 +244,7 @@ export class ConventionsClient {
   }
 
   /** Reads, applies `change`, writes the result with PUT and If-Match; on 412 again from a fresh read. */
-  update<T = unknown> (url: string, change: Change<T>, options: UpdateOptions = {}): Promise<ClientResponse<T>> {
+  update<T = unknown> (url: string, change: Change<T, unknown>, options: UpdateOptions = {}): Promise<ClientResponse<T>> {
     return this.#conditional(url, change, options, (_current, next, refused) => refused === undefined ? { method: 'PUT', request: { json: next } } : undefined)
   }
 
@@ -263,7 +264,7 @@ export class ConventionsClient {
    * The loop of update and patch: read, change, write with the read's validator; a 412 reads
    * again (at most `maxAttempts` writes); a 415 asks `write` once more with the 415's answer.
    */
-  async #conditional<T> (url: string, change: Change<T>, options: UpdateOptions, write: Write<T>): Promise<ClientResponse<T>> {
+  async #conditional<T, U> (url: string, change: Change<T, U>, options: UpdateOptions, write: Write<T, U>): Promise<ClientResponse<T>> {
     const max = options.maxAttempts ?? this.#maxAttempts
     let attempts = 0
     for (;;) {

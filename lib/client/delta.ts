@@ -16,7 +16,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Dispatcher } from 'undici'
 import { DeltaClient, DeltaClientError, BODY_TOO_LARGE, type DeltaClientOptions } from '../delta-client'
 import { parseAuthorization } from '../headers/authorization'
-import { firstHeader, headerRecord, urlOf, type RequestHeaders } from './dispatch'
+import { firstHeader, headerRecord, noop, urlOf, type RequestHeaders } from './dispatch'
 import { safeUrl } from './errors'
 
 /** What one GET the interceptor took gave (for logs and counters): no header values. */
@@ -71,24 +71,25 @@ export function principalOf (authorization: string): string {
 const TAKEN_OVER = ['a-im', 'if-none-match', 'if-match', 'if-modified-since', 'if-unmodified-since', 'if-range', 'range']
 
 function takes (opts: Dispatcher.DispatchOptions, headers: RequestHeaders): boolean {
-  return opts.method === 'GET' && (opts.body === undefined || opts.body === null) && (opts.upgrade === undefined || opts.upgrade === null || opts.upgrade === false) &&
+  return opts.method === 'GET' && (opts.body === undefined || opts.body === null) && (opts.upgrade ?? false) === false &&
     TAKEN_OVER.every((name) => headers[name] === undefined)
 }
 
 /** A controller for the caller's handler: aborting it aborts the request under way. */
 function callerController (call: Call): Dispatcher.DispatchController {
-  return {
-    get aborted () { return call.reason !== null },
+  const controller = {
+    aborted: false,
     paused: false,
-    get reason () { return call.reason },
+    reason: null as Error | null,
     abort (reason: Error) {
-      if (call.reason !== null) return
-      call.reason = reason
+      controller.aborted = true
+      controller.reason = call.reason = reason
       call.controller?.abort(reason)
     },
-    pause () {},
-    resume () {}
+    pause: noop,
+    resume: noop
   }
+  return controller
 }
 
 export function deltaInterceptor (options: DeltaInterceptorOptions = {}): Dispatcher.DispatcherComposeInterceptor {
@@ -97,9 +98,9 @@ export function deltaInterceptor (options: DeltaInterceptorOptions = {}): Dispat
   const maxTypes = options.maxEntries ?? 256
 
   /** The fetch DeltaClient is given: it sends through the dispatch of the call in whose context it runs. */
-  function fetchThrough (_url: string, init?: { method?: string, headers?: Record<string, string> }): Promise<{ status: number, headers: WireHeaders, body: null, arrayBuffer: () => Promise<ArrayBuffer> }> {
+  function fetchThrough (_url: string, init?: { headers?: Record<string, string> }): Promise<{ status: number, headers: WireHeaders, body: null, arrayBuffer: () => Promise<ArrayBuffer> }> {
     const call = calls.getStore() as Call
-    const headers: RequestHeaders = { ...(init?.headers ?? {}) }
+    const headers: RequestHeaders = { ...init?.headers }
     delete headers.authorization
     if (call.authorization !== undefined) headers.authorization = call.authorization
     return new Promise((resolve, reject) => {
@@ -160,7 +161,6 @@ export function deltaInterceptor (options: DeltaInterceptorOptions = {}): Dispat
     for (const [name, value] of Object.entries(headers)) keyed[name] = Array.isArray(value) ? value.join(', ') : value
     if (typeof keyed.authorization === 'string') keyed.authorization = principalOf(keyed.authorization)
     calls.run(call, () => client.get(url, keyed)).then((result) => {
-      if (call.reason !== null) throw call.reason
       const out: ResponseHeaders = { ...(result.headers as WireHeaders).raw }
       for (const name of DROPPED) delete out[name]
       if (result.status === 200 && result.wireStatus !== 200) {
@@ -175,6 +175,8 @@ export function deltaInterceptor (options: DeltaInterceptorOptions = {}): Dispat
       if (result.status === 200) rememberType(url, result.etag, firstHeader(out, 'content-type'))
       out['content-length'] = String(result.body.length)
       options.onResponse?.({ url: safeUrl(url), status: result.status, wireStatus: result.wireStatus, im: result.im, notModified: result.notModified, wireBytes: result.wireBytes, bytes: result.body.length })
+      // the caller may have given up once the instance was known
+      if (call.reason !== null) throw call.reason
       handler.onResponseStart?.(controller, result.status, out, result.status === 200 ? 'OK' : '')
       if (result.body.length > 0) handler.onResponseData?.(controller, result.body)
       handler.onResponseEnd?.(controller, {})

@@ -45,15 +45,11 @@ export function urlOf (opts: Dispatcher.DispatchOptions): string {
   return new URL(opts.path, String(opts.origin ?? 'http://invalid')).toString()
 }
 
+/** Does nothing: what a controller does when there is nothing to abort, pause or resume. */
+export function noop (): void {}
+
 /** A controller for errors raised before any request was sent (nothing to abort). */
-const IDLE: Dispatcher.DispatchController = {
-  aborted: false,
-  paused: false,
-  reason: null,
-  abort () {},
-  pause () {},
-  resume () {}
-}
+const IDLE: Dispatcher.DispatchController = { aborted: false, paused: false, reason: null, abort: noop, pause: noop, resume: noop }
 
 /** Reports `err` to the caller's handler when no request is under way. */
 export function failBeforeSend (handler: Dispatcher.DispatchHandler, err: Error): void {

@@ -195,7 +195,7 @@ test('credentials are checked when the interceptor is made', async (t) => {
   t.throws(() => authInterceptor({ credentials: [{ origin: 'http://x', username: 'a:b', password: 'b' }] }), TypeError)
   t.throws(() => authInterceptor({ credentials: [{ origin: 'http://x', username: 1 as unknown as string, password: 'b' }] }), TypeError)
   t.throws(() => authInterceptor({ credentials: [{ origin: 'http://x', token: 'abc' as unknown as () => string }] }), TypeError)
-  const value = digestAuthorization({ algorithm: 'MD5', hash: 'MD5', realm: 'r', nonce: 'n', opaque: undefined, userhash: false, nc: 0 }, { origin: 'http://x', username: 'a"b', password: 'p' }, 'GET', '/')
+  const value = digestAuthorization({ algorithm: 'MD5', hash: 'MD5', realm: 'r', nonce: 'n', opaque: undefined, userhash: false, nc: 0, rank: 1 }, { origin: 'http://x', username: 'a"b', password: 'p' }, 'GET', '/')
   t.match(value, /^Digest username\*=UTF-8''a%22b, realm="r", uri="\/", algorithm=MD5, nonce="n", nc=00000001, /)
   t.notMatch(value, /opaque/)
 })

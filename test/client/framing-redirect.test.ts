@@ -129,6 +129,9 @@ test('bounded hops: one redirect more than maxRedirections is TOO_MANY_REDIRECTS
   const none = await agent.request({ origin: server.origin, path: '/nowhere', method: 'GET' })
   await none.body.dump()
   t.equal(none.statusCode, 307)
+  const kept = await agent.request({ origin: server.origin, path: '/loop?s=308', method: 'PUT', body: stream('kept for the repeat') }).catch((e: unknown) => e) as ConventionsClientError
+  t.equal(kept.code, clientErrorCodes.TOO_MANY_REDIRECTS)
+  t.same(server.requests.slice(-3).map((r) => r.body.toString()), Array(3).fill('kept for the repeat'), 'a stream body is kept and sent at every hop')
   t.throws(() => redirectInterceptor({ maxRedirections: -1 }), RangeError)
   t.throws(() => redirectInterceptor({ maxBodyBytes: 1.5 }), RangeError)
 })

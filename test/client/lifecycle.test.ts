@@ -32,8 +32,15 @@ test('the lifecycle example compiles under strict, as an ES module importing the
   const file = join(dir, 'lifecycle.mts')
   writeFileSync(file, example + '\n')
   const program = ts.createProgram([file], {
-    strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts'], module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext, skipLibCheck: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')]
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2022.d.ts'],
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    skipLibCheck: true,
+    types: ['node'],
+    typeRoots: [join(ROOT, 'node_modules', '@types')]
   })
   const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
   t.same(diagnostics, [], 'no error')

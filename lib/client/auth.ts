@@ -22,7 +22,7 @@ import { encodeBasicCredentials } from '../auth/basic'
 import { isToken68 } from '../headers/authorization'
 import { quoteString } from '../headers/tokens'
 import { parseChallenges, type Challenge } from './challenges'
-import { ReplayingHandler, headerRecord, originOf, type Replay, type RequestHeaders } from './dispatch'
+import { ReplayingHandler, headerRecord, originOf, type Replay, type RequestHeaders, withQuery } from './dispatch'
 import { ConventionsClientError, clientErrorCodes } from './errors'
 
 /** A user name and password for one origin: answers Digest and Basic. */
@@ -296,7 +296,8 @@ export function authInterceptor (options: AuthInterceptorOptions): Dispatcher.Di
     }
   }
 
-  return (dispatch) => function authDispatch (opts, handler) {
+  return (dispatch) => function authDispatch (given, handler) {
+    const opts = withQuery(given)
     const origin = originOf(opts)
     const headers: RequestHeaders = headerRecord(opts.headers)
     if ((!passwords.has(origin) && !tokens.has(origin)) || headers.authorization !== undefined) return dispatch(opts, handler)

@@ -16,7 +16,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Dispatcher } from 'undici'
 import { DeltaClient, DeltaClientError, BODY_TOO_LARGE, type DeltaClientOptions } from '../delta-client'
 import { parseAuthorization } from '../headers/authorization'
-import { firstHeader, headerRecord, noop, urlOf, type RequestHeaders } from './dispatch'
+import { firstHeader, headerRecord, noop, urlOf, type RequestHeaders, withQuery } from './dispatch'
 import { safeUrl } from './errors'
 
 /** What one GET the interceptor took gave (for logs and counters): no header values. */
@@ -150,7 +150,8 @@ export function deltaInterceptor (options: DeltaInterceptorOptions = {}): Dispat
     if (types.size > maxTypes) types.delete(types.keys().next().value as string)
   }
 
-  return (dispatch) => function deltaDispatch (opts, handler) {
+  return (dispatch) => function deltaDispatch (given, handler) {
+    const opts = withQuery(given)
     const headers = headerRecord(opts.headers)
     if (!takes(opts, headers)) return dispatch(opts, handler)
     const url = urlOf(opts)

@@ -4,6 +4,7 @@
  * handler or swallows it and sends the request again (the shape of undici's own
  * redirect handler: one handler object follows the request through every repeat).
  */
+import { stringify } from 'node:querystring'
 import type { Dispatcher } from 'undici'
 
 export type RequestHeaders = Record<string, string | string[]>
@@ -27,6 +28,16 @@ export function headerRecord (headers: AnyHeaders): RequestHeaders {
     for (const [name, value] of Object.entries(headers)) add(name, value)
   }
   return out
+}
+
+/**
+ * The request with its `query` written into its path, as undici would send it: the target is
+ * then one string (a Digest `uri`, a delta key, a redirect's starting point).
+ */
+export function withQuery (opts: Dispatcher.DispatchOptions): Dispatcher.DispatchOptions {
+  if (opts.query === undefined || opts.query === null) return opts
+  const query = stringify(opts.query)
+  return { ...opts, path: query === '' ? opts.path : `${opts.path}?${query}`, query: undefined }
 }
 
 /** The first value of a response header (undici gives an array for a repeated one). */

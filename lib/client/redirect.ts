@@ -11,7 +11,7 @@
  * new origin and answers with that origin's credentials only.
  */
 import type { Dispatcher } from 'undici'
-import { ReplayingHandler, failBeforeSend, firstHeader, headerRecord, originOf, urlOf, type Replay } from './dispatch'
+import { ReplayingHandler, failBeforeSend, firstHeader, headerRecord, originOf, urlOf, type Replay, withQuery } from './dispatch'
 import { ConventionsClientError, clientErrorCodes } from './errors'
 import { isAsyncIterable, readBounded } from './framing'
 
@@ -53,7 +53,8 @@ export function redirectInterceptor (options: RedirectInterceptorOptions = {}): 
     }
   }
 
-  return (dispatch) => function redirectDispatch (opts, handler) {
+  return (dispatch) => function redirectDispatch (given, handler) {
+    const opts = withQuery(given)
     const body = opts.body
     if (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array) {
       return dispatch(opts, new RedirectHandler(dispatch, opts, handler))

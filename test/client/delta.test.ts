@@ -115,6 +115,8 @@ test('what the interceptor does not take passes untouched: a body, its own A-IM,
   ]
   for (const opts of sent) await (await agent.request(opts)).body.dump()
   t.same(server.requests.map((r) => r.headers['a-im'] ?? null), ['gzip', null, null, null, null], 'only the caller\'s own A-IM')
+  for (const n of [1, 2]) await (await agent.request({ origin: server.origin, path: '/q', query: { n }, method: 'GET' })).body.dump()
+  t.same(server.requests.slice(-2).map((r) => [r.url, r.headers['if-none-match']]), [['/q?n=1', undefined], ['/q?n=2', undefined]], 'a query given apart is part of the URL an instance is kept for')
   const taken = await agent.request({ origin: server.origin, path: '/plain', method: 'GET', headers: { 'x-multi': ['a', 'b'] } })
   t.equal(await taken.body.text(), 'hello')
   t.equal(server.requests.at(-1)?.headers['a-im'], 'vcdiff, gzip', 'a plain GET is taken')

@@ -126,6 +126,9 @@ test('bounded hops: one redirect more than maxRedirections is TOO_MANY_REDIRECTS
     await res.body.dump()
     t.equal(res.statusCode, s)
   }
+  const queried = await agent.request({ origin: server.origin, path: '/q', query: { s: '307', first: 'yes' }, method: 'GET' }).catch((e: unknown) => e) as ConventionsClientError
+  t.equal(queried.code, clientErrorCodes.TOO_MANY_REDIRECTS)
+  t.match(server.requests.at(-1)?.url, /^\/loop\?s=307&n=[\d.]+$/, 'the Location is the whole target: the first query is not added to it')
   const none = await agent.request({ origin: server.origin, path: '/nowhere', method: 'GET' })
   await none.body.dump()
   t.equal(none.statusCode, 307)

@@ -6,7 +6,7 @@
 import { test } from 'tap'
 import type { Dispatcher } from 'undici'
 import { parseChallenges } from '../../lib/client/challenges'
-import { ReplayingHandler, failBeforeSend, headerRecord, noop, originOf, type Replay } from '../../lib/client/dispatch'
+import { ReplayingHandler, failBeforeSend, headerRecord, noop, originOf, withQuery, type Replay } from '../../lib/client/dispatch'
 import { framingInterceptor } from '../../lib/client/framing'
 
 test('RFC 9110 11.6.1: a WWW-Authenticate line holds several challenges; several lines add up; broken ones are skipped', async (t) => {
@@ -31,6 +31,10 @@ test('request headers as undici takes them: an object, a flat array, pairs; name
   t.same(headerRecord(null), {})
   t.same(headerRecord(undefined), {})
   t.equal(originOf({ path: '/', method: 'GET' }), 'http://invalid')
+  t.same(withQuery({ path: '/a', method: 'GET', query: { x: 1, y: ['a', 'b c'] } }), { path: '/a?x=1&y=a&y=b%20c', method: 'GET', query: undefined }, 'a query given apart is written into the path, as undici writes it')
+  t.same(withQuery({ path: '/a', method: 'GET', query: {} }), { path: '/a', method: 'GET', query: undefined })
+  const plain = { path: '/a', method: 'GET' } as const
+  t.equal(withQuery(plain), plain)
 })
 
 function recording (): { handler: Dispatcher.DispatchHandler, events: string[] } {

@@ -6,8 +6,8 @@
  *
  * Of the challenges offered it answers the strongest it has credentials for: Digest
  * (RFC 7616; SHA-512-256, then SHA-256, then MD5, each with or without `-sess`), whose
- * password never travels, then Bearer (RFC 6750), then Basic (RFC 7617). Once a scheme
- * worked for an origin, later requests to it carry credentials at once: Digest with the
+ * password never travels, then Bearer (RFC 6750), then Basic (RFC 7617). Once a challenge
+ * of an origin is answered, later requests to it carry credentials at once: Digest with the
  * same nonce and the next nonce count (RFC 7616 3.4), Basic and Bearer as they were.
  *
  * Per request it answers at most one challenge, plus one more when the answer was a
@@ -169,7 +169,7 @@ function bearerValue (token: unknown): string {
   return `Bearer ${token}`
 }
 
-/** What the interceptor remembers of one origin: the scheme that worked, and the Digest nonce. */
+/** What the interceptor remembers of one origin: the scheme it last answered with, and the Digest nonce. */
 interface OriginState {
   scheme?: 'digest' | 'bearer' | 'basic'
   digest?: DigestSession
@@ -203,7 +203,7 @@ export function authInterceptor (options: AuthInterceptorOptions): Dispatcher.Di
   const states = new Map<string, OriginState>()
   const onEvent = options.onEvent
 
-  /** The Authorization value for a request to `origin` from what worked before, if anything did. */
+  /** The Authorization value for a request to `origin` from the last challenge answered, if any. */
   function remembered (origin: string, state: OriginState, method: string, uri: string): string | undefined {
     if (state.scheme === 'digest') return digestAuthorization(state.digest as DigestSession, passwords.get(origin) as PasswordCredential, method, uri)
     if (state.scheme === 'basic') {

@@ -21,6 +21,7 @@ import * as loggingSource from '../../plugins/entries/logging'
 import { unprocessable } from '../../lib/errors'
 import { encode } from '../../lib/vcdiff/index'
 import { DeltaClient } from '../../lib/delta-client'
+import { createConventionsClient } from '../../lib/client/client'
 import { MemoryInstanceStore } from '../../lib/stores/instance-memory'
 import { redactUrl } from '../../lib/redact'
 import { ROOT as REPO, childEnv } from '../helpers/paths'
@@ -48,7 +49,10 @@ const ROOT = [
 /** What each subpath exports at run time. */
 const SUBPATHS: Record<string, string[]> = {
   vcdiff: ['encode', 'decode', 'prepareSource', 'tryEncode', 'createEncoderPool', 'VcdiffError', 'DEFAULT_WINDOW_SIZE', 'DEFAULT_MAX_TARGET_SIZE'],
-  client: ['DeltaClient', 'DeltaClientError', 'BODY_TOO_LARGE'],
+  client: [
+    'DeltaClient', 'DeltaClientError', 'BODY_TOO_LARGE', 'authInterceptor', 'framingInterceptor', 'redirectInterceptor', 'deltaInterceptor',
+    'ConventionsClient', 'createConventionsClient', 'ConventionsClientError', 'clientErrorCodes', 'isConventionsClientError'
+  ],
   stores: ['MemoryInstanceStore', 'RedisInstanceStore', 'MemoryNonceStore', 'RedisNonceStore'],
   openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse', 'recordSecurity', 'conventionSecurity', 'conventionSecuritySchemes'],
   headers: ['negotiateMediaType', 'parseMediaType'],
@@ -138,7 +142,7 @@ const CONSUMER: Record<string, string> = {
 import Fastify from 'fastify'
 import httpConventions, { httpConventions as named, serverOptions, unprocessable, type HttpConventionsOptions } from 'fastify-http-conventions'
 import { encode, decode } from 'fastify-http-conventions/vcdiff'
-import { DeltaClient } from 'fastify-http-conventions/client'
+import { DeltaClient, createConventionsClient, type ConventionsClientError } from 'fastify-http-conventions/client'
 import { MemoryInstanceStore, type InstanceStore } from 'fastify-http-conventions/stores'
 import { conventionsOpenApiTransform } from 'fastify-http-conventions/openapi'
 import { negotiateMediaType } from 'fastify-http-conventions/headers'
@@ -151,6 +155,8 @@ app.register(named, options)
 const delta: Uint8Array = encode(Buffer.from('a'), Buffer.from('ab'))
 const back: Uint8Array = decode(Buffer.from('a'), delta)
 const type: string | null = negotiateMediaType('application/json', ['application/json'])
+const client = createConventionsClient({ credentials: [{ origin: 'http://127.0.0.1:3000', username: 'demo', password: 'demo-password' }] })
+export const read: Promise<string | undefined> = client.get<{ title: string }>('http://127.0.0.1:3000/articles/1').then((r) => r.body.title, (err: ConventionsClientError) => err.code)
 export const used = [unprocessable, DeltaClient, conventionsOpenApiTransform, back, type, redactUrl('/?token=x')]
 `,
   'cjs.cts': `// A CommonJS consumer (module: nodenext): \`import x = require()\` and ES imports compiled to require.
@@ -158,7 +164,7 @@ import Fastify = require('fastify')
 import conventions = require('fastify-http-conventions')
 import httpConventions, { serverOptions } from 'fastify-http-conventions'
 import { encode } from 'fastify-http-conventions/vcdiff'
-import { DeltaClient } from 'fastify-http-conventions/client'
+import { DeltaClient, authInterceptor } from 'fastify-http-conventions/client'
 import { MemoryNonceStore } from 'fastify-http-conventions/stores'
 import { withConventionResponses } from 'fastify-http-conventions/openapi'
 import { applyJsonPatch } from 'fastify-http-conventions/json-patch'
@@ -167,13 +173,14 @@ const app = Fastify.fastify({ ...conventions.serverOptions, loggerInstance: Fast
 app.register(conventions.default, { auth: { basic: { users: { a: 'b' } }, digest: { secret: 'x'.repeat(32), users: { a: 'b' }, store: new MemoryNonceStore() } } })
 app.register(conventions.httpConventions)
 app.register(httpConventions)
-export const used = [serverOptions, encode, DeltaClient, withConventionResponses, applyJsonPatch]
+export const used = [serverOptions, encode, DeltaClient, withConventionResponses, applyJsonPatch, authInterceptor({ credentials: [] })]
 `,
   'bundler.ts': `// A consumer resolved as bundlers do (moduleResolution: bundler).
 import Fastify from 'fastify'
 import httpConventions, { httpConventionsAuth, serverOptions, errorCodes } from 'fastify-http-conventions'
 import { createEncoderPool } from 'fastify-http-conventions/vcdiff'
-import { DeltaClientError } from 'fastify-http-conventions/client'
+import { DeltaClientError, framingInterceptor, redirectInterceptor, deltaInterceptor } from 'fastify-http-conventions/client'
+import { Agent } from 'undici'
 import { RedisInstanceStore } from 'fastify-http-conventions/stores'
 import { conventionResponses } from 'fastify-http-conventions/openapi'
 import { jsonToXml } from 'fastify-http-conventions/xml'
@@ -181,6 +188,7 @@ import { jsonToXml } from 'fastify-http-conventions/xml'
 const app = Fastify({ ...serverOptions, logger: true })
 app.register(httpConventions)
 app.register(httpConventionsAuth, { bearer: { verify: () => null } })
+export const agent = new Agent().compose(deltaInterceptor(), redirectInterceptor(), framingInterceptor())
 export const used = [errorCodes.LENGTH_REQUIRED, createEncoderPool, DeltaClientError, RedisInstanceStore, conventionResponses, jsonToXml('x', 'a')]
 `,
 }
@@ -202,6 +210,7 @@ test('sources: each entry module exports exactly the listed values, each the obj
     'root.unprocessable': unprocessable,
     'vcdiff.encode': encode,
     'client.DeltaClient': DeltaClient,
+    'client.createConventionsClient': createConventionsClient,
     'stores.MemoryInstanceStore': MemoryInstanceStore,
     'logging.redactUrl': redactUrl
   }
@@ -253,6 +262,8 @@ test('package.json: exports, files, engines, peer dependency', async (t) => {
   t.equal(pkg.types, './dist/cjs/index.d.ts')
   t.equal(pkg.engines.node, '>=22.13', 'the supported lines, 22, 24 and 26; the reference service\'s store needs node:sqlite (22.13)')
   t.equal(pkg.peerDependencies.fastify, '^5.0.0')
+  t.equal(pkg.peerDependencies.undici, '^7.0.0', 'the client\'s interceptors take undici 7 handlers')
+  t.same(pkg.peerDependenciesMeta, { undici: { optional: true } }, 'undici only for the client: a service never needs it')
   for (const dir of ['dist/cjs', 'dist/esm', 'dist/plugins', 'dist/lib']) t.ok(pkg.files.includes(dir), dir)
   t.match(pkg.scripts['test:all'], /\btest:package\b/, 'npm test checks the package with attw and publint')
   t.match(pkg.scripts.test, /node-line\.js npm run test:all$/, 'npm test runs on a supported Node line')

@@ -4,7 +4,7 @@ import Fastify from 'fastify'
 import { expect, test } from 'tstyche'
 import httpConventions, { httpConventions as named, serverOptions, type HttpConventionsOptions } from 'fastify-http-conventions'
 import { encode } from 'fastify-http-conventions/vcdiff'
-import { DeltaClient, type DeltaResult } from 'fastify-http-conventions/client'
+import { DeltaClient, type DeltaResult, createConventionsClient, type ClientResponse } from 'fastify-http-conventions/client'
 import { MemoryInstanceStore, type InstanceStore } from 'fastify-http-conventions/stores'
 import { conventionsOpenApiTransform } from 'fastify-http-conventions/openapi'
 import { negotiateMediaType } from 'fastify-http-conventions/headers'
@@ -19,6 +19,7 @@ test('ESM: the default import is the plugin', () => {
 test('ESM: every subpath resolves with its types', () => {
   expect(encode(new Uint8Array(1), new Uint8Array(1))).type.toBe<Uint8Array>()
   expect(new DeltaClient().get('http://x/')).type.toBe<Promise<DeltaResult>>()
+  expect(createConventionsClient().get<{ a: 1 }>('http://x/')).type.toBe<Promise<ClientResponse<{ a: 1 }>>>()
   expect(new MemoryInstanceStore()).type.toBeAssignableTo<InstanceStore>()
   expect(conventionsOpenApiTransform).type.toBeCallableWith({ url: '/', route: {} })
   expect(negotiateMediaType('*/*', ['text/html'])).type.toBe<string | null>()

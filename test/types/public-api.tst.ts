@@ -9,7 +9,12 @@ import {
   type ConventionError, type ErrorEntry, type HttpConventionsOptions, type Profile, type PatchableResource, type AuthPrincipal
 } from 'fastify-http-conventions'
 import { encode, decode, prepareSource, tryEncode, createEncoderPool, type EncoderPool, type PreparedSource } from 'fastify-http-conventions/vcdiff'
-import { DeltaClient, DeltaClientError, type DeltaResult, type DeltaClientOptions } from 'fastify-http-conventions/client'
+import {
+  DeltaClient, DeltaClientError, type DeltaResult, type DeltaClientOptions, authInterceptor, framingInterceptor, redirectInterceptor, deltaInterceptor,
+  createConventionsClient, ConventionsClient, ConventionsClientError, clientErrorCodes, isConventionsClientError,
+  type ClientResponse, type ClientCredential, type ClientErrorCode, type ClientEvent, type DeltaEvent
+} from 'fastify-http-conventions/client'
+import { Agent, interceptors, type Dispatcher } from 'undici'
 import {
   MemoryInstanceStore, RedisInstanceStore, MemoryNonceStore, RedisNonceStore, type InstanceStore, type NonceCountStore, type RedisBufferClient
 } from 'fastify-http-conventions/stores'
@@ -110,6 +115,38 @@ test('vcdiff: encode and decode bytes', () => {
 test('client: DeltaClient and its error', () => {
   expect(new DeltaClient({} satisfies DeltaClientOptions).get('http://x/')).type.toBe<Promise<DeltaResult>>()
   expect(new DeltaClientError('x')).type.toBeAssignableTo<Error>()
+})
+
+test('client: the interceptors compose beside undici\'s own', () => {
+  const agent = new Agent().compose(interceptors.retry(), deltaInterceptor({ maxEntries: 10, onResponse: (e: DeltaEvent) => e.wireStatus }),
+    authInterceptor({ credentials: [{ origin: 'http://x', username: 'u', password: 'p' }, { origin: 'http://y', token: async ({ refresh }) => (refresh ? 'a' : 'b') }] }),
+    redirectInterceptor({ maxRedirections: 3 }), framingInterceptor({ maxBufferBytes: 10 }))
+  expect(agent).type.toBeAssignableTo<Dispatcher>()
+  expect(authInterceptor({ credentials: [] })).type.toBe<Dispatcher.DispatcherComposeInterceptor>()
+  expect(authInterceptor).type.not.toBeCallableWith({ credentials: [{ origin: 'http://x', username: 'u' }] })
+  expect(authInterceptor).type.not.toBeCallableWith({ credentials: [{ origin: 'http://x', token: 'static' }] })
+  expect(framingInterceptor).type.not.toBeCallableWith({ maxBufferBytes: '1' })
+  expect<ClientCredential>().type.toBeAssignableFrom({ origin: 'http://x', token: () => 't' })
+})
+
+test('client: the facade reads typed bodies, update and patch take a change, errors carry a code', async () => {
+  interface Article { id: string, title: string }
+  const client = createConventionsClient({ credentials: [], delta: false, onEvent: (e: ClientEvent) => e.type })
+  expect(client).type.toBe<ConventionsClient>()
+  expect(client.get<Article>('http://x/a')).type.toBe<Promise<ClientResponse<Article>>>()
+  expect(client.update<Article>('http://x/a', (a) => ({ title: a.title + '!' }))).type.toBe<Promise<ClientResponse<Article>>>()
+  expect(client.patch<Article>('http://x/a', async (a) => ({ ...a, title: 'x' }))).type.toBe<Promise<ClientResponse<Article>>>()
+  expect(client.patch<Article>).type.not.toBeCallableWith('http://x/a', (a: Article) => ({ title: a.title }))
+  expect(client.request).type.toBeCallableWith('POST', 'http://x/a', { body: new Uint8Array(1), contentType: 'text/plain' })
+  expect(createConventionsClient).type.not.toBeCallableWith({ maxAttempts: '3' })
+  const err: unknown = new Error('x')
+  if (isConventionsClientError(err)) {
+    expect(err.code).type.toBe<ClientErrorCode>()
+    expect(err.errors).type.toBe<Array<{ field?: string, message: string, code?: string }>>()
+    expect(err.status).type.toBe<number | undefined>()
+  }
+  expect(clientErrorCodes.PRECONDITION_FAILED).type.toBe<'ERR_CONVENTIONS_CLIENT_PRECONDITION_FAILED'>()
+  expect(new ConventionsClientError(clientErrorCodes.UNPROCESSABLE, 'm')).type.toBeAssignableTo<Error>()
 })
 
 test('stores: instance and nonce stores', () => {

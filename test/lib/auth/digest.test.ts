@@ -267,6 +267,20 @@ test('secret rotation: the first secret signs, every listed secret verifies', as
   t.match(await old.verify(q, 'GET', '/', byPassword), { ok: false, reason: 'invalid' })
 })
 
+test('RFC 7616 5.4 and 3.3: a nonce issued under another state of the nonce-count store is stale, whatever its count', async (t) => {
+  const before = make({ store: new MemoryNonceStore() }).digest
+  const after = make({ store: new MemoryNonceStore() }).digest
+  const p = answer(before.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })
+  t.match(await before.verify(p, 'GET', '/', byPassword), { ok: true })
+  t.match(await after.verify(p, 'GET', '/', byPassword), { ok: false, reason: 'replay', stale: true }, 'the new state never saw it used, which proves nothing')
+  // A store without generations (a custom one) is asked about the count alone.
+  const counts = new Set<string>()
+  const plain = make({ store: { seen: async (nonce, nc) => counts.has(`${nonce}:${nc}`) || (counts.add(`${nonce}:${nc}`), false) } }).digest
+  const q = answer(plain.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })
+  t.match(await plain.verify(q, 'GET', '/', byPassword), { ok: true })
+  t.match(await plain.verify(q, 'GET', '/', byPassword), { ok: false, reason: 'replay' })
+})
+
 test('RFC 7616 3.4.4: userhash=true sends H(username:realm) and the lookup resolves it', async (t) => {
   const { digest } = make({ userhash: true, algorithms: ['SHA-512-256', 'SHA-256-sess'] })
   for (const c of [digest.challenges()[0], digest.challenges()[1]]) {
@@ -371,6 +385,7 @@ test('boot: options that make no sense throw at creation', async (t) => {
   t.throws(() => createDigest({ ...base, algorithms: ['MD5', 'MD5'] }), TypeError)
   t.throws(() => createDigest({ ...base, opaque: 'a"\r\n' }), TypeError)
   t.throws(() => createDigest({ ...base, store: {} as never }), TypeError)
+  t.throws(() => createDigest({ ...base, store: { seen: async () => false, generation: 'x' as never } }), /generation must be a method/)
   t.throws(() => createDigest({ ...base, domain: ['/a\nb'] }), TypeError)
   const ok = createDigest({ ...base, secret: Buffer.alloc(32, 7) })
   t.equal(ok.realm, REALM)

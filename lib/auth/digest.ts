@@ -220,6 +220,10 @@ export interface DigestTargetOptions {
 const NONCE_BYTES = 56 // 8 time + 8 random + 8 store generation + 32 HMAC-SHA256
 const NONCE_HEAD = 24 // what the HMAC covers
 const NONCE_CHARS = 75 // base64url of 56 bytes, no padding
+// The earlier layout (8 time + 8 random + 32 HMAC, 64 characters): verified, never accepted
+// again, answered with stale=true so that a client holding one at an upgrade retries unasked.
+const EARLIER_NONCE_CHARS = 64
+const EARLIER_NONCE_HEAD = 16
 const NONCE_LABEL = Buffer.from('fastify-http-conventions digest nonce\0')
 
 function fail (reason: DigestFailure, detail: string, stale = false): DigestResult {
@@ -392,16 +396,18 @@ export function createDigest (options: DigestOptions): Digest {
     return buf.toString('base64url')
   }
 
-  /** The issue time and store generation of a nonce this fleet made, or null. */
-  function nonceOrigin (nonce: string): { issuedAt: number, generation: string } | null {
-    if (nonce.length !== NONCE_CHARS || !isBase64url(nonce)) return null
+  /** The issue time and store generation of a nonce this fleet made (`earlier`: of the earlier layout), or null. */
+  function nonceOrigin (nonce: string): { issuedAt: number, generation: string, earlier: boolean } | null {
+    const earlier = nonce.length === EARLIER_NONCE_CHARS
+    if ((nonce.length !== NONCE_CHARS && !earlier) || !isBase64url(nonce)) return null
     const buf = Buffer.from(nonce, 'base64url')
-    const head = buf.subarray(0, NONCE_HEAD)
-    const tag = buf.subarray(NONCE_HEAD)
+    const headLength = earlier ? EARLIER_NONCE_HEAD : NONCE_HEAD
+    const head = buf.subarray(0, headLength)
+    const tag = buf.subarray(headLength)
     let good = false
     for (const key of secrets) good = timingSafeEqual(mac(key, head), tag) || good
     if (!good) return null
-    return { issuedAt: Number(buf.readBigUInt64BE(0)), generation: buf.toString('hex', 16, NONCE_HEAD) }
+    return { issuedAt: Number(buf.readBigUInt64BE(0)), generation: earlier ? UNKNOWN_GENERATION : buf.toString('hex', 16, NONCE_HEAD), earlier }
   }
 
   function challenges (stale = false): string[] {
@@ -518,6 +524,8 @@ export function createDigest (options: DigestOptions): Digest {
     // RFC 7616 3.3: stale=true when the nonce is expired but the digest is valid
     const expiresAt = issuedAt + nonceTtlMs
     if (t >= expiresAt) return fail('stale', 'nonce expired', true)
+    // A nonce of the earlier layout names no store generation: its counts cannot be judged.
+    if (origin.earlier) return fail('stale', 'nonce of the earlier layout', true)
     // RFC 7616 5.4 (and 3.4: nc lets the server detect replays). A nonce issued under another
     // state of the store is refused too: the store has no record of its counts, which is no
     // proof that they are unused. RFC 7616 3.3: stale=true, the client retries with a fresh nonce.

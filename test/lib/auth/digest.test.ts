@@ -1,5 +1,5 @@
 import { test } from 'tap'
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import {
   createDigest, digestResponse, digestUserhash, digestHa1, digestHash,
@@ -265,6 +265,27 @@ test('secret rotation: the first secret signs, every listed secret verifies', as
   t.match(await rotated.verify(p, 'GET', '/', byPassword), { ok: true })
   const q = answer(rotated.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })
   t.match(await old.verify(q, 'GET', '/', byPassword), { ok: false, reason: 'invalid' })
+})
+
+test('RFC 7616 3.3: a nonce of the earlier layout (no store generation), correctly answered, is stale, never accepted; a forged one is invalid', async (t) => {
+  const { digest, clock } = make()
+  // 8 bytes of time, 8 random, and their HMAC under the secret, the realm and the opaque (64 characters).
+  const earlier = (secret: string): string => {
+    const head = Buffer.alloc(16)
+    head.writeBigUInt64BE(BigInt(clock.t), 0)
+    const tag = createHmac('sha256', secret).update('fastify-http-conventions digest nonce\0').update(head).update(REALM).update('\0').update(digest.opaque).digest()
+    return Buffer.concat([head, tag]).toString('base64url')
+  }
+  const p = answer(digest.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })
+  const withNonce = (nonce: string): Record<string, string> => ({
+    ...p,
+    nonce,
+    response: digestResponse({ algorithm: 'SHA-256', username: 'Mufasa', realm: REALM, password: 'Circle of Life', method: 'GET', uri: '/', nonce, nc: p.nc, cnonce: p.cnonce, qop: 'auth' })
+  })
+  t.equal(earlier(SECRET).length, 64)
+  t.same(await digest.verify(withNonce(earlier(SECRET)), 'GET', '/', byPassword), { ok: false, reason: 'stale', detail: 'nonce of the earlier layout', stale: true })
+  t.match(await digest.verify(withNonce(earlier('another-secret-of-at-least-32-bytes!!')), 'GET', '/', byPassword), { ok: false, reason: 'invalid', stale: false })
+  t.match(await digest.verify({ ...withNonce(earlier(SECRET)), response: '0'.repeat(64) }, 'GET', '/', byPassword), { ok: false, reason: 'invalid', stale: false }, 'a wrong response is no stale nonce')
 })
 
 test('RFC 7616 5.4 and 3.3: a nonce issued under another state of the nonce-count store is stale, whatever its count', async (t) => {

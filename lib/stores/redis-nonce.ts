@@ -15,7 +15,7 @@
  * gone (FLUSHALL, FLUSHDB, a restart without persistence) or was written by another server
  * process (a restart that restored an older snapshot, a failover to a replica that had not
  * received the latest counts: Redis gives every server process a new run_id). A nonce of
- * any other generation is refused. Counts can then only be judged against records written
+ * any other generation is refused (RFC 7616 5.4: its counts cannot be checked). Counts can then only be judged against records written
  * by this very server process since it made the generation, and within one process Redis
  * drops a record only when it expires (after its nonce) or is evicted: the Redis that holds
  * nonce counts must not evict (`maxmemory-policy noeviction`, Redis's default). In Redis

@@ -103,7 +103,7 @@ export class InsertBudget {
   readonly #perMinute: number
   readonly #maxClients: number
   readonly #now: () => number
-  #minute = Number.NaN
+  #windowEnds = -Infinity
   #counts = new Map<string, number>()
 
   constructor (options: InsertBudgetOptions) {
@@ -121,11 +121,15 @@ export class InsertBudget {
     return this.#counts.size * BUDGET_ENTRY_BYTES
   }
 
-  /** Counts one new representation for `client` (a clientKey) and tells whether it is within the budget. */
+  /**
+   * Counts one new representation for `client` (a clientKey) and tells whether it is within
+   * the budget. A minute is a window that opens with the first count after the last one
+   * closed (not a minute of the clock: no client gets two budgets by straddling one).
+   */
   allow (client: string): boolean {
-    const minute = Math.floor(this.#now() / 60_000)
-    if (minute !== this.#minute) {
-      this.#minute = minute
+    const now = this.#now()
+    if (now >= this.#windowEnds) {
+      this.#windowEnds = now + 60_000
       this.#counts = new Map()
     }
     // A table full of clients: the ones not in it share one budget until the next minute.

@@ -38,12 +38,17 @@ test('RecentInstances: an instance stored a moment ago is recent; later it is on
 })
 
 test('InsertBudget: at most perMinute new representations a client a minute, then the next minute again', async (t) => {
-  const clock = { t: 60_000 * 1000 }
+  // A window opens with the first count, here 1 ms before a minute of the clock ends.
+  const clock = { t: 60_000 * 1000 - 1 }
   const budget = new InsertBudget({ perMinute: 3, now: () => clock.t })
   const a = clientKey(null, '192.0.2.1')
-  t.same([1, 2, 3, 4].map(() => budget.allow(a)), [true, true, true, false])
+  t.same([1, 2].map(() => budget.allow(a)), [true, true])
+  clock.t += 1
+  t.same([3, 4].map(() => budget.allow(a)), [true, false], 'a minute of the clock that ends is no new budget')
   t.equal(budget.allow(clientKey(null, '192.0.2.2')), true, 'another client has its own budget')
-  clock.t += 60_000
+  clock.t += 59_998
+  t.equal(budget.allow(a), false, 'the window is a minute long')
+  clock.t += 1
   t.equal(budget.allow(a), true, 'a new minute')
   t.throws(() => new InsertBudget({ perMinute: 0 }), /perMinute must be a positive integer/)
   t.throws(() => new InsertBudget({ perMinute: 1, maxClients: 1.5 }), /maxClients must be a positive integer/)

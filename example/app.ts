@@ -82,6 +82,16 @@ export function configFromEnv (env: NodeJS.ProcessEnv = process.env): ServiceCon
   }
 }
 
+/**
+ * ioredis options that bound a wait on Redis (the suite's stores bound each operation to
+ * 1 s themselves): a command sent while Redis is away fails at the first failed
+ * reconnection, not after 20; a host that does not accept is given up on after 2 s; a
+ * command a connected Redis does not answer is rejected after 1 s. The offline queue stays
+ * on, so that the commands of the first moments (the Digest store learning its
+ * generation) wait for the connection.
+ */
+const REDIS_OPTIONS = { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 2000, commandTimeout: 1000 }
+
 // Writes need "write": a configured user (Basic, Digest) or a Bearer token with that scope.
 const WRITE = { scopes: ['write'] }
 
@@ -91,8 +101,8 @@ function authOptions (app: FastifyInstance, auth: ServiceAuth): Omit<AuthOptions
   const tokens = new Map<string, BearerTokenInfo>(auth.tokens.map((t, i) => [sha256(t.token), { subject: `token-${i + 1}`, scopes: t.scopes }]))
   let store: RedisNonceStore | undefined
   if (auth.redisUrl !== undefined) {
-    const redis = new Redis(auth.redisUrl, { maxRetriesPerRequest: 1 })
-    // A connection error is logged; Digest then fails closed (401) until Redis is back.
+    const redis = new Redis(auth.redisUrl, REDIS_OPTIONS)
+    // A connection error is logged; Digest then fails closed (401, within the store's 1 s deadline) until Redis is back.
     redis.on('error', (err) => app.log.warn({ err }, 'Digest nonce counts: Redis connection error'))
     app.addHook('onClose', async function closeRedis () { await redis.quit() })
     store = new RedisNonceStore(redis)
@@ -109,7 +119,7 @@ function authOptions (app: FastifyInstance, auth: ServiceAuth): Omit<AuthOptions
 /** Delta bases (RFC 3229): in memory by default; with REDIS_URL in Redis, shared by a fleet. */
 function deltaOptions (app: FastifyInstance, redisUrl: string | undefined): Omit<DeltaEncodingOptions, 'profile'> {
   if (redisUrl === undefined) return {}
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 })
+  const redis = new Redis(redisUrl, REDIS_OPTIONS)
   redis.on('error', (err) => app.log.warn({ err }, 'delta bases: Redis connection error'))
   app.addHook('onClose', async function closeDeltaRedis () { await redis.quit() })
   return { store: new RedisInstanceStore(redis) }

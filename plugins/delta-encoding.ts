@@ -13,13 +13,18 @@
  * the current instance has already been answered with 412 (docs/conventions.md (Conditional requests)) or 304 (RFC 9110).
  * An If-None-Match naming an older instance lets the GET run, and this hook turns its 200
  * into the 226. Whatever goes wrong (unknown base, a delta that is not smaller, a store
- * that fails), the answer stays the ordinary 200: a server is never obliged to apply a
- * manipulation (RFC 3229 10.5.3; conventions (Delta encoding)).
+ * that fails or does not answer within `storeTimeoutMs`), the answer stays the ordinary
+ * 200: a server is never obliged to apply a manipulation (RFC 3229 10.5.3; conventions
+ * (Delta encoding)).
+ *
+ * What the plugin keeps beside the store is bounded in bytes whatever the URLs and client
+ * addresses (lib/delta-bookkeeping.ts): the entity-tag last stored per representation and
+ * the per-client insert budget are keyed by SHA-256 digests, never by a URL, name or
+ * address as it came; the bodies of store writes not yet settled are bounded too.
  */
 import { gzip, gzipSync, type ZlibOptions } from 'node:zlib'
 import { promisify } from 'node:util'
 import fp from 'fastify-plugin'
-import { LRUCache } from 'lru-cache'
 import { availableParallelism } from 'node:os'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createEncoderPool, encode, tryEncode, type EncodeOptions, type EncoderPool } from '../lib/vcdiff/index'
@@ -30,6 +35,8 @@ import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
 import type { InstanceStore } from '../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../lib/stores/instance-memory'
+import { checkTimeout, DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../lib/stores/deadline'
+import { clientKey, digestKey, InsertBudget, RecentInstances } from '../lib/delta-bookkeeping'
 import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys } from './shared'
 
@@ -61,11 +68,17 @@ export interface DeltaEncodingOptions {
    */
   offload?: false | { minBytes?: number, threads?: number, maxQueue?: number, deadlineMs?: number, cacheBytes?: number }
   /**
-   * How many representations one client (its principal, else its address) may add to the
-   * store per minute (default 120): a client varying a query string cannot flush everyone's
-   * bases. A new version of a representation already kept does not count.
+   * How many representations one client (its principal, else its address; an IPv6 address
+   * by its /64) may add to the store per minute (default 120): a client varying a query
+   * string cannot flush everyone's bases. A new version of a representation already kept
+   * does not count.
    */
   maxInsertsPerClient?: number
+  /**
+   * Longest wait for one store operation, in ms (default 1000, at most 60000): a store that
+   * does not answer in time is a store that failed, and the answer is the plain 200.
+   */
+  storeTimeoutMs?: number
 }
 
 export interface DeltaEncodingRouteOptions {
@@ -80,7 +93,7 @@ export type DeltaEncodingRouteConfig = DeltaEncodingRouteOptions | boolean
 
 const PLUGIN = 'fastify-http-conventions-delta-encoding'
 const WHERE = PLUGIN
-const OPTION_KEYS = new Set(['profile', 'store', 'manipulations', 'ttl', 'maxInstanceBytes', 'vcdiff', 'gzipLevel', 'maxBaseLookups', 'maxInsertsPerClient', 'offload'])
+const OPTION_KEYS = new Set(['profile', 'store', 'manipulations', 'ttl', 'maxInstanceBytes', 'vcdiff', 'gzipLevel', 'maxBaseLookups', 'maxInsertsPerClient', 'offload', 'storeTimeoutMs'])
 const OFFLOAD_KEYS = new Set(['minBytes', 'threads', 'maxQueue', 'deadlineMs', 'cacheBytes'])
 const ROUTE_KEYS = new Set(['manipulations', 'ttl'])
 const KNOWN_MANIPULATIONS = new Set<string>(['vcdiff', 'gzip'])
@@ -88,6 +101,8 @@ const SAFE = new Set(['GET', 'HEAD'])
 // RFC 3229 10.8.2: an IM-aware cache may keep the 226 (im); every other cache must not (no-store).
 const CACHE_CONTROL_226 = 'no-store, im'
 const ASYNC_GZIP_BYTES = 64 * 1024
+/** Bodies of unsettled store writes are bounded by twice maxInstanceBytes, and at least this. */
+const MIN_PENDING_BYTES = 16 * 1024 * 1024
 const gzipAsync = promisify(gzip) as (data: Buffer, options: ZlibOptions) => Promise<Buffer>
 
 type OnSendHook = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown>
@@ -121,53 +136,6 @@ function checkPositiveInt (name: string, value: unknown, fallback: number, max =
 
 function isStore (store: unknown): store is InstanceStore {
   return typeof store === 'object' && store !== null && typeof (store as InstanceStore).get === 'function' && typeof (store as InstanceStore).set === 'function'
-}
-
-/**
- * The entity-tag last stored per representation, for a few seconds: the same instance served
- * again is not copied into the store again. Bounded (lru-cache): the least recently stored go first.
- */
-function recentlyStored (): { recently: (selector: string, etag: string) => boolean, known: (selector: string) => boolean, mark: (selector: string, etag: string) => void, forget: (selector: string) => void } {
-  const MAX = 10_000
-  const FRESH_MS = 5_000
-  const last = new LRUCache<string, { etag: string, at: number }>({ max: MAX })
-  return {
-    recently (selector, etag) {
-      const e = last.get(selector)
-      return e !== undefined && e.etag === etag && Date.now() - e.at < FRESH_MS
-    },
-    known (selector) { return last.has(selector) },
-    mark (selector, etag) {
-      last.set(selector, { etag, at: Date.now() })
-    },
-    forget (selector) { last.delete(selector) }
-  }
-}
-
-/**
- * Representations a client may add per minute, counted per principal (else per address) in
- * a bounded table: a client that exceeds it still gets its answers, its instances are not
- * kept. Only a representation not kept yet counts: a new version of one already kept is the
- * server's doing (the document changed), which no client can multiply.
- */
-function insertBudget (perMinute: number): { allow: (request: FastifyRequest) => boolean } {
-  const MAX_CLIENTS = 10_000
-  let window = 0
-  let counts = new Map<string, number>()
-  return {
-    allow (request) {
-      const now = Math.floor(Date.now() / 60_000)
-      if (now !== window) { window = now; counts = new Map() }
-      const p = request.principal
-      const who = p === null || p === undefined ? `ip:${request.ip}` : `p:${p.scheme}:${p.subject}`
-      // A table full of clients: the ones not in it share one budget until the next minute.
-      const key = counts.has(who) || counts.size < MAX_CLIENTS ? who : '*'
-      const n = counts.get(key) ?? 0
-      if (n >= perMinute) return false
-      counts.set(key, n + 1)
-      return true
-    }
-  }
 }
 
 /** What the client accepts of what the route applies (RFC 3229 10.5.3: q=0 refuses; unknown tokens are ignored). */
@@ -243,8 +211,18 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
   const maxInstanceBytes = checkPositiveInt('maxInstanceBytes', opts.maxInstanceBytes, 8 * 1024 * 1024)
   const gzipLevel = checkPositiveInt('gzipLevel', opts.gzipLevel, 6, 9)
   const maxBaseLookups = checkPositiveInt('maxBaseLookups', opts.maxBaseLookups, 4, 100)
-  const stored = recentlyStored()
-  const inserts = insertBudget(checkPositiveInt('maxInsertsPerClient', opts.maxInsertsPerClient, 120, 1_000_000))
+  // Bookkeeping beside the store, bounded in bytes whatever the URLs and addresses (lib/delta-bookkeeping.ts).
+  const stored = new RecentInstances()
+  const inserts = new InsertBudget({ perMinute: checkPositiveInt('maxInsertsPerClient', opts.maxInsertsPerClient, 120, 1_000_000) })
+  let storeTimeoutMs: number
+  try {
+    storeTimeoutMs = checkTimeout('storeTimeoutMs', opts.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS)
+  } catch (err) {
+    throw invalidOption(WHERE, (err as Error).message)
+  }
+  // Bodies handed to the store whose write has not settled (a Redis that does not answer holds them).
+  const maxPendingBytes = Math.max(2 * maxInstanceBytes, MIN_PENDING_BYTES)
+  let pendingBytes = 0
   const vcdiffOptions = opts.vcdiff ?? {}
   if (typeof vcdiffOptions !== 'object' || vcdiffOptions === null) throw invalidOption(WHERE, 'vcdiff must be an object of encoder options')
   try {
@@ -326,10 +304,18 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
       // a client that polled a changing document for a while (each 200 a new version) must
       // still get its next instance kept, or it never receives a delta against it. Only a
       // representation new to the store (another URL, Vary value or principal) is counted.
-      if (!stored.recently(selector, current.opaque) && (stored.known(selector) || inserts.allow(request))) {
-        stored.mark(selector, current.opaque)
-        store.set(instanceKey(selector, current), body, settings.ttl).catch(function instanceNotStored (err: Error) {
-          stored.forget(selector)
+      // Writes not settled yet hold their bodies: past maxPendingBytes of them, nothing more
+      // is handed to the store (a store that stopped answering cannot gather every body).
+      const recentKey = digestKey(selector)
+      if (!stored.recently(recentKey, current.opaque) && pendingBytes + body.length <= maxPendingBytes &&
+        (stored.known(recentKey) || inserts.allow(clientKey(request.principal, request.ip)))) {
+        stored.mark(recentKey, current.opaque)
+        pendingBytes += body.length
+        const writing = Promise.resolve().then(() => store.set(instanceKey(selector, current), body, settings.ttl))
+        const settled = (): void => { pendingBytes -= body.length }
+        writing.then(settled, settled)
+        withDeadline(writing, storeTimeoutMs, 'the instance store').catch(function instanceNotStored (err: Error) {
+          stored.forget(recentKey)
           log.warn({ err }, 'delta-encoding: the instance store failed; this instance cannot be a delta base')
         })
       }
@@ -356,7 +342,7 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
           let source: Buffer | undefined
           for (const tag of tags.filter((t) => !t.weak).slice(0, maxBaseLookups)) {
             try {
-              source = await store.get(instanceKey(selector, tag))
+              source = await withDeadline(store.get(instanceKey(selector, tag)), storeTimeoutMs, 'the instance store')
             } catch (err) {
               log.warn({ err }, 'delta-encoding: the instance store failed; answering without a delta')
               return body

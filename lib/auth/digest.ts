@@ -1,16 +1,19 @@
 /**
  * The "Digest" authentication scheme (RFC 7616), server side, qop=auth.
  *
- * Nonces are stateless: nonce = base64url(time || random || HMAC-SHA256(secret,
- * time || random || realm || opaque)), so every instance that shares the secret
- * verifies every other instance's nonces (RFC 7616 3.3 leaves the nonce's content
- * to the server and suggests a time stamp and a private key). Only the nonce-counts
- * used with each nonce are state, kept by a NonceCountStore (memory or Redis).
+ * Nonces are stateless: nonce = base64url(time || random || generation ||
+ * HMAC-SHA256(secret, time || random || generation || realm || opaque)), so every
+ * instance that shares the secret verifies every other instance's nonces (RFC 7616 3.3
+ * leaves the nonce's content to the server and suggests a time stamp and a private key).
+ * Only the nonce-counts used with each nonce are state, kept by a NonceCountStore (memory
+ * or Redis); `generation` names the store state the nonce was issued under, so that a
+ * store that lost its state never takes an older nonce for an unused one (see
+ * NonceCountStore).
  */
 import { createHash, createHmac, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto'
 import { decodeExtValue, formatChallenge, parseAuthorization, type ParseAuthorizationOptions } from '../headers/authorization'
 import { MemoryNonceStore } from '../stores/memory-nonce'
-import type { NonceCountStore } from '../stores/nonce-store'
+import { isGeneration, UNKNOWN_GENERATION, type NonceCountStore } from '../stores/nonce-store'
 
 /** The hash functions of RFC 7616 3.2 (SHA-512-256 is FIPS 180-4 SHA-512/256). */
 export type DigestHash = 'SHA-512-256' | 'SHA-256' | 'MD5'
@@ -146,7 +149,7 @@ export type DigestFailure =
   | 'invalid'
   /** right response, expired nonce: challenge again with stale=true (RFC 7616 3.3) */
   | 'stale'
-  /** right response, nonce-count already used with this nonce (RFC 7616 5.4) */
+  /** right response, nonce-count already used with this nonce, or the nonce predates the store's state (RFC 7616 5.4) */
   | 'replay'
 
 export type DigestResult =
@@ -214,8 +217,13 @@ export interface DigestTargetOptions {
   host?: string
 }
 
-const NONCE_BYTES = 48 // 8 time + 8 random + 32 HMAC-SHA256
-const NONCE_CHARS = 64 // base64url of 48 bytes, no padding
+const NONCE_BYTES = 56 // 8 time + 8 random + 8 store generation + 32 HMAC-SHA256
+const NONCE_HEAD = 24 // what the HMAC covers
+const NONCE_CHARS = 75 // base64url of 56 bytes, no padding
+// The earlier layout (8 time + 8 random + 32 HMAC, 64 characters): verified, never accepted
+// again, answered with stale=true so that a client holding one at an upgrade retries unasked.
+const EARLIER_NONCE_CHARS = 64
+const EARLIER_NONCE_HEAD = 16
 const NONCE_LABEL = Buffer.from('fastify-http-conventions digest nonce\0')
 
 function fail (reason: DigestFailure, detail: string, stale = false): DigestResult {
@@ -351,6 +359,8 @@ export function createDigest (options: DigestOptions): Digest {
   if (typeof opaque !== 'string' || !isPrintableAscii(opaque)) throw new TypeError('the Digest opaque must be printable ASCII')
   const store = options.store ?? new MemoryNonceStore()
   if (typeof store?.seen !== 'function') throw new TypeError('the nonce-count store must have a seen() method')
+  if (store.generation !== undefined && typeof store.generation !== 'function') throw new TypeError('the nonce-count store\'s generation must be a method')
+  const generationOf = store.generation === undefined ? undefined : store.generation.bind(store)
   const userhash = options.userhash === true
   const now = options.now ?? Date.now
   const realmBytes = Buffer.from(realm, 'latin1')
@@ -371,28 +381,33 @@ export function createDigest (options: DigestOptions): Digest {
   const dummyUser = randomBytes(16).toString('hex')
   const dummyPassword = randomBytes(16).toString('hex')
 
-  function mac (key: Buffer, head16: Buffer): Buffer {
-    return createHmac('sha256', key).update(NONCE_LABEL).update(head16).update(realmBytes).update('\0').update(opaqueBytes).digest()
+  function mac (key: Buffer, head: Buffer): Buffer {
+    return createHmac('sha256', key).update(NONCE_LABEL).update(head).update(realmBytes).update('\0').update(opaqueBytes).digest()
   }
 
   function newNonce (): string {
     const buf = Buffer.allocUnsafe(NONCE_BYTES)
     buf.writeBigUInt64BE(BigInt(Math.max(0, Math.floor(now()))), 0)
     randomFillSync(buf, 8, 8)
-    mac(secrets[0], buf.subarray(0, 16)).copy(buf, 16)
+    // The store state this nonce is issued under; a store without generations gets zeros.
+    const generation = generationOf?.()
+    buf.write(isGeneration(generation) ? generation : UNKNOWN_GENERATION, 16, 8, 'hex')
+    mac(secrets[0], buf.subarray(0, NONCE_HEAD)).copy(buf, NONCE_HEAD)
     return buf.toString('base64url')
   }
 
-  /** The issue time of a nonce this fleet made, or -1. */
-  function nonceTime (nonce: string): number {
-    if (nonce.length !== NONCE_CHARS || !isBase64url(nonce)) return -1
+  /** The issue time and store generation of a nonce this fleet made (`earlier`: of the earlier layout), or null. */
+  function nonceOrigin (nonce: string): { issuedAt: number, generation: string, earlier: boolean } | null {
+    const earlier = nonce.length === EARLIER_NONCE_CHARS
+    if ((nonce.length !== NONCE_CHARS && !earlier) || !isBase64url(nonce)) return null
     const buf = Buffer.from(nonce, 'base64url')
-    const head16 = buf.subarray(0, 16)
-    const tag = buf.subarray(16)
+    const headLength = earlier ? EARLIER_NONCE_HEAD : NONCE_HEAD
+    const head = buf.subarray(0, headLength)
+    const tag = buf.subarray(headLength)
     let good = false
-    for (const key of secrets) good = timingSafeEqual(mac(key, head16), tag) || good
-    if (!good) return -1
-    return Number(buf.readBigUInt64BE(0))
+    for (const key of secrets) good = timingSafeEqual(mac(key, head), tag) || good
+    if (!good) return null
+    return { issuedAt: Number(buf.readBigUInt64BE(0)), generation: earlier ? UNKNOWN_GENERATION : buf.toString('hex', 16, NONCE_HEAD), earlier }
   }
 
   function challenges (stale = false): string[] {
@@ -470,9 +485,10 @@ export function createDigest (options: DigestOptions): Digest {
     // RFC 7616 3.4.6: the uri must designate the resource of the request target
     const host = typeof target?.host === 'string' && target.host !== '' ? target.host : undefined
     if (!sameTarget(uri, requestTarget, host)) return fail('invalid', 'uri is not the request target')
-    const issuedAt = nonceTime(nonce)
+    const origin = nonceOrigin(nonce)
     const t = now()
-    if (issuedAt < 0 || issuedAt > t + nonceTtlMs) return fail('invalid', 'nonce was not issued by this realm')
+    if (origin === null || origin.issuedAt > t + nonceTtlMs) return fail('invalid', 'nonce was not issued by this realm')
+    const issuedAt = origin.issuedAt
 
     // RFC 7616 3.3 and 4 (charset=UTF-8): a user name is compared in NFC, as Basic's user-id
     // (RFC 7617 2.1): "josé" sent precomposed or decomposed is one user and one principal.
@@ -508,8 +524,13 @@ export function createDigest (options: DigestOptions): Digest {
     // RFC 7616 3.3: stale=true when the nonce is expired but the digest is valid
     const expiresAt = issuedAt + nonceTtlMs
     if (t >= expiresAt) return fail('stale', 'nonce expired', true)
-    // RFC 7616 5.4 (and 3.4: nc lets the server detect replays)
-    if (await store.seen(nonce, nc, expiresAt - t)) return fail('replay', 'nonce-count already used', true)
+    // A nonce of the earlier layout names no store generation: its counts cannot be judged.
+    if (origin.earlier) return fail('stale', 'nonce of the earlier layout', true)
+    // RFC 7616 5.4 (and 3.4: nc lets the server detect replays). A nonce issued under another
+    // state of the store is refused too: the store has no record of its counts, which is no
+    // proof that they are unused. RFC 7616 3.3: stale=true, the client retries with a fresh nonce.
+    const generation = generationOf === undefined ? undefined : origin.generation
+    if (await store.seen(nonce, nc, expiresAt - t, generation)) return fail('replay', 'nonce-count already used, or the nonce predates the store\'s state', true)
     return { ok: true, username: hashed ? a1User : principal, algorithm: info.name, userhash: hashed, nc }
   }
 

@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto'
 import { checkByteCount, checkTtl, DEFAULT_MAX_INSTANCE_BYTES, type InstanceStore } from './instance-store'
+import { checkTimeout, withDeadline } from './deadline'
 
 /** The part of an ioredis client this adapter uses. */
 export interface RedisBufferClient {
@@ -49,7 +50,7 @@ export class RedisInstanceStore implements InstanceStore {
     this.#prefix = options.prefix ?? 'fhc:instance:'
     this.#ttl = checkTtl(options.ttlMs) ?? DEFAULT_REDIS_INSTANCE_TTL_MS
     this.#maxEntryBytes = checkByteCount('maxEntryBytes', options.maxEntryBytes ?? DEFAULT_MAX_INSTANCE_BYTES)
-    this.#timeout = checkByteCount('timeoutMs', options.timeoutMs ?? 500)
+    this.#timeout = checkTimeout('timeoutMs', options.timeoutMs ?? 500)
   }
 
   /** The Redis key an instance is kept under. */
@@ -58,24 +59,13 @@ export class RedisInstanceStore implements InstanceStore {
   }
 
   async get (key: string): Promise<Buffer | undefined> {
-    const value = await this.#bounded(this.#client.getBuffer(this.redisKey(key)), 'GET')
+    const value = await withDeadline(this.#client.getBuffer(this.redisKey(key)), this.#timeout, 'Redis GET')
     return value === null || value === undefined ? undefined : value
   }
 
   async set (key: string, value: Buffer, ttlMs?: number): Promise<void> {
     const ttl = checkTtl(ttlMs) ?? this.#ttl
     if (value.length > this.#maxEntryBytes) return
-    await this.#bounded(this.#client.set(this.redisKey(key), value, 'PX', Math.max(1, Math.ceil(ttl))), 'SET')
-  }
-
-  #bounded<T> (pending: Promise<T>, command: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis ${command} did not answer within ${this.#timeout} ms`)), this.#timeout)
-      timer.unref()
-    })
-    // A late answer (or failure) of the command after the timeout must not go unhandled.
-    pending.catch(() => {})
-    return Promise.race([pending, timeout]).finally(() => clearTimeout(timer))
+    await withDeadline(this.#client.set(this.redisKey(key), value, 'PX', Math.max(1, Math.ceil(ttl))), this.#timeout, 'Redis SET')
   }
 }

@@ -10,12 +10,16 @@
  * before the eviction; the Digest core answers it with `stale=true`, and the client
  * retries with a fresh nonce, which expires later and is accepted.
  *
+ * Its generation (see NonceCountStore) is made when the store is: a process that restarts
+ * with the same Digest secret has a new store and refuses every nonce of the old one as
+ * stale, whatever their counts were.
+ *
  * The LRU is lru-cache's (bounded by count, its `dispose` telling evictions): O(1) per
  * eviction, where a Map's first key after many deletions costs a scan of them (20-26 µs a
  * new nonce at the bound of 10000, measured).
  */
 import { LRUCache } from 'lru-cache'
-import { checkWindow, DEFAULT_NONCE_COUNT_WINDOW, MAX_NONCE_COUNT, type NonceCountStore } from './nonce-store'
+import { checkWindow, DEFAULT_NONCE_COUNT_WINDOW, MAX_NONCE_COUNT, newGeneration, type NonceCountStore } from './nonce-store'
 
 export interface MemoryNonceStoreOptions {
   /** Most nonces tracked at once (default 10000); the least recently used is dropped. */
@@ -41,6 +45,7 @@ export class MemoryNonceStore implements NonceCountStore {
   readonly #window: number
   readonly #now: () => number
   readonly #entries: LRUCache<string, Entry>
+  readonly #generation = newGeneration()
   #horizon = -Infinity
 
   constructor (options: MemoryNonceStoreOptions = {}) {
@@ -62,14 +67,21 @@ export class MemoryNonceStore implements NonceCountStore {
     return this.#entries.size
   }
 
-  async seen (nonce: string, nc: number, ttlMs: number): Promise<boolean> {
-    return this.seenSync(nonce, nc, ttlMs)
+  /** The generation of this store's state: made with the store, lost with it. */
+  generation (): string {
+    return this.#generation
+  }
+
+  async seen (nonce: string, nc: number, ttlMs: number, generation?: string): Promise<boolean> {
+    return this.seenSync(nonce, nc, ttlMs, generation)
   }
 
   /** Synchronous form of `seen`. */
-  seenSync (nonce: string, nc: number, ttlMs: number): boolean {
+  seenSync (nonce: string, nc: number, ttlMs: number, generation?: string): boolean {
     // RFC 7616 3.4: nc is eight hex digits, and the first request with a nonce sends 1
     if (!Number.isInteger(nc) || nc < 1 || nc > MAX_NONCE_COUNT) return true
+    // A nonce of another store's state: this one has no record of its counts (RFC 7616 5.4).
+    if (generation !== undefined && generation !== this.#generation) return true
     const now = this.#now()
     const w = this.#window
     let entry = this.#entries.get(nonce) // now the most recently used

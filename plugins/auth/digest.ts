@@ -2,7 +2,8 @@
  * Digest (RFC 7616) for the auth plugin: the core (lib/auth/digest.ts) issues stateless
  * nonces and verifies responses; this adapter supplies the users, restricts a route to
  * the algorithms it offers, and turns a failing nonce-count store into a refusal
- * (fail closed), never into an exception.
+ * (fail closed), never into an exception. A store that does not answer within
+ * `storeTimeoutMs` has failed.
  */
 import type { FastifyRequest } from 'fastify'
 import {
@@ -12,6 +13,7 @@ import {
 import { MemoryNonceStore } from '../../lib/stores/memory-nonce'
 import type { NonceCountStore } from '../../lib/stores/nonce-store'
 import { invalidOption } from '../../lib/errors'
+import { checkTimeout, DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../../lib/stores/deadline'
 import {
   fail, runtimeScopes, scopeList, userTable, WHERE,
   type AuthUser, type Credentials, type Outcome, type SchemeAdapter
@@ -33,6 +35,8 @@ export interface DigestAuthOptions {
   nonceTtlMs?: number
   /** Nonce-count store (RFC 7616 5.4); default an in-memory LRU. RedisNonceStore for a fleet. */
   store?: NonceCountStore
+  /** Longest wait for the store, in ms (default 1000, at most 60000); then the request is refused (`storeFailureStatus`). */
+  storeTimeoutMs?: number
   /** Offer and accept userhash (RFC 7616 3.4.4). */
   userhash?: boolean
   /** RFC 7616 3.3 opaque; default derived from the secret and realm. */
@@ -60,6 +64,8 @@ export interface DigestAdapter extends SchemeAdapter {
   /** one challenge per algorithm (of `only`, when given), sharing one fresh nonce */
   challenges: (stale: boolean, only?: ReadonlySet<string>) => string[]
   verify: (credentials: Credentials, request: FastifyRequest, only?: ReadonlySet<string>) => Promise<Outcome>
+  /** Has the store learn its current generation (when it can), so that the first nonces carry it; rejects when the store fails. */
+  refresh: () => Promise<void>
 }
 
 export function createDigestAdapter (opts: DigestAuthOptions, realm: string): DigestAdapter {
@@ -68,19 +74,27 @@ export function createDigestAdapter (opts: DigestAuthOptions, realm: string): Di
   const defaultScopes = opts.scopes === undefined ? Object.freeze([]) : scopeList(opts.scopes, 'digest.scopes')
   if ((opts.users === undefined) === (opts.lookup === undefined)) throw invalidOption(WHERE, 'digest needs exactly one of users and lookup')
   if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw invalidOption(WHERE, 'digest.lookup must be a function')
-  const store = opts.store ?? new MemoryNonceStore()
+  const store: NonceCountStore = opts.store ?? new MemoryNonceStore()
   if (store === null || typeof store !== 'object' || typeof store.seen !== 'function') throw invalidOption(WHERE, 'digest.store must have a seen(nonce, nc, ttlMs) method')
+  if (store.generation !== undefined && typeof store.generation !== 'function') throw invalidOption(WHERE, 'digest.store.generation must be a method (the store generation new nonces carry)')
+  let timeoutMs: number
+  try {
+    timeoutMs = checkTimeout('digest.storeTimeoutMs', opts.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS)
+  } catch (err) {
+    throw invalidOption(WHERE, (err as Error).message)
+  }
 
-  // A store that throws or rejects becomes a StoreFailure (fail closed, see the plugin).
+  // A store that throws, rejects or does not answer in time becomes a StoreFailure (fail closed, see the plugin).
   const guarded: NonceCountStore = {
-    seen: async (nonce, nc, ttlMs) => {
+    seen: async (nonce, nc, ttlMs, generation) => {
       try {
-        return await store.seen(nonce, nc, ttlMs)
+        return await withDeadline(Promise.resolve().then(() => store.seen(nonce, nc, ttlMs, generation)), timeoutMs, 'the Digest nonce-count store')
       } catch (err) {
         throw new StoreFailure(err)
       }
     }
   }
+  if (store.generation !== undefined) guarded.generation = store.generation.bind(store)
 
   let digest: Digest
   try {
@@ -124,6 +138,9 @@ export function createDigestAdapter (opts: DigestAuthOptions, realm: string): Di
   return {
     scheme: 'digest',
     algorithms,
+    async refresh (): Promise<void> {
+      if (typeof store.refresh === 'function') await withDeadline(Promise.resolve().then(() => store.refresh?.()), timeoutMs, 'the Digest nonce-count store')
+    },
     challenges (stale: boolean, only?: ReadonlySet<string>): string[] {
       const all = digest.challenges(stale)
       return only === undefined ? all : all.filter((_c, i) => only.has(lower[i]))

@@ -111,6 +111,7 @@ interface RoutePlan {
 
 function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: Error) => void): void {
   let plan: (route: RouteOptions) => RoutePlan | null
+  let digestAdapter: DigestAdapter | undefined
   let insufficientStatus: 401 | 403
   let storeFailureStatus: 401 | 503
   let single: boolean
@@ -119,9 +120,17 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
     insufficientStatus = opts.insufficientScopeStatus ?? profileDefaults(opts.profile).insufficientScopeStatus
     storeFailureStatus = opts.storeFailureStatus ?? 401
     single = opts.challengeLines === 'single'
-    plan = planner(opts)
+    ;({ plan, digest: digestAdapter } = planner(opts))
   } catch (err) {
     return done(err as Error)
+  }
+  if (digestAdapter !== undefined) {
+    const adapter = digestAdapter
+    // The nonce store's generation is learnt before the first challenge (a Redis store asks
+    // Redis once); a store that is down delays the start by at most its timeout, never fails it.
+    fastify.addHook('onReady', async function digestNonceStoreReady () {
+      await adapter.refresh().catch((err: unknown) => fastify.log.warn({ err }, 'Digest nonce-count store not reached at start; the first nonces will be renewed (stale=true)'))
+    })
   }
 
   try {
@@ -224,7 +233,7 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
 }
 
 /** Validates the schemes once and returns the per-route planner (which validates `config.auth`). */
-function planner (opts: AuthOptions): (route: RouteOptions) => RoutePlan | null {
+function planner (opts: AuthOptions): { plan: (route: RouteOptions) => RoutePlan | null, digest: DigestAdapter | undefined } {
   const realm = opts.realm ?? 'api'
   if (typeof realm !== 'string') throw invalidOption(WHERE, 'realm must be a string')
   let basicLine: string | undefined
@@ -289,7 +298,9 @@ function planner (opts: AuthOptions): (route: RouteOptions) => RoutePlan | null 
   const enabled = SCHEMES.filter((s) => adapters.has(s))
   const byDefault = build(defaultScopes, enabled, undefined)
 
-  return function planRoute (route: RouteOptions): RoutePlan | null {
+  return { plan: planRoute, digest }
+
+  function planRoute (route: RouteOptions): RoutePlan | null {
     const config = (route.config as { auth?: unknown } | undefined)?.auth
     const where = routeWhere(route)
     if (config === false) return null

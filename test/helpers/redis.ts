@@ -42,7 +42,7 @@ export async function startRedis (port?: number): Promise<RedisServer> {
     url: `redis://127.0.0.1:${p}`,
     proc,
     stop: async () => {
-      if (proc.exitCode !== null) return
+      if (proc.exitCode !== null || proc.signalCode !== null) return // stopped already (SIGKILL leaves no exit code)
       const exited = once(proc, 'exit')
       proc.kill('SIGKILL')
       await exited

@@ -1,5 +1,5 @@
 import { test } from 'tap'
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import {
   createDigest, digestResponse, digestUserhash, digestHa1, digestHash,
@@ -82,7 +82,7 @@ test('RFC 7616 3.7: one challenge per algorithm, strongest first, one fresh nonc
   t.same(parsed.map((p) => p.algorithm), ['SHA-512-256', 'SHA-256', 'SHA-256-sess', 'MD5'])
   t.equal(new Set(parsed.map((p) => p.nonce)).size, 1, 'one nonce for the set')
   t.not(challengeParams(digest.challenges()[0]).nonce, parsed[0].nonce, 'a fresh nonce per call')
-  t.match(list[0], /^Digest realm="api@example.org", qop="auth", algorithm=SHA-512-256, nonce="[A-Za-z0-9_-]{64}", opaque="[A-Za-z0-9_-]+", charset=UTF-8$/)
+  t.match(list[0], /^Digest realm="api@example.org", qop="auth", algorithm=SHA-512-256, nonce="[A-Za-z0-9_-]{75}", opaque="[A-Za-z0-9_-]+", charset=UTF-8$/)
   t.equal(parsed[0].opaque, digest.opaque)
   t.equal(parsed[0].stale, undefined)
   t.match(digest.challenges(true)[0], /, stale=true$/, 'RFC 7616 3.3: stale=true as a token')
@@ -245,7 +245,7 @@ test('stateless nonces: only nonces signed with the secret for this realm and op
   t.same(await nonceIs(flip(p.nonce, 2)), invalidNonce)
   t.same(await nonceIs(p.nonce.slice(0, 60)), invalidNonce, 'truncated')
   t.same(await nonceIs(p.nonce + 'AAAA'), invalidNonce, 'too long')
-  t.same(await nonceIs(p.nonce.slice(0, 63) + '+'), invalidNonce, 'not base64url')
+  t.same(await nonceIs(p.nonce.slice(0, 74) + '+'), invalidNonce, 'not base64url')
   t.same(await nonceIs('7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v'), invalidNonce, 'the RFC example nonce')
   const other = make({ secret: 'another-secret-of-at-least-32-bytes!!' }).digest
   t.same(await nonceIs(challengeParams(other.challenges()[0]).nonce), invalidNonce, 'another secret')
@@ -257,12 +257,49 @@ test('stateless nonces: only nonces signed with the secret for this realm and op
 })
 
 test('secret rotation: the first secret signs, every listed secret verifies', async (t) => {
-  const old = make({ secret: SECRET }).digest
-  const rotated = make({ secret: ['a-brand-new-secret-also-32-bytes-long', SECRET], opaque: old.opaque }).digest
+  // One fleet: the instances share the nonce-count store (and so its generation).
+  const store = new MemoryNonceStore()
+  const old = make({ secret: SECRET, store }).digest
+  const rotated = make({ secret: ['a-brand-new-secret-also-32-bytes-long', SECRET], opaque: old.opaque, store }).digest
   const p = answer(old.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })
   t.match(await rotated.verify(p, 'GET', '/', byPassword), { ok: true })
   const q = answer(rotated.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })
   t.match(await old.verify(q, 'GET', '/', byPassword), { ok: false, reason: 'invalid' })
+})
+
+test('RFC 7616 3.3: a nonce of the earlier layout (no store generation), correctly answered, is stale, never accepted; a forged one is invalid', async (t) => {
+  const { digest, clock } = make()
+  // 8 bytes of time, 8 random, and their HMAC under the secret, the realm and the opaque (64 characters).
+  const earlier = (secret: string): string => {
+    const head = Buffer.alloc(16)
+    head.writeBigUInt64BE(BigInt(clock.t), 0)
+    const tag = createHmac('sha256', secret).update('fastify-http-conventions digest nonce\0').update(head).update(REALM).update('\0').update(digest.opaque).digest()
+    return Buffer.concat([head, tag]).toString('base64url')
+  }
+  const p = answer(digest.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })
+  const withNonce = (nonce: string): Record<string, string> => ({
+    ...p,
+    nonce,
+    response: digestResponse({ algorithm: 'SHA-256', username: 'Mufasa', realm: REALM, password: 'Circle of Life', method: 'GET', uri: '/', nonce, nc: p.nc, cnonce: p.cnonce, qop: 'auth' })
+  })
+  t.equal(earlier(SECRET).length, 64)
+  t.same(await digest.verify(withNonce(earlier(SECRET)), 'GET', '/', byPassword), { ok: false, reason: 'stale', detail: 'nonce of the earlier layout', stale: true })
+  t.match(await digest.verify(withNonce(earlier('another-secret-of-at-least-32-bytes!!')), 'GET', '/', byPassword), { ok: false, reason: 'invalid', stale: false })
+  t.match(await digest.verify({ ...withNonce(earlier(SECRET)), response: '0'.repeat(64) }, 'GET', '/', byPassword), { ok: false, reason: 'invalid', stale: false }, 'a wrong response is no stale nonce')
+})
+
+test('RFC 7616 5.4 and 3.3: a nonce issued under another state of the nonce-count store is stale, whatever its count', async (t) => {
+  const before = make({ store: new MemoryNonceStore() }).digest
+  const after = make({ store: new MemoryNonceStore() }).digest
+  const p = answer(before.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })
+  t.match(await before.verify(p, 'GET', '/', byPassword), { ok: true })
+  t.match(await after.verify(p, 'GET', '/', byPassword), { ok: false, reason: 'replay', stale: true }, 'the new state never saw it used, which proves nothing')
+  // A store without generations (a custom one) is asked about the count alone.
+  const counts = new Set<string>()
+  const plain = make({ store: { seen: async (nonce, nc) => counts.has(`${nonce}:${nc}`) || (counts.add(`${nonce}:${nc}`), false) } }).digest
+  const q = answer(plain.challenges()[0], { username: 'Mufasa', password: 'Circle of Life' })
+  t.match(await plain.verify(q, 'GET', '/', byPassword), { ok: true })
+  t.match(await plain.verify(q, 'GET', '/', byPassword), { ok: false, reason: 'replay' })
 })
 
 test('RFC 7616 3.4.4: userhash=true sends H(username:realm) and the lookup resolves it', async (t) => {
@@ -369,6 +406,7 @@ test('boot: options that make no sense throw at creation', async (t) => {
   t.throws(() => createDigest({ ...base, algorithms: ['MD5', 'MD5'] }), TypeError)
   t.throws(() => createDigest({ ...base, opaque: 'a"\r\n' }), TypeError)
   t.throws(() => createDigest({ ...base, store: {} as never }), TypeError)
+  t.throws(() => createDigest({ ...base, store: { seen: async () => false, generation: 'x' as never } }), /generation must be a method/)
   t.throws(() => createDigest({ ...base, domain: ['/a\nb'] }), TypeError)
   const ok = createDigest({ ...base, secret: Buffer.alloc(32, 7) })
   t.equal(ok.realm, REALM)

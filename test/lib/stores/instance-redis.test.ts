@@ -158,7 +158,7 @@ test('RedisInstanceStore checks its client and options', async (t) => {
   t.throws(() => new RedisInstanceStore({ set: async () => 'OK' } as unknown as RedisBufferClient), /needs a client with getBuffer/)
   t.throws(() => new RedisInstanceStore(ok, { ttlMs: -1 }), /ttl must be a positive number/)
   t.throws(() => new RedisInstanceStore(ok, { maxEntryBytes: 0 }), /maxEntryBytes must be a positive integer/)
-  t.throws(() => new RedisInstanceStore(ok, { timeoutMs: 0.5 }), /timeoutMs must be a positive integer/)
+  t.throws(() => new RedisInstanceStore(ok, { timeoutMs: 0.5 }), /timeoutMs must be an integer number of milliseconds/)
   const store = new RedisInstanceStore(ok)
   t.match(store.redisKey('k'), /^fhc:instance:/, 'default prefix')
   t.equal(await store.get('k'), undefined, 'null from Redis is no instance')

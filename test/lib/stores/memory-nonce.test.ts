@@ -117,3 +117,15 @@ test('property: the store agrees with the reference window model', async (t) => 
     return ncs.every((nc) => store.seenSync('n', nc, TTL) === ref(nc))
   }), { numRuns: 500 }), 'model agrees')
 })
+
+test('RFC 7616 5.4: a nonce of another store generation is refused whatever its count (a restarted process has no record of it)', async (t) => {
+  const before = new MemoryNonceStore()
+  const after = new MemoryNonceStore()
+  t.match(before.generation(), /^[0-9a-f]{16}$/)
+  t.not(after.generation(), before.generation(), 'every store state has its own generation')
+  t.equal(await before.seen('n', 1, TTL, before.generation()), false)
+  t.equal(await after.seen('n', 2, TTL, before.generation()), true, 'a count never seen by this store is no proof of a fresh nonce')
+  t.equal(after.seenSync('m', 1, TTL, '0000000000000000'), true, 'the unknown generation is never current')
+  t.equal(after.seenSync('n', 2, TTL, after.generation()), false, 'a nonce of this generation is judged by its counts')
+  t.equal(after.seenSync('k', 1, TTL), false, 'a caller that names no generation is judged by counts alone')
+})

@@ -131,8 +131,12 @@ test('RedisNonceStore against a real redis-server', async (t) => {
     t.teardown(async () => { await other.quit() })
     const users: DigestUserLookup = ({ username }) => (username === 'Mufasa' ? { password: 'Circle of Life' } : null)
     const options = { realm: 'fleet@example.org', secret: 'fleet-secret-shared-by-every-instance!', algorithms: ['SHA-256', 'MD5'] as const }
-    const a = createDigest({ ...options, algorithms: [...options.algorithms], store: new RedisNonceStore(redis, { prefix: 'fleet:' }) })
-    const b = createDigest({ ...options, algorithms: [...options.algorithms], store: new RedisNonceStore(other, { prefix: 'fleet:' }) })
+    const storeA = new RedisNonceStore(redis, { prefix: 'fleet:' })
+    const storeB = new RedisNonceStore(other, { prefix: 'fleet:' })
+    // What the auth plugin does when the app starts: learn the store's generation.
+    t.equal(await storeA.refresh(), await storeB.refresh(), 'one generation for the fleet')
+    const a = createDigest({ ...options, algorithms: [...options.algorithms], store: storeA })
+    const b = createDigest({ ...options, algorithms: [...options.algorithms], store: storeB })
     t.equal(a.opaque, b.opaque, 'same opaque without configuration')
 
     const fromA = a.challenges()[0]

@@ -335,30 +335,38 @@ export class BodyBytes {
 /**
  * A pass-through stream that joins the pieces of a body into blocks of 16 KiB (pieces of
  * that size or more pass as they are): whatever reads it (another parser that keeps one
- * buffer per piece, Fastify's own among them) holds a body sent as one-byte chunks in about
- * one byte of memory per body byte. `receivedEncodedLength` counts the bytes that came in.
+ * buffer per piece, Fastify's own among them) holds a body sent in pieces of one byte (as
+ * one-byte chunks, or one byte per TCP segment) in about one byte of memory per body byte.
+ * `expected`, the declared length (Content-Length; 0 when unknown), sizes the blocks of a
+ * shorter body to the body, and lets a body that arrives in one piece pass as it is.
+ * `receivedEncodedLength` counts the bytes that came in.
  */
 export class CoalescedBody extends Transform {
   receivedEncodedLength = 0
   private block: Buffer | null = null
   private used = 0
 
+  constructor (private readonly expected = 0) {
+    super()
+  }
+
   override _transform (chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    const before = this.receivedEncodedLength
     this.receivedEncodedLength += chunk.length
-    if (chunk.length >= BODY_BLOCK) {
+    // A large piece, or the whole rest of a declared body with nothing held: no copy.
+    if (chunk.length >= BODY_BLOCK || (this.used === 0 && this.expected > 0 && this.receivedEncodedLength >= this.expected)) {
       this.flushBlock()
       this.push(chunk)
       return callback()
     }
-    this.block ??= Buffer.allocUnsafe(BODY_BLOCK)
-    const n = chunk.copy(this.block, this.used)
-    this.used += n
-    if (this.used === BODY_BLOCK) {
-      this.flushBlock()
-      if (n < chunk.length) {
-        this.block = Buffer.allocUnsafe(BODY_BLOCK)
-        this.used = chunk.copy(this.block, 0, n)
-      }
+    let at = 0
+    while (at < chunk.length) {
+      // A block holds what is left of a declared body when that is less than a block.
+      this.block ??= Buffer.allocUnsafe(this.expected > before + at ? Math.min(BODY_BLOCK, this.expected - before - at) : BODY_BLOCK)
+      const n = chunk.copy(this.block, this.used, at)
+      this.used += n
+      at += n
+      if (this.used === this.block.length) this.flushBlock()
     }
     callback()
   }
@@ -370,7 +378,8 @@ export class CoalescedBody extends Transform {
 
   private flushBlock (): void {
     if (this.used === 0) return
-    this.push((this.block as Buffer).subarray(0, this.used))
+    const block = this.block as Buffer
+    this.push(this.used === block.length ? block : block.subarray(0, this.used))
     this.block = null
     this.used = 0
   }

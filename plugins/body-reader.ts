@@ -7,7 +7,8 @@
  *   with `readBody`, into one buffer of the declared length.
  * - Every other parser (an app's own, Fastify's reader, which keeps one buffer per piece it
  *   receives: some 190 bytes of memory per byte of a body sent one byte at a time) reads it
- *   through `coalesceBody`, a preParsing step that joins the pieces into blocks first.
+ *   through `coalesceBody`, a preParsing step that joins the pieces into blocks first, once
+ *   the parser starts reading (one that reads `request.raw` itself gets it untouched).
  * Which media types the suite reads is kept per encapsulation context, where its parsers
  * were set, so the step knows which requests it can leave as they are.
  */
@@ -61,10 +62,28 @@ export function coalesceBody (request: FastifyRequest, _reply: FastifyReply, pay
     if (cl === undefined || cl === '0' || request.method === 'GET' || request.method === 'HEAD' || readBySuite(request)) return done(null, payload)
     expected = Number(cl)
   }
-  const body = new CoalescedBody(expected)
-  // An aborted request fails the body stream, so the parser ends with an error.
-  pipeline(payload, body, function ignore () {})
-  done(null, body)
+  done(null, new LazyCoalescedBody(expected, payload))
+}
+
+/**
+ * CoalescedBody that starts reading the request only when its reader first asks for data: a
+ * parser that reads the raw request itself (@fastify/multipart hands `request.raw` to busboy)
+ * finds it untouched, never drained into a stream nobody reads.
+ */
+class LazyCoalescedBody extends CoalescedBody {
+  constructor (expected: number, private source: RequestPayload | null) {
+    super(expected)
+  }
+
+  override _read (size: number): void {
+    const source = this.source
+    if (source !== null) {
+      this.source = null
+      // An aborted request fails the body stream, so the parser ends with an error.
+      pipeline(source, this, function ignore () {})
+    }
+    super._read(size)
+  }
 }
 
 /**

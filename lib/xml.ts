@@ -355,7 +355,8 @@ export function decodeXmlBody (bytes: Uint8Array, charset?: string): string {
 export function parseXmlBody (bytes: Uint8Array, charset: string | undefined, schema?: JsonSchemaLike, options?: XmlParseOptions, work?: WorkCounter): { ok: true, value: unknown } | { ok: false, error: ConventionError } {
   const maxDepth = depthOf(options)
   try {
-    return { ok: true, value: xmlBodyToJson(decodeXmlBody(bytes, charset), schema, { maxDepth }, work) }
+    const tree = parseXml(decodeXmlBody(bytes, charset), { maxDepth }, work)
+    return { ok: true, value: xmlToJson(tree[Object.keys(tree)[0]], schema) }
   } catch (err) {
     if (err instanceof XmlEncodingError) return { ok: false, error: unsupportedMediaType(err.message) }
     return { ok: false, error: malformedBody(err instanceof XmlSyntaxError ? err.message : 'body is not well-formed XML') }
@@ -400,8 +401,8 @@ export function xmlToJson (node: unknown, schema: JsonSchemaLike | undefined): u
 }
 
 /** Parses an XML body and returns the root element's content converted by `schema`. */
-export function xmlBodyToJson (text: string, schema?: JsonSchemaLike, options?: XmlParseOptions, work?: WorkCounter): unknown {
-  const tree = parseXml(text, options, work)
+export function xmlBodyToJson (text: string, schema?: JsonSchemaLike, options?: XmlParseOptions): unknown {
+  const tree = parseXml(text, options)
   const root = Object.keys(tree)[0]
   return xmlToJson(tree[root], schema)
 }

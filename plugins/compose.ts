@@ -29,13 +29,14 @@
  *   answer (errors in Fastify's shape, a closing connection); for the rest, the context's
  *   steps (the not-found handler included).
  */
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { invalidOption, misconfigured } from '../lib/errors'
+import { badFraming, headersTooLarge, invalidOption, misconfigured, requestTimeout } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { parseMediaType, type MediaType } from '../lib/headers/media-type'
 import { asArray, methodsOf, routeWhere } from './shared'
 import { recordResponse, type ConventionResponse } from './openapi'
-import { addEnvelopeSchema, fromFastifyError, logConventionError, renderPassedOnError, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
+import { addEnvelopeSchema, fromFastifyError, logConventionError, rawResponse, renderPassedOnError, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
 import { ASKS, COMPILE_ORDER, STEP_RANKS, contextRank, entryOf, type ContextKind, type ConventionKey, type RoutePhase, type StepName } from './manifest'
 import { contextValue, ownContextValue, rootOf, setContextValue } from './adapter'
 import { conditionalConvention } from './conditional'
@@ -510,6 +511,27 @@ export function answerFrameworkError (error: FastifyError, request: FastifyReque
   const headers = contextHeaders(request.server)
   for (const name of Object.keys(headers)) reply.header(name, headers[name])
   sendConventionError(reply, err, formatOf(registry))
+}
+
+/**
+ * Fastify's `clientErrorHandler` (set by `serverOptions`): a request Node's HTTP parser
+ * refused gets the suite's answer on the raw socket, dressed as every answer (Date, the
+ * headers of every answer of the root context), then the connection closes: 408 for a
+ * request that did not arrive in time (RFC 9110 15.5.9), 431 for a header section over the
+ * server's limit (RFC 6585 5), 400 for anything that is not HTTP/1.1 as RFC 9112 writes it.
+ * A request the content-length plugin answered (a framing error) is left alone.
+ */
+export function answerClientError (this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  // Node: a reset connection, or one already answered and destroyed, has nothing more to say.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const err = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? requestTimeout('the request did not arrive in time')
+    : error.code === 'HPE_HEADER_OVERFLOW'
+      ? headersTooLarge('the header section is larger than this server reads')
+      : badFraming('the request is not HTTP/1.1 as RFC 9112 writes it')
+  this.log.trace({ err: error }, 'client error')
+  if (socket.writable) socket.write(rawResponse(err, contextHeaders(this)))
+  socket.destroy(error)
 }
 
 /**

@@ -9,9 +9,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemented, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
-import { reasonPhrase, render } from '../lib/render'
-import { formatHttpDate } from '../lib/headers/http-date'
-import { logConventionError, sendConventionError, serializeEnvelope } from './errors'
+import { logConventionError, rawResponse, sendConventionError } from './errors'
 import { contextHeaders, declareConvention, SENT, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys, declaresBody } from './shared'
 import { lingerOnClose } from './adapter'
@@ -69,19 +67,6 @@ function validate (opts: ContentLengthOptions): void {
   if (opts.requireContentLength !== undefined && typeof opts.requireContentLength !== 'boolean') throw invalidOption(where, 'requireContentLength must be a boolean')
   if (opts.limitStatus !== undefined && opts.limitStatus !== 411 && opts.limitStatus !== 413) throw invalidOption(where, 'limitStatus must be 411 or 413')
   if (opts.mismatchStatus !== undefined && opts.mismatchStatus !== 411 && opts.mismatchStatus !== 400) throw invalidOption(where, 'mismatchStatus must be 411 or 400')
-}
-
-/**
- * An answer written on the raw socket, dressed as every answer is: Date (RFC 9110 6.6.1: an
- * origin server with a clock sends it), Content-Type and Content-Length, and the headers
- * every answer of the context carries (Cross-Origin-Resource-Policy where configured).
- */
-function rawResponse (err: ConventionError, headers: Record<string, string>): string {
-  const r = render(err, serializeEnvelope)
-  const body = Buffer.from(r.body)
-  let head = `HTTP/1.1 ${r.statusCode} ${reasonPhrase(err.statusCode)}\r\nDate: ${formatHttpDate(Date.now())}\r\n`
-  for (const name of Object.keys(headers)) head += `${name}: ${headers[name]}\r\n`
-  return head + `Content-Type: ${r.contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${r.body}`
 }
 
 function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptions, done: (err?: Error) => void): void {

@@ -15,6 +15,7 @@ import {
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../lib/errors'
 import { reasonPhrase, render } from '../lib/render'
+import { formatHttpDate } from '../lib/headers/http-date'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { ajvErrorsToEntries } from '../lib/validation-errors'
 import { profileDefaults, type Profile } from '../lib/profile'
@@ -134,6 +135,19 @@ function writeConventionError (reply: FastifyReply, err: ConventionError, format
   // A Buffer is sent as it is: the envelope's Content-Type stays exactly `application/json`
   // (docs/conventions.md (errors); RFC 8259 defines no charset parameter), Content-Length is set.
   return Buffer.from(r.body)
+}
+
+/**
+ * An answer written on the raw socket, dressed as every answer is: Date (RFC 9110 6.6.1: an
+ * origin server with a clock sends it), Content-Type and Content-Length, and the headers
+ * every answer of the context carries (Cross-Origin-Resource-Policy where configured).
+ */
+export function rawResponse (err: ConventionError, headers: Record<string, string>): string {
+  const r = render(err, serializeEnvelope)
+  const body = Buffer.from(r.body)
+  let head = `HTTP/1.1 ${r.statusCode} ${reasonPhrase(err.statusCode)}\r\nDate: ${formatHttpDate(Date.now())}\r\n`
+  for (const name of Object.keys(headers)) head += `${name}: ${headers[name]}\r\n`
+  return head + `Content-Type: ${r.contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${r.body}`
 }
 
 /** Writes a ConventionError to the reply. Usable from a service's own error handler. */

@@ -77,3 +77,19 @@ test('Fastify\'s framework errors get the suite\'s envelope, Date, Content-Type 
   t.same(JSON.parse(short.body), { errors: [{ message: 'Route GET:/nothing not found' }] }, 'a short one is named as Fastify names it')
   dressed(t, 'a URL no route serves', notFound, 'same-origin')
 })
+
+test('requests Node\'s HTTP parser refuses (RFC 9112) get the suite\'s answer with Date, Content-Type and Cross-Origin-Resource-Policy, then the connection closes', async (t) => {
+  const { app, port } = await serve()
+  t.teardown(() => app.close())
+  const malformed = await rawRequest(port, 'GET /articles/1 HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n')
+  t.equal(malformed.status, 400, 'a header line without a colon: 400')
+  t.equal(malformed.body, 'Bad Request\nthe request is not HTTP/1.1 as RFC 9112 writes it\n')
+  dressed(t, 'a malformed header line', malformed, 'same-origin')
+  t.equal(malformed.headers.connection, 'close', 'the connection closes')
+  // RFC 6585 5: over Node's limit of the header section (16 KiB).
+  const huge = await rawRequest(port, `GET /articles/1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`)
+  t.equal(huge.status, 431, 'a header section over the limit: 431')
+  t.notMatch(huge.body, /bbbb/, 'nothing of the request is repeated')
+  dressed(t, 'a header section over the limit', huge, 'same-origin')
+  t.equal(huge.headers.connection, 'close', 'the connection closes')
+})

@@ -10,12 +10,14 @@
  *   does not decode (400, RFC 3986 2.1), a path parameter over `maxParamLength` (414, RFC
  *   9110 15.5.15); and the 404 of a URL no route serves.
  */
+import net from 'node:net'
+import { once } from 'node:events'
 import { test, type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { httpConventions, serverOptions, type HttpConventionsOptions } from '../../plugins/index'
 import { parseHttpDate } from '../../lib/headers/http-date'
 import { listen } from '../helpers/app'
-import { rawRequest, type RawResponse } from '../helpers/raw'
+import { parseResponses, rawRequest, type RawResponse } from '../helpers/raw'
 
 async function serve (opts: HttpConventionsOptions = {}): Promise<{ app: FastifyInstance, port: number }> {
   const app = Fastify({ ...serverOptions })
@@ -92,4 +94,27 @@ test('requests Node\'s HTTP parser refuses (RFC 9112) get the suite\'s answer wi
   t.notMatch(huge.body, /bbbb/, 'nothing of the request is repeated')
   dressed(t, 'a header section over the limit', huge, 'same-origin')
   t.equal(huge.headers.connection, 'close', 'the connection closes')
+})
+
+test('a request that does not arrive in time (RFC 9110 15.5.9): 408 with Date and the policy, then the connection closes', async (t) => {
+  // Node reports it as ERR_HTTP_REQUEST_TIMEOUT only after its periodic check (30 s by
+  // default): the handler is given that error on a real connection.
+  const { app } = await serve()
+  t.teardown(() => app.close())
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const accepted = once(server, 'connection')
+  const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1')
+  const [socket] = await accepted as [net.Socket]
+  const received: Buffer[] = []
+  client.on('data', (d) => received.push(d))
+  const closed = once(client, 'close')
+  socket.on('error', () => {})
+  serverOptions.clientErrorHandler.call(app, Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }) as never, socket)
+  await closed
+  const [r] = parseResponses(Buffer.concat(received).toString('latin1'))
+  t.equal(r.status, 408)
+  t.equal(r.body, 'Request Timeout\nthe request did not arrive in time\n')
+  dressed(t, 'a request timeout', { ...r, raw: '', closed: true }, 'same-origin')
 })

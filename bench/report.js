@@ -14,7 +14,8 @@
  * BENCH_OUT (directory of RESULTS.md and results.svg, default bench/).
  *
  * Sections: foundation (Content-Type, Content-Length, validation), real-shaped (a shared
- * schema, a $ref body, a coerced query string), conditional, patch, auth,
+ * schema, a $ref body, a coerced query string), conditional, patch, auth, bodies (the
+ * 1 MiB worst case of every body reader against JSON.parse),
  * delta and vcdiff (A-IM), express (the service vs Express 5), postgres (the service on
  * PostgreSQL vs SQLite).
  * Peak memory: VmHWM of every server process this process forks, sampled from /proc.
@@ -26,7 +27,7 @@ const { performance } = require('node:perf_hooks')
 const { compare } = require('./harness')
 const { ARTICLE_IDS, BASIC, BODY_2KB } = require('./express-service')
 
-const SECTIONS = ['foundation', 'real-shaped', 'conditional', 'patch', 'auth', 'delta', 'delta-scale', 'vcdiff', 'express', 'postgres']
+const SECTIONS = ['foundation', 'real-shaped', 'conditional', 'patch', 'auth', 'bodies', 'delta', 'delta-scale', 'vcdiff', 'express', 'postgres']
 const EXPRESS_TARGET = '>= 1.6'
 
 // ---------------------------------------------------------------- options
@@ -197,6 +198,8 @@ async function runSection (name, o) {
     case 'conditional':
     case 'auth':
       return captured(() => require(`./${name}.js`).run())
+    case 'bodies':
+      return captured(() => require('./bodies.js').run())
     case 'delta':
       return captured(() => require('./delta.js').run())
     case 'delta-scale':
@@ -308,6 +311,7 @@ const TITLES = {
   conditional: 'Conditional requests',
   patch: 'PATCH',
   auth: 'Authentication',
+  bodies: 'Hostile bodies: the 1 MiB worst case of every body reader',
   delta: 'Delta encoding on the wire, instance store memory',
   'delta-scale': 'Delta encoding of a 6 MiB document under load, beside a tiny route',
   vcdiff: 'VCDIFF encoder vs xdelta3',
@@ -322,6 +326,7 @@ function targetsOf (name, result) {
   if (name === 'vcdiff') return vcdiffTargets(v)
   if (name === 'delta') return deltaTargets(v)
   if (name === 'delta-scale') return require('./delta-scale.js').targets(v)
+  if (name === 'bodies') return require('./bodies.js').targets(v)
   return v.map((row) => ratioTarget(name, row)).filter((t) => t !== null)
 }
 
@@ -400,7 +405,7 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
       continue
     }
     if (name === 'vcdiff') out.push(vcdiffTable(r.value))
-    else if (name === 'delta' || name === 'delta-scale') out.push(r.output.trim())
+    else if (name === 'delta' || name === 'delta-scale' || name === 'bodies') out.push(r.output.trim())
     else out.push(rowsTable(r.value))
     if (name === 'express') {
       out.push('', 'A: the reference service (example/app.ts, `buildService`, in-memory SQLite), B: bench/express-service.js (Express 5: express.json with the same 1 MiB limit, strong ETag with its own 304, express-basic-auth on writes, hand-written validation, the same SQLite store). ' +
@@ -441,7 +446,7 @@ function chartBars (results) {
       }
       continue
     }
-    if (name === 'delta' || name === 'delta-scale') continue
+    if (name === 'delta' || name === 'delta-scale' || name === 'bodies') continue
     for (const row of r.value) {
       const target = parseTarget(row.target)
       if (target === null || typeof row.ratio !== 'number') continue

@@ -51,6 +51,10 @@ export const errorCodes = {
   FORBIDDEN: createError(`${PREFIX}FORBIDDEN`, '%s', 403, Error, false),
   SERVICE_UNAVAILABLE: createError(`${PREFIX}SERVICE_UNAVAILABLE`, '%s', 503, Error, false),
   NOT_IMPLEMENTED: createError(`${PREFIX}NOT_IMPLEMENTED`, 'Not Implemented: %s', 501, Error, false),
+  BAD_URL: createError(`${PREFIX}BAD_URL`, '%s', 400, Error, false),
+  REQUEST_TIMEOUT: createError(`${PREFIX}REQUEST_TIMEOUT`, 'Request Timeout: %s', 408, Error, false),
+  HEADERS_TOO_LARGE: createError(`${PREFIX}HEADERS_TOO_LARGE`, 'Request Header Fields Too Large: %s', 431, Error, false),
+  URI_TOO_LONG: createError(`${PREFIX}URI_TOO_LONG`, '%s', 414, Error, false),
   /** A route asks for a convention it was never compiled with: refused, never served without it. */
   MISCONFIGURED: createError(`${PREFIX}MISCONFIGURED`, '%s', 500),
   /** Thrown at registration (boot) for options that make no sense; never per request. */
@@ -187,6 +191,27 @@ export function serviceUnavailable (message: string, retryAfterSeconds = 5): Con
 // RFC 9112 6.1: a transfer coding the server does not understand; the body cannot be read.
 export function notImplemented (reason: string): ConventionError {
   return make(errorCodes.NOT_IMPLEMENTED, [reason], { rendering: 'text', closeConnection: true })
+}
+
+// RFC 3986 2.1 and 2.4: the request target's path does not decode (a "%" not followed by two
+// hexadecimal digits, or bytes that are not UTF-8); the answer never repeats the target.
+export function badUrl (message: string): ConventionError {
+  return make(errorCodes.BAD_URL, [message], { rendering: 'envelope', errors: [{ field: 'url', message }] })
+}
+
+// RFC 9110 15.5.15: the request target is longer than the server interprets; never repeated.
+export function uriTooLong (message: string): ConventionError {
+  return make(errorCodes.URI_TOO_LONG, [message], { rendering: 'envelope', errors: [{ field: 'url', message }] })
+}
+
+// RFC 9110 15.5.9: the request did not arrive within the server's time; the connection closes.
+export function requestTimeout (reason: string): ConventionError {
+  return make(errorCodes.REQUEST_TIMEOUT, [reason], { rendering: 'text', closeConnection: true })
+}
+
+// RFC 6585 5: the request's header section is larger than the server reads; the connection closes.
+export function headersTooLarge (reason: string): ConventionError {
+  return make(errorCodes.HEADERS_TOO_LARGE, [reason], { rendering: 'text', closeConnection: true })
 }
 
 // RFC 9110 15.6.1: the server is misconfigured for this route; fail closed and say so in the log.

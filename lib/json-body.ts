@@ -31,6 +31,9 @@ const OPEN_BRACKET = 0x5b
 const CLOSE_BRACE = 0x7d
 const CLOSE_BRACKET = 0x5d
 const QUOTE = 0x22
+const BACKSLASH = 0x5c
+/** Characters of a string read one by one before the scan searches natively for its end. */
+const IN_PLACE = 32
 
 /** What one pass over a JSON text found. */
 export type JsonScan =
@@ -38,53 +41,95 @@ export type JsonScan =
   | { ok: false, message: string }
 
 /**
+ * A counter of the characters a pass examined (each character the loop reads, and each one a
+ * native search passes over), for tests that bound the work done per byte of input. Passed
+ * by the caller or not at all: the pass counts in a local variable and adds it once at the end.
+ */
+export interface WorkCounter { steps: number }
+
+/**
  * One iterative pass over a JSON text (RFC 8259 2: structural characters outside
  * strings): the deepest nesting, stopping as soon as it passes `maxDepth`, and whether
  * any string may hold a surrogate (an escaped `\uD800`-`\uDFFF` or a raw one), which
  * only then calls for the slower check of every string. Syntax is left to JSON.parse.
+ * Linear: every character is examined a bounded number of times (`work` counts them).
  */
-export function scanJsonText (text: string, maxDepth: number): JsonScan {
+export function scanJsonText (text: string, maxDepth: number, work?: WorkCounter): JsonScan {
+  const n = text.length
+  // A raw lone surrogate can only come from a caller's string (decoded bytes never hold one).
+  const surrogates = !isWellFormedString(text)
+  const scan = scanStructure(text, maxDepth, surrogates)
+  // isWellFormedString examined every character once.
+  if (work !== undefined) work.steps += n + scan.steps
+  return scan.result
+}
+
+/** RFC 8259 7: true when the escape at `at` is \\uXXXX with XXXX in D800-DFFF ("d", then 8-9 or a-f), a surrogate. */
+function checkEscape (text: string, at: number): boolean {
+  if (text.charCodeAt(at + 1) !== 0x75 || (text.charCodeAt(at + 2) | 0x20) !== 0x64) return false
+  const h = text.charCodeAt(at + 3) | 0x20
+  return h === 0x38 || h === 0x39 || (h >= 0x61 && h <= 0x66)
+}
+
+/** scanJsonText's pass; `steps` counts the characters its loops read and its native searches passed over. */
+function scanStructure (text: string, maxDepth: number, surrogates: boolean): { result: JsonScan, steps: number } {
   let depth = 0
   let deepest = 0
-  // A raw lone surrogate can only come from a caller's string (decoded bytes never hold one).
-  let surrogates = !isWellFormedString(text)
+  let steps = 0
   const n = text.length
-  // Position of the next backslash at or after the cursor (n when none): found once per
-  // backslash, so that skipping strings stays linear however many strings there are.
+  // Positions of the next quote and the next backslash at or after the cursor (n when
+  // none), searched for again only once the cursor has passed them: every search starts
+  // beyond where the last one of its kind ended, so the searches pass over the text once,
+  // and the loops read each character at most once.
+  let quote = -1
   let backslash = -1
   for (let i = 0; i < n; i++) {
+    steps++
     const c = text.charCodeAt(i)
     if (c === QUOTE) {
-      // A string (RFC 8259 7): jump to its closing quote, stepping over escapes.
+      // A string (RFC 8259 7), up to its closing quote.
       i++
       for (;;) {
-        const quote = text.indexOf('"', i)
-        if (quote === -1) return { ok: true, depth: deepest, surrogates }
-        if (backslash < i) {
-          backslash = text.indexOf('\\', i)
-          if (backslash === -1) backslash = n
+        // A few characters are read in place: escapes close together cost no search each.
+        const stop = Math.min(n, i + IN_PLACE)
+        const from = i
+        let d = 0
+        for (; i < stop; i++) {
+          d = text.charCodeAt(i)
+          if (d === QUOTE || d === BACKSLASH) break
         }
-        if (backslash > quote) {
-          i = quote
-          break
+        steps += i - from + 1
+        if (i === stop) {
+          if (i === n) break
+          // A long run: to the next quote or backslash by native searches, each started where
+          // the last one of its kind ended.
+          if (quote < i) {
+            quote = text.indexOf('"', i)
+            if (quote === -1) quote = n
+            steps += quote - i
+          }
+          if (backslash < i) {
+            backslash = text.indexOf('\\', i)
+            if (backslash === -1) backslash = n
+            steps += backslash - i
+          }
+          i = Math.min(quote, backslash)
+          if (i === n) break
+          d = text.charCodeAt(i)
         }
-        // RFC 8259 7: \uXXXX with XXXX in D800-DFFF is a surrogate ("d" then 8-9 or a-f).
-        const e = backslash + 1
-        if (text.charCodeAt(e) === 0x75 && (text.charCodeAt(e + 1) | 0x20) === 0x64) {
-          const h = text.charCodeAt(e + 2) | 0x20
-          if (h === 0x38 || h === 0x39 || (h >= 0x61 && h <= 0x66)) surrogates = true
-        }
-        i = e + 1
+        if (d === QUOTE) break
+        if (checkEscape(text, i)) surrogates = true
+        i += 2
       }
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (++depth > maxDepth) return { ok: false, message: `body is nested deeper than ${maxDepth} levels` }
+      if (++depth > maxDepth) return { result: { ok: false, message: `body is nested deeper than ${maxDepth} levels` }, steps }
       if (depth > deepest) deepest = depth
     } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth < 0) {
       // More closing than opening brackets: no JSON text, whatever follows (RFC 8259 2).
-      return { ok: false, message: 'body is not well-formed JSON' }
+      return { result: { ok: false, message: 'body is not well-formed JSON' }, steps }
     }
   }
-  return { ok: true, depth: deepest, surrogates }
+  return { result: { ok: true, depth: deepest, surrogates }, steps }
 }
 
 /** True when `s` holds no lone surrogate (String.prototype.isWellFormed, Node >= 20). */
@@ -135,16 +180,23 @@ const OPENERS = ['{', '['] as const
  * not), so it cannot nest deeper: most bodies, checked by a few native searches instead
  * of a pass over every character.
  */
-export function fewOpeners (text: string, maxDepth: number): boolean {
+export function fewOpeners (text: string, maxDepth: number, work?: WorkCounter): boolean {
   let count = 0
+  let steps = 0
+  let few = true
   for (const opener of OPENERS) {
     let at = text.indexOf(opener)
-    while (at !== -1) {
-      if (++count > maxDepth) return false
-      at = text.indexOf(opener, at + 1)
+    let from = 0
+    while (at !== -1 && few) {
+      steps += at + 1 - from
+      from = at + 1
+      if (++count > maxDepth) few = false
+      else at = text.indexOf(opener, from)
     }
+    if (at === -1) steps += text.length - from
   }
-  return true
+  if (work !== undefined) work.steps += steps
+  return few
 }
 
 function limitOf (options: JsonBodyOptions | undefined): number {
@@ -159,16 +211,21 @@ function limitOf (options: JsonBodyOptions | undefined): number {
  * 422 naming the field when a string holds a lone surrogate (RFC 8259 8.2: such a
  * string is grammatical but its meaning is unpredictable, so it is not processed).
  */
-export function parseJsonBody (text: string, options?: JsonBodyOptions): JsonBodyResult {
-  return parseText(text, limitOf(options), false)
+export function parseJsonBody (text: string, options?: JsonBodyOptions, work?: WorkCounter): JsonBodyResult {
+  return parseText(text, limitOf(options), false, work)
 }
 
-/** parseJsonBody; `wellFormed`: the text is known to hold no lone surrogate (decoded from UTF-8). */
-function parseText (text: string, maxDepth: number, wellFormed: boolean): JsonBodyResult {
+/**
+ * parseJsonBody; `wellFormed`: the text is known to hold no lone surrogate (decoded from
+ * UTF-8). `work` counts the characters the checks before JSON.parse examine: a few passes
+ * over the text, never one per token.
+ */
+function parseText (text: string, maxDepth: number, wellFormed: boolean, work?: WorkCounter): JsonBodyResult {
   if (text.length === 0) return { ok: false, error: malformedBody('body is empty but Content-Type says JSON') }
-  const scan = fewOpeners(text, maxDepth) && text.indexOf('\\u') === -1 && (wellFormed || isWellFormedString(text))
-    ? SHALLOW
-    : scanJsonText(text, maxDepth)
+  const shallow = fewOpeners(text, maxDepth, work) && text.indexOf('\\u') === -1 && (wellFormed || isWellFormedString(text))
+  // Each native search above passed over the text at most once.
+  if (work !== undefined) work.steps += 2 * text.length
+  const scan = shallow ? SHALLOW : scanJsonText(text, maxDepth, work)
   if (!scan.ok) return { ok: false, error: malformedBody(scan.message) }
   let value: unknown
   try {
@@ -203,13 +260,13 @@ export function decodeUtf8Strict (bytes: Uint8Array): string | null {
  * Parses a JSON body from its bytes (Fastify `parseAs: 'buffer'`): invalid UTF-8 is a
  * 400 with field `body` instead of text with U+FFFD in it; then as parseJsonBody.
  */
-export function parseJsonBuffer (bytes: Uint8Array, options?: JsonBodyOptions): JsonBodyResult {
+export function parseJsonBuffer (bytes: Uint8Array, options?: JsonBodyOptions, work?: WorkCounter): JsonBodyResult {
   const maxDepth = limitOf(options)
   if (bytes.length === 0) return { ok: false, error: malformedBody('body is empty but Content-Type says JSON') }
   const text = decodeUtf8Strict(bytes)
   if (text === null) return { ok: false, error: malformedBody('body is not valid UTF-8 (RFC 8259 8.1)') }
   // RFC 3629 3: UTF-8 cannot encode a surrogate, so the text holds no lone one.
-  return parseText(text, maxDepth, true)
+  return parseText(text, maxDepth, true, work)
 }
 
 /** Bytes of one block of a body whose length is not known in advance (chunked). */
@@ -288,30 +345,38 @@ export class BodyBytes {
 /**
  * A pass-through stream that joins the pieces of a body into blocks of 16 KiB (pieces of
  * that size or more pass as they are): whatever reads it (another parser that keeps one
- * buffer per piece, Fastify's own among them) holds a body sent as one-byte chunks in about
- * one byte of memory per body byte. `receivedEncodedLength` counts the bytes that came in.
+ * buffer per piece, Fastify's own among them) holds a body sent in pieces of one byte (as
+ * one-byte chunks, or one byte per TCP segment) in about one byte of memory per body byte.
+ * `expected`, the declared length (Content-Length; 0 when unknown), sizes the blocks of a
+ * shorter body to the body, and lets a body that arrives in one piece pass as it is.
+ * `receivedEncodedLength` counts the bytes that came in.
  */
 export class CoalescedBody extends Transform {
   receivedEncodedLength = 0
   private block: Buffer | null = null
   private used = 0
 
+  constructor (private readonly expected = 0) {
+    super()
+  }
+
   override _transform (chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    const before = this.receivedEncodedLength
     this.receivedEncodedLength += chunk.length
-    if (chunk.length >= BODY_BLOCK) {
+    // A large piece, or the whole rest of a declared body with nothing held: no copy.
+    if (chunk.length >= BODY_BLOCK || (this.used === 0 && this.expected > 0 && this.receivedEncodedLength >= this.expected)) {
       this.flushBlock()
       this.push(chunk)
       return callback()
     }
-    this.block ??= ownBlock(BODY_BLOCK)
-    const n = chunk.copy(this.block, this.used)
-    this.used += n
-    if (this.used === BODY_BLOCK) {
-      this.flushBlock()
-      if (n < chunk.length) {
-        this.block = ownBlock(BODY_BLOCK)
-        this.used = chunk.copy(this.block, 0, n)
-      }
+    let at = 0
+    while (at < chunk.length) {
+      // A block holds what is left of a declared body when that is less than a block.
+      this.block ??= ownBlock(this.expected > before + at ? Math.min(BODY_BLOCK, this.expected - before - at) : BODY_BLOCK)
+      const n = chunk.copy(this.block, this.used, at)
+      this.used += n
+      at += n
+      if (this.used === this.block.length) this.flushBlock()
     }
     callback()
   }
@@ -323,7 +388,8 @@ export class CoalescedBody extends Transform {
 
   private flushBlock (): void {
     if (this.used === 0) return
-    this.push((this.block as Buffer).subarray(0, this.used))
+    const block = this.block as Buffer
+    this.push(this.used === block.length ? block : block.subarray(0, this.used))
     this.block = null
     this.used = 0
   }

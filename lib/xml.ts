@@ -74,24 +74,88 @@ function hex (cp: number): string {
 /** XML 1.0 4.6: the predefined entities, the only ones a document without a DTD may use. */
 const PREDEFINED = new Set(['lt', 'gt', 'amp', 'apos', 'quot'])
 
+/** A counter of the characters a pass examined, for tests that bound the work per byte of input. */
+export interface WorkCounter { steps: number }
+
+/** The longest reference read (XML 1.0 4.1: "&#1114111;", the longest legal one, is 10 characters long). */
+const LONGEST_REFERENCE = 12
+
+/**
+ * XML 1.0 4.1: CharRef ::= '&#' [0-9]+ ';' | '&#x' [0-9a-fA-F]+ ';', to a legal character
+ * (WFC: Legal Character): true for one at `amp` ending before `to`, of at most 7 decimal
+ * or 6 hexadecimal digits (the longest that can name a character).
+ */
+function isCharacterReference (text: string, amp: number, to: number): boolean {
+  const hexadecimal = text.charCodeAt(amp + 2) === 0x78
+  const base = hexadecimal ? 16 : 10
+  const first = amp + (hexadecimal ? 3 : 2)
+  const last = Math.min(to, first + (hexadecimal ? 6 : 7))
+  let cp = 0
+  let k = first
+  for (; k < last; k++) {
+    const c = text.charCodeAt(k)
+    const lower = c | 0x20
+    const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : hexadecimal && lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1
+    if (digit < 0) break
+    cp = cp * base + digit
+  }
+  return k > first && k < to && text.charCodeAt(k) === 0x3b && isXmlChar(cp)
+}
+
 /**
  * XML 1.0 4.1: every "&" in character data and attribute values starts a reference: a
  * character reference to a legal character (WFC: Legal Character), or one of the
- * predefined entities (WFC: Entity Declared; no DTD is allowed).
+ * predefined entities (WFC: Entity Declared; no DTD is allowed). Checks the one at `amp`,
+ * which lies before `to`; reads at most LONGEST_REFERENCE characters.
  */
-function checkReferences (text: string, from: number, to: number): void {
-  for (let amp = text.indexOf('&', from); amp !== -1 && amp < to; amp = text.indexOf('&', amp + 1)) {
-    const semi = text.indexOf(';', amp + 1)
-    if (semi === -1 || semi > to || semi - amp > 12) throw new XmlSyntaxError('XML body is not well-formed: "&" must start a reference ending with ";" (XML 1.0 4.1)')
-    const ref = text.slice(amp + 1, semi)
-    if (ref.charCodeAt(0) === 0x23) {
-      const cp = /^#x[0-9a-fA-F]{1,6}$/.test(ref) ? parseInt(ref.slice(2), 16) : /^#[0-9]{1,7}$/.test(ref) ? parseInt(ref.slice(1), 10) : -1
-      if (cp < 0) throw new XmlSyntaxError(`XML body is not well-formed: "&${ref};" is not a character reference (XML 1.0 4.1)`)
-      if (!isXmlChar(cp)) throw new XmlSyntaxError(`XML body refers to ${hex(cp)}, which is not an XML 1.0 character (XML 1.0 2.2, 4.1)`)
-    } else if (!PREDEFINED.has(ref)) {
-      throw new XmlSyntaxError(`XML body uses the entity "&${ref};", which is not declared (XML 1.0 4.1: only lt, gt, amp, apos and quot without a DTD)`)
+function checkReference (text: string, amp: number, to: number): void {
+  // Most references are the predefined entities or character references: recognised in
+  // place, without making a string; anything else is checked again below for its message.
+  const first = text.charCodeAt(amp + 1)
+  if (first === 0x23) {
+    if (isCharacterReference(text, amp, to)) return
+  } else {
+    const ref = first === 0x61 ? (text.charCodeAt(amp + 2) === 0x6d ? '&amp;' : '&apos;') : first === 0x6c ? '&lt;' : first === 0x67 ? '&gt;' : '&quot;'
+    if (amp + ref.length <= to && text.startsWith(ref, amp)) return
+  }
+  const last = Math.min(to, amp + LONGEST_REFERENCE + 1)
+  let semi = amp + 1
+  while (semi < last && text.charCodeAt(semi) !== 0x3b) semi++
+  if (semi >= last) throw new XmlSyntaxError('XML body is not well-formed: "&" must start a reference ending with ";" (XML 1.0 4.1)')
+  const ref = text.slice(amp + 1, semi)
+  if (ref.charCodeAt(0) === 0x23) {
+    const cp = /^#x[0-9a-fA-F]{1,6}$/.test(ref) ? parseInt(ref.slice(2), 16) : /^#[0-9]{1,7}$/.test(ref) ? parseInt(ref.slice(1), 10) : -1
+    if (cp < 0) throw new XmlSyntaxError(`XML body is not well-formed: "&${ref};" is not a character reference (XML 1.0 4.1)`)
+    if (!isXmlChar(cp)) throw new XmlSyntaxError(`XML body refers to ${hex(cp)}, which is not an XML 1.0 character (XML 1.0 2.2, 4.1)`)
+  } else if (!PREDEFINED.has(ref)) {
+    throw new XmlSyntaxError(`XML body uses the entity "&${ref};", which is not declared (XML 1.0 4.1: only lt, gt, amp, apos and quot without a DTD)`)
+  }
+}
+
+/**
+ * The references of a document, checked in one forward pass: `check(from, to)` checks
+ * every "&" in [from, to). The position of the next "&" is kept, and searched for again
+ * only once the ranges have passed it, so the searches together pass over the text once
+ * whatever the number of tags, comments and processing instructions between references.
+ */
+function referenceChecker (text: string): { check: (from: number, to: number) => void, steps: () => number } {
+  const n = text.length
+  let next = -1
+  let steps = 0
+  function check (from: number, to: number): void {
+    for (;;) {
+      if (next < from) {
+        next = text.indexOf('&', from)
+        if (next === -1) next = n
+        steps += next - from
+      }
+      if (next >= to) return
+      checkReference(text, next, to)
+      steps += LONGEST_REFERENCE
+      from = next + 1
     }
   }
+  return { check, steps: () => steps }
 }
 
 /**
@@ -100,50 +164,64 @@ function checkReferences (text: string, from: number, to: number): void {
  * entity expansion or external entities), references to undeclared entities or illegal
  * characters, and element nesting deeper than `maxDepth`. Comments, CDATA sections and
  * processing instructions are skipped whole; syntax proper is left to the validator.
+ * Every search starts where the previous one of its kind ended (`work` counts the
+ * characters examined).
  */
-function checkMarkup (text: string, maxDepth: number): void {
+export function checkMarkup (text: string, maxDepth: number, work?: WorkCounter): void {
   const bad = NOT_XML_CHAR.exec(text)
   if (bad !== null) throw new XmlSyntaxError(`XML body contains ${hex(bad[0].charCodeAt(0))}, which is not an XML 1.0 character (XML 1.0 2.2)`)
   if (!(text as unknown as { isWellFormed: () => boolean }).isWellFormed()) throw new XmlSyntaxError('XML body contains a lone surrogate, which is not an XML 1.0 character (XML 1.0 2.2)')
   const n = text.length
+  const references = referenceChecker(text)
+  // The two native passes above examined every character.
+  let steps = 2 * n
   let depth = 0
   let i = 0
-  for (;;) {
-    const lt = text.indexOf('<', i)
-    checkReferences(text, i, lt === -1 ? n : lt)
-    if (lt === -1) return
-    let close: string | null = null
-    if (text.startsWith('<!--', lt)) close = '-->'
-    else if (text.startsWith('<![CDATA[', lt)) close = ']]>'
-    else if (text.startsWith('<?', lt)) close = '?>'
-    else if (text.startsWith('<!', lt)) throw new XmlSyntaxError('XML body must not contain a DOCTYPE or other markup declarations')
-    if (close !== null) {
-      const end = text.indexOf(close, lt + 2)
-      if (end === -1) throw new XmlSyntaxError('XML body is not well-formed: a comment, CDATA section or processing instruction is not closed')
-      i = end + close.length
-      continue
-    }
-    // A tag: up to the first ">" outside a quoted attribute value (XML 1.0 3.1).
-    let j = lt + 1
-    let quote = 0
-    for (; j < n; j++) {
-      const c = text.charCodeAt(j)
-      if (quote !== 0) {
-        if (c === quote) quote = 0
-      } else if (c === 0x22 || c === 0x27) {
-        quote = c
-      } else if (c === 0x3e) {
-        break
+  try {
+    for (;;) {
+      let lt = text.indexOf('<', i)
+      if (lt === -1) lt = n
+      steps += lt - i
+      references.check(i, lt)
+      if (lt === n) return
+      const next = text.charCodeAt(lt + 1)
+      if (next === 0x21 || next === 0x3f) {
+        let close: string
+        if (text.startsWith('<!--', lt)) close = '-->'
+        else if (text.startsWith('<![CDATA[', lt)) close = ']]>'
+        else if (next === 0x3f) close = '?>'
+        else throw new XmlSyntaxError('XML body must not contain a DOCTYPE or other markup declarations')
+        const end = text.indexOf(close, lt + 2)
+        if (end === -1) throw new XmlSyntaxError('XML body is not well-formed: a comment, CDATA section or processing instruction is not closed')
+        i = end + close.length
+        steps += i - lt
+        continue
       }
+      // A tag: up to the first ">" outside a quoted attribute value (XML 1.0 3.1).
+      let j = lt + 1
+      let quote = 0
+      for (; j < n; j++) {
+        const c = text.charCodeAt(j)
+        if (quote !== 0) {
+          if (c === quote) quote = 0
+        } else if (c === 0x22 || c === 0x27) {
+          quote = c
+        } else if (c === 0x3e) {
+          break
+        }
+      }
+      steps += j - lt
+      if (j >= n) throw new XmlSyntaxError('XML body is not well-formed: a tag is not closed')
+      references.check(lt, j)
+      if (next === 0x2f) {
+        depth--
+      } else if (text.charCodeAt(j - 1) !== 0x2f && ++depth > maxDepth) {
+        throw new XmlSyntaxError(`XML body is nested deeper than ${maxDepth} elements`)
+      }
+      i = j + 1
     }
-    if (j >= n) throw new XmlSyntaxError('XML body is not well-formed: a tag is not closed')
-    checkReferences(text, lt, j)
-    if (text.charCodeAt(lt + 1) === 0x2f) {
-      depth--
-    } else if (text.charCodeAt(j - 1) !== 0x2f && ++depth > maxDepth) {
-      throw new XmlSyntaxError(`XML body is nested deeper than ${maxDepth} elements`)
-    }
-    i = j + 1
+  } finally {
+    if (work !== undefined) work.steps += steps + references.steps()
   }
 }
 
@@ -154,9 +232,9 @@ function depthOf (options: XmlParseOptions | undefined): number {
 }
 
 /** Parses an XML document into fast-xml-parser's plain tree; throws XmlSyntaxError when not well-formed. */
-export function parseXml (text: string, options?: XmlParseOptions): Record<string, unknown> {
+export function parseXml (text: string, options?: XmlParseOptions, work?: WorkCounter): Record<string, unknown> {
   const maxDepth = depthOf(options)
-  checkMarkup(text, maxDepth)
+  checkMarkup(text, maxDepth, work)
   const valid = XMLValidator.validate(text)
   if (valid !== true) {
     throw new XmlSyntaxError(`XML body is not well-formed: ${valid.err.msg} (line ${valid.err.line})`)
@@ -274,10 +352,11 @@ export function decodeXmlBody (bytes: Uint8Array, charset?: string): string {
  * encoding, characters outside XML 1.0, nesting deeper than `maxDepth`, or a document
  * that is not well-formed.
  */
-export function parseXmlBody (bytes: Uint8Array, charset: string | undefined, schema?: JsonSchemaLike, options?: XmlParseOptions): { ok: true, value: unknown } | { ok: false, error: ConventionError } {
+export function parseXmlBody (bytes: Uint8Array, charset: string | undefined, schema?: JsonSchemaLike, options?: XmlParseOptions, work?: WorkCounter): { ok: true, value: unknown } | { ok: false, error: ConventionError } {
   const maxDepth = depthOf(options)
   try {
-    return { ok: true, value: xmlBodyToJson(decodeXmlBody(bytes, charset), schema, { maxDepth }) }
+    const tree = parseXml(decodeXmlBody(bytes, charset), { maxDepth }, work)
+    return { ok: true, value: xmlToJson(tree[Object.keys(tree)[0]], schema) }
   } catch (err) {
     if (err instanceof XmlEncodingError) return { ok: false, error: unsupportedMediaType(err.message) }
     return { ok: false, error: malformedBody(err instanceof XmlSyntaxError ? err.message : 'body is not well-formed XML') }

@@ -29,13 +29,14 @@
  *   answer (errors in Fastify's shape, a closing connection); for the rest, the context's
  *   steps (the not-found handler included).
  */
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { invalidOption, misconfigured } from '../lib/errors'
+import { badFraming, headersTooLarge, invalidOption, misconfigured, requestTimeout } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { parseMediaType, type MediaType } from '../lib/headers/media-type'
 import { asArray, methodsOf, routeWhere } from './shared'
 import { recordResponse, type ConventionResponse } from './openapi'
-import { addEnvelopeSchema, renderPassedOnError, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
+import { addEnvelopeSchema, fromFastifyError, logConventionError, rawResponse, renderPassedOnError, routeErrorHandler, sendConventionError, type ErrorFormat, type ErrorPolicy } from './errors'
 import { ASKS, COMPILE_ORDER, STEP_RANKS, contextRank, entryOf, type ContextKind, type ConventionKey, type RoutePhase, type StepName } from './manifest'
 import { contextValue, ownContextValue, rootOf, setContextValue } from './adapter'
 import { conditionalConvention } from './conditional'
@@ -109,6 +110,11 @@ export interface Convention {
   policy?: (methods: readonly string[]) => boolean
   /** Conventions compiled with their defaults for a route when not registered in its context (patch needs conditional). */
   needs?: readonly ConventionKey[]
+  /**
+   * Headers every answer of the context carries, also those the suite writes where no route
+   * and no hook runs: Fastify's framework errors, framing errors answered on the raw socket.
+   */
+  headers?: Readonly<Record<string, string>>
 }
 
 export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
@@ -476,6 +482,56 @@ function uncompiled (registry: Registry | undefined, config: Record<string | sym
     request.log.warn({ route: where, conventions: missed }, `${where} was declared before fastify-http-conventions was loaded in its context: it gets only the answers every route of the context gets, not ${missed.join(', ')}; declare it after await fastify.register(...)`)
   }
   return null
+}
+
+/**
+ * The headers every answer of `instance`'s context carries (each convention in effect there
+ * that declares some), for answers written where no route and no hook runs.
+ */
+export function contextHeaders (instance: FastifyInstance): Record<string, string> {
+  const out: Record<string, string> = {}
+  const registry = registryOf(instance)
+  if (registry === undefined) return out
+  for (const key of COMPILE_ORDER) Object.assign(out, lookup(registry, key)?.headers)
+  return out
+}
+
+/**
+ * Fastify's `frameworkErrors` (set by `serverOptions`): a request its router refused before
+ * any route or hook (a path that does not decode, a path parameter over `maxParamLength`)
+ * gets the suite's answer, as its root context gives it: the catalogue's error in the
+ * context's format, with the headers every answer of the context carries. Nothing of the
+ * request is repeated. An error the catalogue does not know is Fastify's to answer.
+ */
+export function answerFrameworkError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const registry = registryOf(request.server)
+  const defaults = profileDefaults(nearest(registry, (r) => r.profile))
+  const err = fromFastifyError(error, request, defaults) ?? misconfigured('the server could not route this request')
+  logConventionError(request, err)
+  const headers = contextHeaders(request.server)
+  for (const name of Object.keys(headers)) reply.header(name, headers[name])
+  sendConventionError(reply, err, formatOf(registry))
+}
+
+/**
+ * Fastify's `clientErrorHandler` (set by `serverOptions`): a request Node's HTTP parser
+ * refused gets the suite's answer on the raw socket, dressed as every answer (Date, the
+ * headers of every answer of the root context), then the connection closes: 408 for a
+ * request that did not arrive in time (RFC 9110 15.5.9), 431 for a header section over the
+ * server's limit (RFC 6585 5), 400 for anything that is not HTTP/1.1 as RFC 9112 writes it.
+ * A request the content-length plugin answered (a framing error) is left alone.
+ */
+export function answerClientError (this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  // Node: a reset connection, or one already answered and destroyed, has nothing more to say.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const err = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? requestTimeout('the request did not arrive in time')
+    : error.code === 'HPE_HEADER_OVERFLOW'
+      ? headersTooLarge('the header section is larger than this server reads')
+      : badFraming('the request is not HTTP/1.1 as RFC 9112 writes it')
+  this.log.trace({ err: error }, 'client error')
+  if (socket.writable) socket.write(rawResponse(err, contextHeaders(this)))
+  socket.destroy(error)
 }
 
 /**

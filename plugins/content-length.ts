@@ -5,17 +5,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import { pipeline } from 'node:stream'
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemented, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
-import { CoalescedBody } from '../lib/json-body'
-import { reasonPhrase, render } from '../lib/render'
-import { logConventionError, sendConventionError, serializeEnvelope } from './errors'
-import { declareConvention, SENT, type RouteCompiler } from './compose'
+import { logConventionError, rawResponse, sendConventionError } from './errors'
+import { contextHeaders, declareConvention, SENT, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys, declaresBody } from './shared'
 import { lingerOnClose } from './adapter'
+import { coalesceBody } from './body-reader'
 
 export interface ContentLengthOptions {
   profile?: Profile
@@ -71,13 +69,6 @@ function validate (opts: ContentLengthOptions): void {
   if (opts.mismatchStatus !== undefined && opts.mismatchStatus !== 411 && opts.mismatchStatus !== 400) throw invalidOption(where, 'mismatchStatus must be 411 or 400')
 }
 
-function rawResponse (err: ConventionError): string {
-  const r = render(err, serializeEnvelope)
-  const body = Buffer.from(r.body)
-  return `HTTP/1.1 ${r.statusCode} ${reasonPhrase(err.statusCode)}\r\n` +
-    `Content-Type: ${r.contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${r.body}`
-}
-
 function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptions, done: (err?: Error) => void): void {
   try { validate(opts) } catch (err) { return done(err as Error) }
   const defaults = profileDefaults(opts.profile)
@@ -91,7 +82,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   const mismatch = mismatchStatus === 400 ? badFraming : lengthRequired
 
   installServerListeners(fastify, mismatch)
-  fastify.addHook('preParsing', coalesceChunkedBody)
+  fastify.addHook('preParsing', coalesceBody)
 
   // Any answer that closes its connection (a redirect or a 401 that left the body unread)
   // ends the connection's pipeline too: later requests on it must not run.
@@ -264,20 +255,6 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
 }
 
 /**
- * RFC 9112 7.1: a chunked body may come in pieces of one byte. Every parser reads it through
- * CoalescedBody, in blocks: an app's own parser or Fastify's (which keep one buffer per
- * piece, some 190 bytes of memory per body byte) hold it in about one byte per body byte.
- * Bodies with Content-Length are left as they are (the suite's readers preallocate them).
- */
-function coalesceChunkedBody (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (err: Error | null, body?: RequestPayload) => void): void {
-  if (request.headers['transfer-encoding'] === undefined) return done(null, payload)
-  const body = new CoalescedBody()
-  // An aborted request fails the body stream, so the parser ends with an error.
-  pipeline(payload, body, function ignore () {})
-  done(null, body)
-}
-
-/**
  * Node's parser refuses duplicate or malformed Content-Length, and CL with TE, before Fastify
  * sees the request (its default answer is a generic 400). Answer those here, once per server:
  * no route is known for them, so the first registration's statuses apply.
@@ -334,7 +311,7 @@ function installServerListeners (fastify: FastifyInstance, mismatch: (reason: st
     if (reply === null) return
     const current = socket[kCurrent]
     if (current !== undefined) current[kMisframed] = true
-    if (socket.writable) socket.end(rawResponse(reply))
+    if (socket.writable) socket.end(rawResponse(reply, contextHeaders(fastify)))
     socket.destroy()
   })
 }

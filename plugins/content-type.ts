@@ -5,15 +5,16 @@
  * with `charset=utf-8`; routes that opt in answer JSON or XML by the request's Accept.
  */
 import fp from 'fastify-plugin'
-import { errorCodes as fastifyErrors, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption, unsupportedMediaType, type ConventionError } from '../lib/errors'
-import { BodyBytes, DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
+import { DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
 import { declareConvention, requestMediaType, type PayloadNext, type RouteCompiler } from './compose'
 import { profileError, declaresBody, rejectUnknownKeys } from './shared'
+import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
 
 export interface XmlConfig {
   /** Root element name (`article`, or `articles` for a list). */
@@ -46,7 +47,6 @@ const WHERE = 'http-conventions/content-type'
 const OPTIONS: ReadonlyArray<keyof ContentTypeOptions> = ['profile', 'xml', 'maxDepth']
 const ROUTE_OPTIONS: ReadonlyArray<keyof ContentTypeRouteConfig> = ['accept', 'xml']
 const XML_OPTIONS: ReadonlyArray<keyof XmlConfig> = ['root', 'itemNames']
-const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = fastifyErrors
 
 function validateRouteConfig (c: RouteCompiler): ContentTypeRouteConfig | false | undefined {
   const config = c.config.contentType as ContentTypeRouteConfig | false | undefined
@@ -136,65 +136,6 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   done()
 }
 
-/** The request body as Fastify hands it to a parser that reads it itself. */
-type BodyStream = NodeJS.ReadableStream & { receivedEncodedLength?: number }
-type Done = (err: Error | null, value?: unknown) => void
-
-/** Replaces the context's parser for `types` (a child context may have inherited one) with one that reads the stream. */
-function setParser (fastify: FastifyInstance, types: string[], parser: (request: FastifyRequest, payload: BodyStream, next: Done) => void): void {
-  for (const type of types) {
-    if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
-  }
-  fastify.addContentTypeParser(types, parser as never)
-}
-
-/**
- * Reads a body off the request's stream with the checks of Fastify's own reader: the
- * route's body limit (before and while reading), the bytes received against Content-Length,
- * a stream error answered 400. The bytes are collected in about one byte of memory per body
- * byte however small the pieces they arrive in (BodyBytes: Fastify's reader keeps one buffer
- * per piece, some 190 bytes of memory per byte of a body sent as one-byte chunks). A body
- * that arrived in one chunk reaches `parse` as it is: Fastify copies it for a parser that
- * asks for a Buffer, and that copy was measured at several µs per request
- * (bench/RESULTS.md). `parse` must not keep it.
- */
-function readBody (request: FastifyRequest, payload: BodyStream, done: Done, parse: (bytes: Buffer) => void): void {
-  const limit = request.routeOptions.bodyLimit
-  const contentLength = Number(request.headers['content-length'])
-  if (contentLength > limit) return done(new FST_ERR_CTP_BODY_TOO_LARGE())
-  // Behind a decoding stream (another plugin's preParsing) the declared length says nothing of the decoded one.
-  const body = new BodyBytes(payload === request.raw && contentLength > 0 ? contentLength : 0)
-  function stop (): void {
-    payload.removeListener('data', onData)
-    payload.removeListener('end', onEnd)
-    payload.removeListener('error', onEnd)
-  }
-  function onData (chunk: Buffer | string): void {
-    // A preParsing stream of another plugin may emit strings.
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
-    // The decoded length and, behind a decompressing stream, the encoded one (a "zip bomb").
-    if (body.length + bytes.length > limit || (payload.receivedEncodedLength ?? 0) > limit) {
-      stop()
-      return done(new FST_ERR_CTP_BODY_TOO_LARGE())
-    }
-    body.push(bytes)
-  }
-  function onEnd (err?: Error & { statusCode?: number }): void {
-    stop()
-    if (err != null) {
-      if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400
-      return done(err)
-    }
-    // RFC 9112 6.3: the body ends where Content-Length says.
-    if (!Number.isNaN(contentLength) && ((payload.receivedEncodedLength ?? 0) || body.length) !== contentLength) return done(new FST_ERR_CTP_INVALID_CONTENT_LENGTH())
-    parse(body.bytes())
-  }
-  payload.on('data', onData)
-  payload.on('end', onEnd)
-  payload.on('error', onEnd)
-  payload.resume()
-}
-
 function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: number): void {
   const depth = { maxDepth }
   // Every body the suite parses is read by readBody (bounded memory per body byte), never by
@@ -202,7 +143,7 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
   // Bytes, not a string: invalid UTF-8 is refused, never turned into U+FFFD (RFC 8259 8.1); the
   // nesting depth is checked before JSON.parse sees the text.
-  setParser(fastify, ['application/json'], function parseJson (request: FastifyRequest, payload: BodyStream, next: Done) {
+  setSuiteParser(fastify, ['application/json'], function parseJson (request: FastifyRequest, payload: BodyStream, next: Done) {
     readBody(request, payload, next, function parseJsonBytes (bytes) {
       const parsed = parseJsonBuffer(bytes, depth)
       if (parsed.ok) next(null, parsed.value)
@@ -210,12 +151,12 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
     })
   })
   // Text as Fastify's own string reader decodes it (UTF-8, the whole body at once).
-  setParser(fastify, ['text/plain', 'text/html'], function parseText (request: FastifyRequest, payload: BodyStream, next: Done) {
+  setSuiteParser(fastify, ['text/plain', 'text/html'], function parseText (request: FastifyRequest, payload: BodyStream, next: Done) {
     readBody(request, payload, next, function decodeText (bytes) { next(null, bytes.toString('utf8')) })
   })
   if (xml) {
     // RFC 7303 3.2: the charset parameter, else the XML declaration, says how the bytes decode.
-    setParser(fastify, ['application/xml'], function parseXml (request: FastifyRequest, payload: BodyStream, next: Done) {
+    setSuiteParser(fastify, ['application/xml'], function parseXml (request: FastifyRequest, payload: BodyStream, next: Done) {
       readBody(request, payload, next, function parseXmlBytes (bytes) {
         const schema = (request.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
         const charset = requestMediaType(request)?.parameters.charset

@@ -11,10 +11,11 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  badFraming, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
+  badFraming, badUrl, uriTooLong, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../lib/errors'
 import { reasonPhrase, render } from '../lib/render'
+import { formatHttpDate } from '../lib/headers/http-date'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { ajvErrorsToEntries } from '../lib/validation-errors'
 import { profileDefaults, type Profile } from '../lib/profile'
@@ -80,6 +81,12 @@ export function fromFastifyError (error: FastifyError & { validation?: unknown, 
       return opts.mismatchStatus === 400
         ? badFraming('body length does not match Content-Length', true)
         : lengthRequired('body length does not match Content-Length', true)
+    // Fastify's router refuses these before any route (frameworkErrors); Fastify's own answer
+    // repeats the whole URL, the suite's says what is wrong with it.
+    case 'FST_ERR_BAD_URL':
+      return badUrl('the path is not valid percent-encoded UTF-8 (RFC 3986 2.1)')
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return uriTooLong(`a path parameter is longer than the ${request.server.initialConfig.maxParamLength ?? 100} characters this server accepts`)
   }
   return null
 }
@@ -102,7 +109,7 @@ export function formatFor (request: FastifyRequest, format: ErrorFormat): ErrorF
  * RFC 9457 3.1: problem details of an error, the envelope's entries kept as the `errors`
  * extension member (3.2) so a client reads the same list in both formats.
  */
-export function problemBody (status: number, entries: ErrorEntry[], instance: string): string {
+export function problemBody (status: number, entries: ErrorEntry[], instance: string | undefined): string {
   return JSON.stringify({
     type: 'about:blank',
     title: reasonPhrase(status),
@@ -128,6 +135,19 @@ function writeConventionError (reply: FastifyReply, err: ConventionError, format
   // A Buffer is sent as it is: the envelope's Content-Type stays exactly `application/json`
   // (docs/conventions.md (errors); RFC 8259 defines no charset parameter), Content-Length is set.
   return Buffer.from(r.body)
+}
+
+/**
+ * An answer written on the raw socket, dressed as every answer is: Date (RFC 9110 6.6.1: an
+ * origin server with a clock sends it), Content-Type and Content-Length, and the headers
+ * every answer of the context carries (Cross-Origin-Resource-Policy where configured).
+ */
+export function rawResponse (err: ConventionError, headers: Record<string, string>): string {
+  const r = render(err, serializeEnvelope)
+  const body = Buffer.from(r.body)
+  let head = `HTTP/1.1 ${r.statusCode} ${reasonPhrase(err.statusCode)}\r\nDate: ${formatHttpDate(Date.now())}\r\n`
+  for (const name of Object.keys(headers)) head += `${name}: ${headers[name]}\r\n`
+  return head + `Content-Type: ${r.contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${r.body}`
 }
 
 /** Writes a ConventionError to the reply. Usable from a service's own error handler. */
@@ -163,9 +183,23 @@ export function logConventionError (request: FastifyRequest, err: ConventionErro
   log[level]({ err: entry }, err.message)
 }
 
-function pathOf (url: string): string {
+/** Longest part of a request an answer repeats: a longer one is left out, never echoed. */
+const MAX_ECHO = 256
+
+/** The request's path for a problem's `instance` (RFC 9457 3.1.5), left out when longer than MAX_ECHO. */
+function pathOf (url: string): string | undefined {
   const q = url.indexOf('?')
-  return q === -1 ? url : url.slice(0, q)
+  const path = q === -1 ? url : url.slice(0, q)
+  return path.length > MAX_ECHO ? undefined : path
+}
+
+// Fastify's default 404 names the method and the whole URL: "Route GET:/x not found".
+const FASTIFY_NOT_FOUND = /^Route [A-Z-]+:.* not found$/s
+
+/** The message of an error in Fastify's shape, as the suite repeats it: nothing of the request beyond MAX_ECHO characters. */
+function foreignMessage (message: string, request: FastifyRequest): string {
+  if (FASTIFY_NOT_FOUND.test(message) && message.length > MAX_ECHO) return `Route ${request.method} not found: no route serves this URL`
+  return message.length > MAX_ECHO * 2 ? message.slice(0, MAX_ECHO * 2) + '...' : message
 }
 
 /** Fastify's own error body (its default handler, its 404, and plugins that use them): `{ statusCode, error, message, code? }`. */
@@ -200,7 +234,7 @@ export function renderForeignError (request: FastifyRequest, reply: FastifyReply
     return undefined
   }
   if (!isFastifyErrorBody(body)) return undefined
-  const entry: ErrorEntry = { message: body.message }
+  const entry: ErrorEntry = { message: foreignMessage(body.message, request) }
   if (body.code !== undefined) entry.code = body.code
   if (formatFor(request, format) === 'problem') {
     reply.header('content-type', PROBLEM_TYPE)
@@ -329,7 +363,16 @@ function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err
 
 /** Adds the envelope schema to the context, so routes can refer to ERRORS_SCHEMA_ID. */
 export function addEnvelopeSchema (fastify: FastifyInstance): void {
-  if (fastify.getSchema(ERRORS_SCHEMA_ID) === undefined) fastify.addSchema(envelopeSchema)
+  if (fastify.getSchema(ERRORS_SCHEMA_ID) !== undefined) return
+  try {
+    fastify.addSchema(envelopeSchema)
+  } catch (err) {
+    // Fastify refuses a schema in a context when a child context made earlier declared it.
+    throw invalidOption('fastify-http-conventions', 'a child context registered a convention of the suite before this context registered the suite, ' +
+      'so this context and the child would each have their own (the child does not inherit what its parent registers after it was made). ' +
+      'Register the suite first, then the plugins that declare routes: await app.register(httpConventions, options) before app.register(child) ' +
+      `(a child may still register a convention again with its own options). Fastify said: ${(err as Error).message}`)
+  }
 }
 
 /** Installs the envelope error handler in its context. */

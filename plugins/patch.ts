@@ -17,6 +17,7 @@ import { type Profile } from '../lib/profile'
 import { declareConvention, PROVIDES, requestMediaType, type Convention, type Next, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys, type RouteRequest } from './shared'
 import { buildChecked } from './schema-check'
+import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
@@ -234,15 +235,14 @@ function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?:
   if (!fastify.hasRequestDecorator('patched')) fastify.decorateRequest('patched', null)
   if (!fastify.hasRequestDecorator('preconditions')) fastify.decorateRequest('preconditions', null)
   // RFC 5789 and RFC 7396: both media types are JSON, parsed with prototype poisoning refused.
-  const types = [PATCH_MEDIA_TYPES['json-patch'], PATCH_MEDIA_TYPES['merge-patch']]
-  for (const type of types) {
-    if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
-  }
   // Bytes: invalid UTF-8 is refused; the depth is checked before JSON.parse sees the text.
-  fastify.addContentTypeParser(types, { parseAs: 'buffer' }, function parsePatchBody (_req, body, next) {
-    const parsed = parseJsonBuffer(body as Buffer, { maxDepth: opts.maxDepth ?? DEFAULT_PATCH_LIMITS.maxDepth })
-    if (parsed.ok) next(null, parsed.value)
-    else next(parsed.error, undefined)
+  const depth = { maxDepth: opts.maxDepth ?? DEFAULT_PATCH_LIMITS.maxDepth }
+  setSuiteParser(fastify, [PATCH_MEDIA_TYPES['json-patch'], PATCH_MEDIA_TYPES['merge-patch']], function parsePatchBody (request: FastifyRequest, payload: BodyStream, next: Done) {
+    readBody(request, payload, next, function parsePatchBytes (bytes) {
+      const parsed = parseJsonBuffer(bytes, depth)
+      if (parsed.ok) next(null, parsed.value)
+      else next(parsed.error, undefined)
+    })
   })
   done()
 }

@@ -6,12 +6,11 @@
  *
  * The header is set as the request starts: each route's compiled onRequest step (its own
  * policy or the default), the context's step for the not-found handler. Headers set in hooks
- * stay on every answer Fastify sends, its error handler's included. The one exception is
- * what a server writes on the raw socket outside Fastify: the 411 (or 400) that the
- * content-length plugin answers from Node's `clientError` to a request the HTTP parser
- * refused. Such a request (malformed or duplicate Content-Length, CL with TE) is never
- * one a browser sends for an embedded resource, and no resource is ever delivered with
- * it, so there is nothing for the policy to protect there.
+ * stay on every answer Fastify sends, its error handler's included. Answers written where
+ * no hook runs carry the default policy of the context too (the convention declares it as a
+ * header of every answer): Fastify's framework errors (`serverOptions.frameworkErrors`) and
+ * the 411 (or 400) that the content-length plugin writes on the raw socket to a request
+ * Node's HTTP parser refused.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -77,7 +76,9 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
   }
 
   try {
-    declareConvention(fastify, { key: 'resource-policy', plugin: PLUGIN, configKey: 'resourcePolicy', compile, context: { onRequest: resourcePolicyOnRequest } })
+    // Also on the answers written where no hook runs (framework errors, raw framing errors).
+    const headers = fallback === null ? undefined : { [HEADER]: fallback }
+    declareConvention(fastify, { key: 'resource-policy', plugin: PLUGIN, configKey: 'resourcePolicy', compile, context: { onRequest: resourcePolicyOnRequest }, headers })
   } catch (err) {
     return done(err as Error)
   }

@@ -6,11 +6,11 @@
  */
 import fp from 'fastify-plugin'
 import AjvCompiler from '@fastify/ajv-compiler'
-import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { createUrlRedactor } from '../lib/redact'
 import { type Profile } from '../lib/profile'
-import { declareConvention } from './compose'
+import { answerClientError, answerFrameworkError, declareConvention } from './compose'
 import { profileError } from './shared'
 import { buildChecked } from './schema-check'
 
@@ -181,7 +181,8 @@ class RedactingLogController extends LogController {
 }
 
 /**
- * The server options `serverOptions` sets: `ajv`, `schemaController` and `logController`,
+ * The server options `serverOptions` sets: `ajv`, `schemaController`, `logController`,
+ * `frameworkErrors` and `clientErrorHandler`,
  * so the object spreads into every overload of `Fastify()` (http2, https, loggerInstance, ...).
  */
 export interface ServerOptions {
@@ -189,6 +190,10 @@ export interface ServerOptions {
   readonly schemaController: NonNullable<FastifyServerOptions['schemaController']>
   /** Fastify's request log lines without the credentials a client put in the URL. */
   readonly logController: NonNullable<FastifyServerOptions['logController']>
+  /** Requests Fastify's router refuses before any route (a path that does not decode, a path parameter too long) get the suite's answer. */
+  readonly frameworkErrors: (error: FastifyError, request: unknown, reply: unknown) => void
+  /** Requests Node's HTTP parser refuses (400, 408, 431) get the suite's answer, dressed as every answer. */
+  readonly clientErrorHandler: NonNullable<FastifyServerOptions['clientErrorHandler']>
 }
 
 /**
@@ -210,7 +215,10 @@ export const serverOptions: ServerOptions = Object.freeze({
     compilersFactory: Object.freeze({ buildValidator: buildValidator as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator'] })
   }),
   // Holds only its (frozen) options: apps that share it share no state.
-  logController: Object.freeze(new RedactingLogController())
+  logController: Object.freeze(new RedactingLogController()),
+  // Any server's request and reply (http, https, http2): the answer only uses what they share.
+  frameworkErrors: answerFrameworkError as (error: FastifyError, request: unknown, reply: unknown) => void,
+  clientErrorHandler: answerClientError as NonNullable<FastifyServerOptions['clientErrorHandler']>
 })
 
 type Compile = (route: { schema: object, method: string, url: string, httpPart: string }) => (data: unknown) => unknown

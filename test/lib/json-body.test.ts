@@ -139,6 +139,30 @@ test('BodyBytes: one-byte pieces cost about one byte of memory each, not one buf
   t.equal(body.bytes().toString(), 'a'.repeat(n))
 })
 
+test('CoalescedBody with a declared length: a body in one piece passes as it is; one-byte pieces fill blocks no longer than the body', async (t) => {
+  const collect = async (expected: number, pieces: Buffer[]): Promise<Buffer[]> => {
+    const stream = new CoalescedBody(expected)
+    const out: Buffer[] = []
+    stream.on('data', (b: Buffer) => out.push(b))
+    const ended = new Promise((resolve) => stream.on('end', resolve))
+    for (const p of pieces) stream.write(p)
+    stream.end()
+    await ended
+    return out
+  }
+  const whole = Buffer.from('{"a":1}')
+  const one = await collect(whole.length, [whole])
+  t.equal(one.length, 1)
+  t.equal(one[0], whole, 'the very buffer, not a copy')
+  const bytes = Buffer.alloc(20_000, 'x')
+  const pieces = [...bytes].map((b) => Buffer.from([b]))
+  const out = await collect(bytes.length, pieces)
+  t.same(out.map((b) => b.length), [16 * 1024, 20_000 - 16 * 1024], 'a full block, then a block of what was left')
+  t.equal(Buffer.concat(out).toString(), bytes.toString())
+  const longer = await collect(3, [Buffer.from('ab'), Buffer.from('cd'), Buffer.from('e')])
+  t.equal(Buffer.concat(longer).toString(), 'abcde', 'a body longer than declared still passes whole (the parser refuses it)')
+})
+
 test('CoalescedBody: small pieces come out in blocks of 16 KiB, large ones as they are, every byte in order', async (t) => {
   const stream = new CoalescedBody()
   const out: Buffer[] = []

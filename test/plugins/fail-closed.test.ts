@@ -272,3 +272,25 @@ test('fail closed: a late config value that cannot be written as JSON is named a
   app.put('/admin/doc', async () => 'x')
   await t.rejects(boot(app.ready()), /config\.conditional = an object/)
 })
+
+test('a convention registered in a child before the root registers the suite: a boot error that names the cause and the fix', async (t) => {
+  for (const [name, child] of [['the umbrella', httpConventions], ['one convention', httpConventionsConditional]] as const) {
+    const app = Fastify({ ...serverOptions })
+    app.register(async (c) => {
+      await c.register(child as typeof httpConventions, {})
+      c.get('/c', async () => 'c')
+    })
+    app.register(httpConventions, {})
+    const err = await boot(app.ready()).then(() => null, (e: Error & { code?: string }) => e)
+    t.match(err, { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION', message: /a child context registered a convention of the suite before this context registered the suite/ }, `${name} in the child first`)
+    t.match(err?.message, /await app\.register\(httpConventions, options\) before app\.register\(child\)/, 'the message says how to order the registrations')
+    await app.close().catch(() => {})
+  }
+  // Sibling children, each with its own registration, and the root after them without the suite: fine.
+  const app = Fastify({ ...serverOptions })
+  app.register(async (c) => { await c.register(httpConventions, {}); c.get('/a', async () => 'a') })
+  app.register(async (c) => { await c.register(httpConventions, {}); c.get('/b', async () => 'b') })
+  await t.resolves(boot(app.ready()))
+  t.equal((await app.inject({ url: '/b' })).statusCode, 200)
+  await app.close()
+})

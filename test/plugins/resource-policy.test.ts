@@ -111,12 +111,11 @@ test('conventions (Cross-Origin-Resource-Policy): 411 answered from the content-
   t.equal(over.headers[CORP], 'same-origin')
 })
 
-test('documented exception: a 411 for a request Node\'s parser refused is written on the raw socket, outside Fastify', async (t) => {
-  // plugins/resource-policy.ts: no browser sends such a request for an embedded resource.
+test('conventions (Cross-Origin-Resource-Policy): a 411 for a request Node\'s parser refused, written on the raw socket outside Fastify, carries the default policy too', async (t) => {
   const { port } = await policyServer(t)
   const res = await rawRequest(port, 'POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', { waitMs: 1000 })
   t.equal(res.status, 411)
-  t.equal(res.headers[CORP], undefined)
+  t.equal(res.headers[CORP], 'same-origin')
 })
 
 test('conventions (Cross-Origin-Resource-Policy): 412 (spec profile) and 304 (rfc9110 profile) carry the policy', async (t) => {

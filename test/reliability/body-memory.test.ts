@@ -115,6 +115,74 @@ async function measure (t: Test, app: FastifyInstance, path: string, types: stri
   return { perByte: growth / (CONNECTIONS * BODY), growth, buffersPerByte: (after.buffers - before.buffers) / (CONNECTIONS * BODY), responses, closed: clients.map((c) => c.closed) }
 }
 
+/** Body bytes per connection when each byte is its own TCP segment (one round trip per byte). */
+const SEGMENTED = Number(process.env.BODY_MEMORY_SEGMENTED_BYTES ?? 48 * 1024)
+
+/** Resolves once the server has read `expected` bytes of its connections (their number is CONNECTIONS). */
+function untilRead (sockets: net.Socket[], expected: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const poll = (): void => {
+      const read = sockets.reduce((n, s) => n + s.bytesRead, 0)
+      if (sockets.length === CONNECTIONS && read >= expected) return resolve()
+      if (sockets.length === CONNECTIONS && sockets.some((s) => s.destroyed)) return reject(new Error(`a connection closed after ${read} of ${expected} bytes`))
+      setImmediate(poll)
+    }
+    poll()
+  })
+}
+
+/**
+ * Sends CONNECTIONS bodies of SEGMENTED bytes with Content-Length to `path`, one byte per TCP
+ * segment: each byte is written only once the server has read the one before (so every read
+ * the server makes holds one byte), holds back each body's last byte, and measures the memory
+ * held then.
+ */
+async function measureSegmented (t: Test, app: FastifyInstance, path: string, types: string[]): Promise<Measured> {
+  const serverSockets: net.Socket[] = []
+  app.server.on('connection', (s: net.Socket) => serverSockets.push(s))
+  const port = await listen(app)
+  const clients = types.length === CONNECTIONS ? types : Array.from({ length: CONNECTIONS }, (_, i) => types[i % types.length])
+  const bodies = clients.map((type) => {
+    const open = type === 'application/json' ? '{"text":"' : ''
+    const close = type === 'application/json' ? '"}' : ''
+    return Buffer.from(open + 'x'.repeat(SEGMENTED - open.length - close.length) + close, 'latin1')
+  })
+  const data: Buffer[][] = clients.map(() => [])
+  const closed = clients.map(() => false)
+  const sockets = await Promise.all(clients.map((type, i) => new Promise<net.Socket>((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.setNoDelay(true)
+      s.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: ${SEGMENTED}\r\nConnection: close\r\n\r\n`, 'latin1', () => resolve(s))
+    })
+    s.on('data', (d) => data[i].push(d))
+    s.on('error', () => { closed[i] = true })
+    s.on('close', () => { closed[i] = true })
+  })))
+  const sent = (): number => sockets.reduce((n, s) => n + s.bytesWritten, 0)
+  await untilRead(serverSockets, sent())
+  const before = used()
+  for (let at = 0; at < SEGMENTED - 1; at++) {
+    for (let i = 0; i < CONNECTIONS; i++) sockets[i].write(bodies[i].subarray(at, at + 1))
+    await untilRead(serverSockets, sent())
+  }
+  const after = used()
+  const growth = after.heap + after.buffers - before.heap - before.buffers
+  await Promise.all(sockets.map((s, i) => new Promise<void>((resolve) => {
+    s.on('close', () => resolve())
+    s.end(bodies[i].subarray(SEGMENTED - 1))
+  })))
+  const responses = data.map((d) => parseResponses(Buffer.concat(d).toString('latin1'))[0])
+  await app.close()
+  t.comment(`${path}: ${CONNECTIONS} bodies of ${SEGMENTED} bytes, one byte per segment`)
+  return { perByte: growth / (CONNECTIONS * SEGMENTED), growth, buffersPerByte: (after.buffers - before.buffers) / (CONNECTIONS * SEGMENTED), responses, closed }
+}
+
+function boundedSegmented (t: Test, name: string, m: Measured): void {
+  t.comment(`${name}: ${m.perByte.toFixed(2)} bytes of memory per body byte, ${m.buffersPerByte.toFixed(2)} of them in buffers (${(m.growth / MiB).toFixed(2)} MiB for ${CONNECTIONS} x ${SEGMENTED} bytes)`)
+  t.ok(m.growth <= PER_BYTE * CONNECTIONS * SEGMENTED + CONNECTIONS * PER_REQUEST,
+    `${name}: at most ${PER_BYTE} bytes per body byte plus ${PER_REQUEST / 1024} KiB per request (got ${m.perByte.toFixed(2)} per byte)`)
+}
+
 async function server (opts: HttpConventionsOptions, routeConfig: Record<string, unknown> = {}): Promise<FastifyInstance> {
   const app = await buildApp(opts, { bodyLimit: 2 * BODY })
   app.post('/articles', {
@@ -124,6 +192,9 @@ async function server (opts: HttpConventionsOptions, routeConfig: Record<string,
   // An app's own parser, read by Fastify's reader (which keeps one buffer per piece it receives).
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => { done(null, body) })
   app.post('/blobs', async (req) => ({ length: (req.body as Buffer).length }))
+  // Another of the app's own parsers: Fastify's reader decoding text as it comes.
+  app.addContentTypeParser('text/csv', { parseAs: 'string' }, (_req, body, done) => { done(null, body) })
+  app.post('/rows', async (req) => ({ length: (req.body as string).length }))
   return app
 }
 
@@ -180,4 +251,15 @@ test('rfc9110 profile, a route with the app\'s own parser (Fastify\'s reader, pa
   bounded(t, 'rfc9110, app parser', m)
   t.same(m.responses.map((r) => r?.status), Array(CONNECTIONS).fill(200))
   t.same(m.responses.map((r) => JSON.parse(r?.body ?? '{}').length), Array(CONNECTIONS).fill(BODY))
+})
+
+test('Content-Length bodies sent one byte per TCP segment are held in about one byte per body byte, whichever parser reads them: the app\'s own (Fastify\'s reader, as bytes and as text) and the suite\'s', async (t) => {
+  for (const [path, types] of [['/blobs', ['application/octet-stream']], ['/rows', ['text/csv']], ['/articles', ['application/json']]] as const) {
+    const app = await server({})
+    const m = await measureSegmented(t, app, path, [...types])
+    boundedSegmented(t, `${path} (${types[0]})`, m)
+    t.same(m.responses.map((r) => r?.status), Array(CONNECTIONS).fill(200), `${path}: every body was read whole`)
+    const expected = types[0] === 'application/json' ? SEGMENTED - 11 : SEGMENTED
+    t.same(m.responses.map((r) => JSON.parse(r?.body ?? '{}').length), Array(CONNECTIONS).fill(expected))
+  }
 })

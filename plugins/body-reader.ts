@@ -1,0 +1,132 @@
+/**
+ * How the suite reads request bodies, whichever parser reads them: in about one byte of
+ * memory per body byte, however small the pieces a body arrives in (one-byte chunks, RFC
+ * 9112 7.1, or one byte per TCP segment under Content-Length, RFC 9112 6.2).
+ *
+ * - The suite's own parsers (JSON, text, HTML, XML, JSON Patch, merge patch) read the body
+ *   with `readBody`, into one buffer of the declared length.
+ * - Every other parser (an app's own, Fastify's reader, which keeps one buffer per piece it
+ *   receives: some 190 bytes of memory per byte of a body sent one byte at a time) reads it
+ *   through `coalesceBody`, a preParsing step that joins the pieces into blocks first, once
+ *   the parser starts reading (one that reads `request.raw` itself gets it untouched).
+ * Which media types the suite reads is kept per encapsulation context, where its parsers
+ * were set, so the step knows which requests it can leave as they are.
+ */
+import { pipeline } from 'node:stream'
+import { errorCodes as fastifyErrors, type FastifyInstance, type FastifyReply, type FastifyRequest, type RequestPayload } from 'fastify'
+import { BodyBytes, CoalescedBody } from '../lib/json-body'
+import { contextValue, ownContextValue, setContextValue } from './adapter'
+import { requestMediaType } from './compose'
+
+/** The request body as Fastify hands it to a parser that reads it itself. */
+export type BodyStream = NodeJS.ReadableStream & { receivedEncodedLength?: number }
+export type Done = (err: Error | null, value?: unknown) => void
+
+const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = fastifyErrors
+/** On a context: the media types (essences) whose parser there is one of the suite's. */
+const kReadBySuite = Symbol('http-conventions.read-by-suite')
+
+/**
+ * Sets the suite's parser for `types` in `fastify`'s context, replacing one the context may
+ * have inherited, and records that the suite reads those types there.
+ */
+export function setSuiteParser (fastify: FastifyInstance, types: string[], parser: (request: FastifyRequest, payload: BodyStream, next: Done) => void): void {
+  for (const type of types) {
+    if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
+  }
+  fastify.addContentTypeParser(types, parser as never)
+  const own = ownContextValue<Set<string>>(fastify, kReadBySuite) ?? new Set(contextValue<Set<string>>(fastify, kReadBySuite))
+  for (const type of types) own.add(type)
+  setContextValue(fastify, kReadBySuite, own)
+}
+
+/** True when the request's body goes to one of the suite's parsers (its route's context set one for its media type). */
+function readBySuite (request: FastifyRequest): boolean {
+  const types = contextValue<Set<string>>(request.server, kReadBySuite)
+  if (types === undefined) return false
+  const mt = requestMediaType(request)
+  return mt !== null && types.has(mt.essence)
+}
+
+/**
+ * preParsing: a body that Fastify will read (chunked, or with a Content-Length on a method
+ * whose body is parsed) and that no parser of the suite reads goes through CoalescedBody,
+ * in blocks. A body the suite reads is left as it is (readBody preallocates it).
+ */
+export function coalesceBody (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (err: Error | null, body?: RequestPayload) => void): void {
+  const headers = request.headers
+  let expected = 0
+  if (headers['transfer-encoding'] === undefined) {
+    const cl = headers['content-length']
+    // Fastify reads no body of GET or HEAD; a body of 0 bytes has no pieces.
+    if (cl === undefined || cl === '0' || request.method === 'GET' || request.method === 'HEAD' || readBySuite(request)) return done(null, payload)
+    expected = Number(cl)
+  }
+  done(null, new LazyCoalescedBody(expected, payload))
+}
+
+/**
+ * CoalescedBody that starts reading the request only when its reader first asks for data: a
+ * parser that reads the raw request itself (@fastify/multipart hands `request.raw` to busboy)
+ * finds it untouched, never drained into a stream nobody reads.
+ */
+class LazyCoalescedBody extends CoalescedBody {
+  constructor (expected: number, private source: RequestPayload | null) {
+    super(expected)
+  }
+
+  override _read (size: number): void {
+    const source = this.source
+    if (source !== null) {
+      this.source = null
+      // An aborted request fails the body stream, so the parser ends with an error.
+      pipeline(source, this, function ignore () {})
+    }
+    super._read(size)
+  }
+}
+
+/**
+ * Reads a body off the request's stream with the checks of Fastify's own reader: the
+ * route's body limit (before and while reading), the bytes received against Content-Length,
+ * a stream error answered 400. The bytes are collected in about one byte of memory per body
+ * byte however small the pieces they arrive in (BodyBytes). A body that arrived in one chunk
+ * reaches `parse` as it is: Fastify copies it for a parser that asks for a Buffer, and that
+ * copy was measured at several µs per request (bench/RESULTS.md). `parse` must not keep it.
+ */
+export function readBody (request: FastifyRequest, payload: BodyStream, done: Done, parse: (bytes: Buffer) => void): void {
+  const limit = request.routeOptions.bodyLimit
+  const contentLength = Number(request.headers['content-length'])
+  if (contentLength > limit) return done(new FST_ERR_CTP_BODY_TOO_LARGE())
+  // Behind a decoding stream (another plugin's preParsing) the declared length says nothing of the decoded one.
+  const body = new BodyBytes(payload === request.raw && contentLength > 0 ? contentLength : 0)
+  function stop (): void {
+    payload.removeListener('data', onData)
+    payload.removeListener('end', onEnd)
+    payload.removeListener('error', onEnd)
+  }
+  function onData (chunk: Buffer | string): void {
+    // A preParsing stream of another plugin may emit strings.
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    // The decoded length and, behind a decompressing stream, the encoded one (a "zip bomb").
+    if (body.length + bytes.length > limit || (payload.receivedEncodedLength ?? 0) > limit) {
+      stop()
+      return done(new FST_ERR_CTP_BODY_TOO_LARGE())
+    }
+    body.push(bytes)
+  }
+  function onEnd (err?: Error & { statusCode?: number }): void {
+    stop()
+    if (err != null) {
+      if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400
+      return done(err)
+    }
+    // RFC 9112 6.3: the body ends where Content-Length says.
+    if (!Number.isNaN(contentLength) && ((payload.receivedEncodedLength ?? 0) || body.length) !== contentLength) return done(new FST_ERR_CTP_INVALID_CONTENT_LENGTH())
+    parse(body.bytes())
+  }
+  payload.on('data', onData)
+  payload.on('end', onEnd)
+  payload.on('error', onEnd)
+  payload.resume()
+}

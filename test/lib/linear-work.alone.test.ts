@@ -1,0 +1,122 @@
+/**
+ * Linear work for every body reader (docs/conventions.md (Content-Type)): the JSON reader
+ * (also the reader of JSON Patch and merge patch bodies, RFC 6902 and RFC 7396), the XML
+ * reader, and the text and HTML readers do work proportional to the body, whatever it
+ * holds. Adversarial bodies (escapes, nesting, repeated openers, long runs without the
+ * closing token) are made at n and 8n characters:
+ * - the checks of the suite's own code count the characters they examine (an optional
+ *   counter argument), so the bound does not depend on the machine: at most a few
+ *   examinations per character, and 8n costs at most 8 times n plus a constant;
+ * - the native and third-party work after them (JSON.parse, fast-xml-parser, UTF-8
+ *   decoding) cannot be counted from outside: its CPU time at 8n over n, in this process,
+ *   stays far below the 64 a quadratic reader gives (< 16).
+ * The header grammars are counted the same way in test/reliability/grammar-fuzz.test.ts.
+ */
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { test, type Test } from 'tap'
+import fc from 'fast-check'
+import { parseJsonBuffer, scanJsonText, type WorkCounter } from '../../lib/json-body'
+import { parseXmlBody } from '../../lib/xml'
+
+/** Most characters examined per character of input, and a constant for the shortest inputs. */
+const PER_CHAR = 8
+const CONSTANT = 64
+
+// Pieces of hostile JSON: escapes (among them the surrogate escapes that call for a full
+// scan), quotes that open strings never closed, brackets that nest, and plain runs.
+const JSON_PIECES = ['\\n', '\\u0041', '\\uD800', '\\"', '\\\\', '"', '[', '{', '{"a":', ']', '}', ',', '1', 'a', ' ']
+const JSON_PREFIXES = ['', '"', '"\\u0041', '[', '{"k":"', '['.repeat(63), '{"a":'.repeat(63) + '"']
+// Pieces of hostile XML: empty elements, start and end tags, references (well-formed and
+// not), comments, processing instructions and CDATA sections (closed and not), quotes in tags.
+const XML_PIECES = ['<x/>', '<a>', '</a>', '&amp;', '&', '&#65;', ';', '<!--c-->', '<!--', '-->', '<?p?>', '<![CDATA[x]]>', '<', '>', '"', "'", ' a="1"', 'text']
+const XML_PREFIXES = ['', '<r>', '<r a="', '<r><!--', '<r><![CDATA[', '<r>' + '<a>'.repeat(63)]
+
+const body = (prefixes: string[], pieces: string[]): fc.Arbitrary<{ prefix: string, unit: string }> => fc.record({
+  prefix: fc.constantFrom(...prefixes),
+  unit: fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 8 }).map((p) => p.join(''))
+})
+
+/** The body of about `n` characters: the prefix, then the unit again and again. */
+function make (shape: { prefix: string, unit: string }, n: number): string {
+  return shape.prefix + shape.unit.repeat(Math.ceil(n / shape.unit.length))
+}
+
+function counted (run: (text: string, work: WorkCounter) => void, text: string): number {
+  const work = { steps: 0 }
+  run(text, work)
+  return work.steps
+}
+
+const COUNTED: Record<string, { shapes: fc.Arbitrary<{ prefix: string, unit: string }>, run: (text: string, work: WorkCounter) => void }> = {
+  // parseJsonBuffer is the reader of application/json, application/json-patch+json and
+  // application/merge-patch+json bodies; scanJsonText its full scan, which the reader's
+  // quick checks skip for most bodies.
+  'JSON reader': { shapes: body(JSON_PREFIXES, JSON_PIECES), run: (text, work) => { parseJsonBuffer(Buffer.from(text), undefined, work) } },
+  'JSON scan': { shapes: body(JSON_PREFIXES, JSON_PIECES), run: (text, work) => { scanJsonText(text, 64, work) } },
+  'XML reader': { shapes: body(XML_PREFIXES, XML_PIECES), run: (text, work) => { parseXmlBody(Buffer.from(text), undefined, undefined, undefined, work) } }
+}
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+/** CPU time of `run` (user and system of this process), the least of a few runs, each after a full collection. */
+function cpu (run: () => void): number {
+  let least = Infinity
+  for (let i = 0; i < 5; i++) {
+    gc()
+    const start = process.cpuUsage()
+    run()
+    const used = process.cpuUsage(start)
+    least = Math.min(least, used.user + used.system)
+  }
+  return least
+}
+
+const MiB = 1024 * 1024
+const invalidUtf8 = (n: number): Buffer => Buffer.alloc(n, Buffer.from([0xe2, 0x82, 0xc3, 0x28, 0xf0, 0x9f]))
+// What each reader does after the counted checks, on the bodies that cost it most.
+const TIMED: Array<[string, (n: number) => Buffer, (bytes: Buffer) => void]> = [
+  ['JSON reader, one \\u0041 then \\n escapes', (n) => Buffer.from('"\\u0041' + '\\n'.repeat(n / 2) + '"'), (b) => { parseJsonBuffer(b) }],
+  ['JSON reader, 63 levels then many strings', (n) => Buffer.from('['.repeat(63) + '"a",'.repeat(n / 4) + '1' + ']'.repeat(63)), (b) => { parseJsonBuffer(b) }],
+  ['XML reader, <x/> repeated', (n) => Buffer.from('<r>' + '<x/>'.repeat(n / 4) + '</r>'), (b) => { parseXmlBody(b, undefined) }],
+  ['XML reader, &amp; repeated', (n) => Buffer.from('<r>' + '&amp;'.repeat(n / 5) + '</r>'), (b) => { parseXmlBody(b, undefined) }],
+  ['XML reader, comments between tags', (n) => Buffer.from('<r>' + '<a/><!--c-->'.repeat(n / 12) + '</r>'), (b) => { parseXmlBody(b, undefined) }],
+  // The text and HTML readers decode the bytes as UTF-8, as Fastify's own string reader does.
+  ['text and HTML readers, invalid UTF-8', invalidUtf8, (b) => { b.toString('utf8') }]
+]
+
+async function countedWork (t: Test): Promise<void> {
+  for (const [name, { shapes, run }] of Object.entries(COUNTED)) {
+    fc.assert(fc.property(shapes, fc.constantFrom(1024, 4096), (shape, n) => {
+      const small = make(shape, n)
+      const large = make(shape, 8 * n)
+      const a = counted(run, small)
+      const b = counted(run, large)
+      const what = `${name} on ${JSON.stringify(shape)}: ${small.length} characters, ${a} steps; ${large.length} characters, ${b} steps`
+      if (a < small.length || b < large.length) throw new Error(`${what}: the counter missed characters the reader must examine`)
+      if (b > PER_CHAR * large.length + CONSTANT) throw new Error(`${what}: more than ${PER_CHAR} steps per character`)
+      if (b > 8 * a + CONSTANT * 8) throw new Error(`${what}: 8 times the input cost ${(b / a).toFixed(1)} times the work`)
+    }), { numRuns: 60 })
+    t.pass(`${name}: at most ${PER_CHAR} steps per character, 8n costs at most 8 times n`)
+  }
+}
+
+async function timedWork (t: Test): Promise<void> {
+  // Both sizes well past V8's largest regular object (128 KiB): their strings and buffers are
+  // allocated the same way, so the ratio is of the work, not of two ways to allocate.
+  const n = MiB / 4
+  for (const [name, make, read] of TIMED) {
+    const small = make(n)
+    const large = make(8 * n)
+    // Compiled and warmed before it is measured.
+    read(small)
+    const ratio = cpu(() => read(large)) / Math.max(cpu(() => read(small)), 1)
+    t.ok(ratio < 16, `${name}: ${small.length} -> ${large.length} bytes cost ${ratio.toFixed(1)}x the CPU time (linear: 8, quadratic: 64)`)
+  }
+}
+
+test('every body reader does work linear in its body: counted where the suite scans, timed in one process where native code parses', async (t) => {
+  await t.test('characters examined by the suite\'s checks, counted', countedWork)
+  await t.test('CPU time of the whole reader, at 8n over n', timedWork)
+})

@@ -10,7 +10,7 @@ import { invalidOption, unsupportedMediaType, type ConventionError } from '../li
 import { DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
-import { jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
+import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
 import { declareConvention, requestMediaType, type PayloadNext, type RouteCompiler } from './compose'
 import { profileError, declaresBody, rejectUnknownKeys } from './shared'
@@ -29,6 +29,8 @@ export interface ContentTypeOptions {
   xml?: boolean
   /** Deepest nesting of a JSON or XML body (default 64): deeper bodies are a 400, parsed by no one. */
   maxDepth?: number
+  /** Most elements of an XML body (default 10,000): more is a 400, before any tree is built. */
+  xmlMaxElements?: number
 }
 
 export interface ContentTypeRouteConfig {
@@ -44,7 +46,7 @@ const XML_CHARSETS = new Set(['iso-8859-1', 'latin1', 'us-ascii', 'utf-16', 'utf
 
 const PLUGIN = 'fastify-http-conventions-content-type'
 const WHERE = 'http-conventions/content-type'
-const OPTIONS: ReadonlyArray<keyof ContentTypeOptions> = ['profile', 'xml', 'maxDepth']
+const OPTIONS: ReadonlyArray<keyof ContentTypeOptions> = ['profile', 'xml', 'maxDepth', 'xmlMaxElements']
 const ROUTE_OPTIONS: ReadonlyArray<keyof ContentTypeRouteConfig> = ['accept', 'xml']
 const XML_OPTIONS: ReadonlyArray<keyof XmlConfig> = ['root', 'itemNames']
 
@@ -75,6 +77,8 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   }
   const maxDepth = opts.maxDepth ?? DEFAULT_JSON_MAX_DEPTH
   if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > 10_000) return done(invalidOption(PLUGIN, 'maxDepth must be an integer from 1 to 10000'))
+  const maxElements = opts.xmlMaxElements ?? DEFAULT_XML_MAX_ELEMENTS
+  if (!Number.isSafeInteger(maxElements) || maxElements < 1 || maxElements > 10_000_000) return done(invalidOption(PLUGIN, 'xmlMaxElements must be an integer from 1 to 10000000'))
 
   function compile (c: RouteCompiler): void {
     const config = validateRouteConfig(c)
@@ -132,12 +136,13 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   } catch (err) {
     return done(err as Error)
   }
-  installParsers(fastify, opts.xml !== false, maxDepth)
+  installParsers(fastify, opts.xml !== false, maxDepth, maxElements)
   done()
 }
 
-function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: number): void {
+function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: number, maxElements: number): void {
   const depth = { maxDepth }
+  const xmlBounds = { maxDepth, maxElements }
   // Every body the suite parses is read by readBody (bounded memory per body byte), never by
   // Fastify's reader, which keeps one buffer per piece received.
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
@@ -160,7 +165,7 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
       readBody(request, payload, next, function parseXmlBytes (bytes) {
         const schema = (request.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
         const charset = requestMediaType(request)?.parameters.charset
-        const parsed = parseXmlBody(bytes, charset, schema, depth)
+        const parsed = parseXmlBody(bytes, charset, schema, xmlBounds)
         if (parsed.ok) next(null, parsed.value)
         else next(parsed.error, undefined)
       })

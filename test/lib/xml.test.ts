@@ -54,6 +54,18 @@ test('XML depth limit: elements nested deeper than maxDepth (default 64) are ref
   t.throws(() => parseXml('<a><!-- x </a>'), /not closed/)
 })
 
+test('XML element bound: more than maxElements elements (default 10,000) are refused by the one-pass check, before any tree is built', async (t) => {
+  const many = (n: number): string => '<r>' + '<x/>'.repeat(n - 1) + '</r>'
+  t.doesNotThrow(() => parseXml(many(10_000)), 'the root and 9,999 children: 10,000 elements')
+  t.throws(() => parseXml(many(10_001)), { name: 'XmlSyntaxError', message: 'XML body has more than 10000 elements' })
+  t.throws(() => parseXml('<r><a>1</a><b>2</b></r>', { maxElements: 2 }), /more than 2 elements/, 'start tags count, end tags do not')
+  t.doesNotThrow(() => parseXml('<r><!-- <a/><a/> --><![CDATA[<a/>]]></r>', { maxElements: 1 }), 'comments and CDATA hold no elements')
+  t.throws(() => parseXml('<a/>', { maxElements: 0 }), RangeError)
+  const refused = parseXmlBody(Buffer.from(many(262_000)), undefined)
+  t.match(refused, { ok: false, error: { statusCode: 400 } }, 'a 1 MiB body of <x/> is a 400')
+  t.match(parseXmlBody(Buffer.from(many(5)), undefined, undefined, { maxElements: 5 }), { ok: true })
+})
+
 test('XML 1.0 2.2 and 4.1: characters outside XML 1.0, raw or as references, are refused; character references are decoded', async (t) => {
   for (const [doc, why] of [
     ['<a>\u0001</a>', /U\+0001, which is not an XML 1.0 character/],

@@ -159,13 +159,24 @@ test('conventions (Content-Type): every response body carries a Content-Type; te
   t.match(notFound.headers['content-type'], /^application\/json/)
 })
 
+test('xmlMaxElements: an XML body with more elements is 400 field body, refused before any tree is built', async (t) => {
+  const a = Fastify()
+  await a.register(httpConventionsContentType, { xmlMaxElements: 3 })
+  a.post('/', async (req) => ({ got: req.body }))
+  const ok = await a.inject({ method: 'POST', url: '/', payload: '<r><a>1</a><b>2</b></r>', headers: { 'content-type': 'application/xml' } })
+  t.equal(ok.statusCode, 200)
+  const res = await a.inject({ method: 'POST', url: '/', payload: '<r><a>1</a><b>2</b><c/></r>', headers: { 'content-type': 'application/xml' } })
+  t.equal(res.statusCode, 400)
+  t.same(res.json().errors, [{ field: 'body', message: 'XML body has more than 3 elements' }])
+})
+
 test('registered alone, with XML off; bad options and route config throw at boot', async (t) => {
   const a = Fastify()
   await a.register(httpConventionsContentType, { xml: false })
   a.post('/', async (req) => ({ got: req.body }))
   const res = await a.inject({ method: 'POST', url: '/', payload: '<a/>', headers: { 'content-type': 'application/xml' } })
   t.equal(res.statusCode, 415)
-  for (const bad of [{ xml: 'yes' }, { profile: 'x' }]) {
+  for (const bad of [{ xml: 'yes' }, { profile: 'x' }, { xmlMaxElements: 0 }, { xmlMaxElements: 1.5 }]) {
     await t.rejects(boot(Fastify().register(httpConventionsContentType, bad as never).ready()), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
   }
   const b = Fastify()

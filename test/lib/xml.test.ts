@@ -66,6 +66,13 @@ test('XML element bound: more than maxElements elements (default 10,000) are ref
   t.match(parseXmlBody(Buffer.from(many(5)), undefined, undefined, { maxElements: 5 }), { ok: true })
 })
 
+test('XML 1.0 2.7 and 4.6: references are decoded once, in text; a CDATA section keeps its characters as written, in order with the text around it', async (t) => {
+  t.same(parseXml('<r>a &amp;amp; &lt;b&gt; &quot;&apos; &#65;&#x1F600;</r>'), { r: 'a &amp; <b> "\' A\u{1F600}' }, '&amp;amp; is decoded once')
+  t.same(parseXml('<r>x &amp; <![CDATA[a &amp; <b>]]> y</r>'), { r: 'x & a &amp; <b> y' })
+  t.same(parseXml('<r><!-- <![CDATA[ --><a>1</a><![CDATA[]]></r>'), { r: { a: '1' } }, 'a CDATA opener inside a comment opens nothing')
+  t.same(parseXml('<r><a>&lt;<![CDATA[&]]>&gt;</a><a><![CDATA[<x/>]]></a></r>'), { r: { a: ['<&>', '<x/>'] } })
+})
+
 test('XML 1.0 2.2 and 4.1: characters outside XML 1.0, raw or as references, are refused; character references are decoded', async (t) => {
   for (const [doc, why] of [
     ['<a>\u0001</a>', /U\+0001, which is not an XML 1.0 character/],

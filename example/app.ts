@@ -99,7 +99,10 @@ function authOptions (app: FastifyInstance, auth: ServiceAuth): Omit<AuthOptions
   }
   return {
     realm: auth.realm,
-    // Challenges, strongest first: Digest SHA-256, Digest MD5, Basic, Bearer
+    // Challenges: Digest MD5, Digest SHA-256, Basic, Bearer. MD5 first (RFC 7616 3.7 lets the server
+    // order them by its preference) because Python's urllib reads only the first challenge and knows
+    // only MD5; curl and Chromium answer the first Digest challenge they find (docs/reference-service.md).
+    digestFirst: 'MD5',
     digest: { secret: auth.digestSecret, algorithms: ['SHA-256', 'MD5'], users: auth.users, scopes: ['read', 'write'], store },
     basic: { users: auth.users, scopes: ['read', 'write'] },
     bearer: { verify: (token) => tokens.get(sha256(token)) ?? null }

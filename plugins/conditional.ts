@@ -73,6 +73,13 @@ export interface ConditionalOptions {
   requirePreconditionMethods?: string[]
   /** How @fastify/etag hashes payloads on routes without a provider. */
   etag?: { algorithm?: string, weak?: boolean }
+  /**
+   * Cache-Control of the 2xx and 304 answers of conditional GET/HEAD routes that set none:
+   * `no-store` when "not modified" is a 412 (a browser's cache would revalidate its copy
+   * with If-None-Match and hand the page a 412 it never asked for), `no-cache` when it is a
+   * 304 (stored, revalidated at every use). A string of your own, or false for none.
+   */
+  cacheControl?: string | false
 }
 
 /** What the handler of a conditional route receives as `request.preconditions`. */
@@ -118,7 +125,7 @@ declare module 'fastify' {
 
 const PLUGIN = 'fastify-http-conventions-conditional'
 const WHERE = PLUGIN
-const OPTION_KEYS = new Set(['profile', 'notModifiedStatus', 'requirePrecondition', 'requirePreconditionMethods', 'etag'])
+const OPTION_KEYS = new Set(['profile', 'notModifiedStatus', 'requirePrecondition', 'requirePreconditionMethods', 'etag', 'cacheControl'])
 const ROUTE_KEYS = new Set(['validators', 'requirePrecondition', 'creates'])
 const ETAG_KEYS = new Set(['algorithm', 'weak'])
 const SAFE = new Set(['GET', 'HEAD'])
@@ -264,6 +271,9 @@ function validateOptions (opts: ConditionalOptions): void {
   if (opts.requirePrecondition !== undefined && typeof opts.requirePrecondition !== 'boolean') throw invalidOption(WHERE, 'requirePrecondition must be a boolean')
   const methods = opts.requirePreconditionMethods
   if (methods !== undefined && (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || m === ''))) throw invalidOption(WHERE, 'requirePreconditionMethods must be an array of method names')
+  const cc = opts.cacheControl
+  // RFC 9110 5.5: a field value is visible ASCII and spaces, never CR or LF.
+  if (cc !== undefined && cc !== false && (typeof cc !== 'string' || !/^[\x20-\x7e]+$/.test(cc) || cc.trim() === '')) throw invalidOption(WHERE, 'cacheControl must be a Cache-Control value or false')
   if (opts.etag !== undefined) {
     if (typeof opts.etag !== 'object' || opts.etag === null) throw invalidOption(WHERE, 'etag must be { algorithm?, weak? }')
     rejectUnknownKeys(WHERE, opts.etag, ETAG_KEYS, 'etag option')
@@ -315,6 +325,11 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     throw invalidOption(PLUGIN, `etag: ${(err as Error).message}`)
   }
   const notModifiedStatus = opts.notModifiedStatus ?? profileDefaults(opts.profile).notModifiedStatus
+  // Conventions (Conditional requests, "Browsers and caches"): under a 412 "not modified" no
+  // cache may keep a copy it would revalidate (RFC 9111 5.2.2.5 no-store); under a 304 a cache
+  // keeps it and revalidates it at every use (RFC 9111 5.2.2.4 no-cache), so a write is never
+  // hidden by a copy its heuristic freshness (RFC 9111 4.2.2) would still serve.
+  const cacheControl = opts.cacheControl ?? (notModifiedStatus === 412 ? 'no-store' : 'no-cache')
   const requireAll = opts.requirePrecondition ?? false
   const requireMethods = new Set((opts.requirePreconditionMethods ?? ['PUT', 'PATCH', 'DELETE']).map((m) => m.toUpperCase()))
   // The two "not modified" envelopes (If-None-Match, If-Modified-Since), serialized once.
@@ -418,6 +433,8 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
       const status = reply.statusCode
       // Validators describe a 2xx GET/HEAD answer; never an error, never the outcome of a write.
       if (status < 200 || status > 299 || !SAFE.has(request.method)) return done(null, payload)
+      // RFC 9110 15.4.5: a 304 made of this answer keeps its Cache-Control too.
+      if (cacheControl !== false && reply.getHeader('cache-control') === undefined) reply.header('cache-control', cacheControl)
       const tracked = request as Tracked
       const current = tracked[kCurrent]
       if (current !== undefined) {

@@ -12,7 +12,7 @@ import {
 } from '../plugins/index'
 import { negotiateMediaType } from '../plugins/entries/headers'
 import { createRedactingSerializers } from '../plugins/entries/logging'
-import { conventionsOpenApiTransform, recordResponse } from '../plugins/entries/openapi'
+import { conventionsOpenApiTransform, conventionsOpenApiTransformObject, recordResponse } from '../plugins/entries/openapi'
 import { RedisNonceStore, RedisInstanceStore } from '../plugins/entries/stores'
 import { lastModifiedAt, openStore, type Article, type ArticleInput, type Stored } from './store'
 import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
@@ -188,7 +188,9 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
       openapi: '3.0.3',
       info: { title: 'Articles API', version: '1.0.0', description: 'Reference service of fastify-http-conventions' }
     },
-    transform: conventionsOpenApiTransform
+    transform: conventionsOpenApiTransform,
+    // RFC 5789 3.1: the GET, HEAD and PUT of a resource that takes PATCH document Accept-Patch too.
+    transformObject: conventionsOpenApiTransformObject
   })
   await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit }, auth: authOptions(app, config.auth ?? authFromEnv({})), deltaEncoding: deltaOptions(app, config.auth?.redisUrl), redirect: { rules: REDIRECTS }, resourcePolicy: { policy: 'same-origin' } })
 

@@ -28,6 +28,7 @@ import { invalidOption, preconditionFailed, preconditionRequired, type Conventio
 import { profileDefaults, type Profile } from '../lib/profile'
 import { formatFor, problemBody, serializeEnvelope, type ErrorFormat } from './errors'
 import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { recordSuccessHeaders } from './openapi'
 import { assertProfile, isThenable, rejectUnknownKeys } from './shared'
 
 /** The validators a route's provider gives for the current state of its resource. */
@@ -359,8 +360,19 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     const safe = methods.some((m) => SAFE.has(m))
     const head = methods.includes('HEAD')
 
-    c.respond(412, { description: 'Precondition Failed: If-Match, If-None-Match, If-Unmodified-Since or If-Modified-Since does not hold (field: the header)', body: 'envelope', headers: ['ETag'] })
-    if (safe && notModifiedStatus === 304) c.respond(304, { description: 'Not Modified', body: 'none', headers: ['ETag'] })
+    // OpenAPI: what the answers of this route are, in this profile.
+    const notModifiedIs412 = safe && notModifiedStatus === 412
+    c.respond(412, {
+      description: notModifiedIs412
+        ? 'Precondition Failed: If-Match or If-Unmodified-Since does not hold, or (GET/HEAD) the client\'s copy is current: If-None-Match matches, or unchanged since If-Modified-Since (field: the header)'
+        : 'Precondition Failed: If-Match, If-None-Match, If-Unmodified-Since or If-Modified-Since does not hold (field: the header)',
+      body: 'envelope',
+      headers: ['ETag']
+    })
+    const cached = cacheControl === false ? [] : ['Cache-Control']
+    if (safe && notModifiedStatus === 304) c.respond(304, { description: 'Not Modified: the client\'s copy is current', body: 'none', headers: ['ETag', ...cached] })
+    // RFC 9110 8.8: GET/HEAD answers carry the validators (Last-Modified where a provider gives it).
+    if (safe) recordSuccessHeaders(c.route, provider === undefined ? ['ETag', ...cached] : ['ETag', 'Last-Modified', ...cached])
     if (require && methods.some((m) => requireMethods.has(m))) c.respond(428, { description: 'Precondition Required: send If-Match with the ETag of a GET', body: 'envelope' })
 
     c.step('preHandler', 'conditional', provider === undefined ? conditionalPreHandler : providerPreHandler(provider))

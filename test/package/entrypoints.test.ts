@@ -50,7 +50,7 @@ const SUBPATHS: Record<string, string[]> = {
   vcdiff: ['encode', 'decode', 'prepareSource', 'tryEncode', 'createEncoderPool', 'VcdiffError', 'DEFAULT_WINDOW_SIZE', 'DEFAULT_MAX_TARGET_SIZE'],
   client: ['DeltaClient', 'DeltaClientError', 'BODY_TOO_LARGE'],
   stores: ['MemoryInstanceStore', 'RedisInstanceStore', 'MemoryNonceStore', 'RedisNonceStore'],
-  openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse', 'recordSecurity', 'conventionSecurity', 'conventionSecuritySchemes'],
+  openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse', 'recordSecurity', 'conventionSecurity', 'conventionSecuritySchemes', 'conventionsOpenApiTransformObject', 'conventionSuccessHeaders', 'recordSuccessHeaders', 'conventionSecurityDefinitions'],
   headers: ['negotiateMediaType', 'parseMediaType'],
   'json-patch': ['applyJsonPatch', 'applyMergePatch'],
   xml: ['jsonToXml', 'xmlBodyToJson'],

@@ -12,7 +12,7 @@ import {
 } from '../plugins/index'
 import { negotiateMediaType } from '../plugins/entries/headers'
 import { createRedactingSerializers } from '../plugins/entries/logging'
-import { conventionsOpenApiTransform, recordResponse } from '../plugins/entries/openapi'
+import { conventionsOpenApiTransform, conventionsOpenApiTransformObject, recordResponse } from '../plugins/entries/openapi'
 import { RedisNonceStore, RedisInstanceStore } from '../plugins/entries/stores'
 import { lastModifiedAt, openStore, type Article, type ArticleInput, type Stored } from './store'
 import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
@@ -109,7 +109,10 @@ function authOptions (app: FastifyInstance, auth: ServiceAuth): Omit<AuthOptions
   }
   return {
     realm: auth.realm,
-    // Challenges, strongest first: Digest SHA-256, Digest MD5, Basic, Bearer
+    // Challenges: Digest MD5, Digest SHA-256, Basic, Bearer. MD5 first (RFC 7616 3.7 lets the server
+    // order them by its preference) because Python's urllib reads only the first challenge and knows
+    // only MD5; curl and Chromium answer the first Digest challenge they find (docs/reference-service.md).
+    digestFirst: 'MD5',
     digest: { secret: auth.digestSecret, algorithms: ['SHA-256', 'MD5'], users: auth.users, scopes: ['read', 'write'], store },
     basic: { users: auth.users, scopes: ['read', 'write'] },
     bearer: { verify: (token) => tokens.get(sha256(token)) ?? null }
@@ -195,7 +198,9 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
       openapi: '3.0.3',
       info: { title: 'Articles API', version: '1.0.0', description: 'Reference service of fastify-http-conventions' }
     },
-    transform: conventionsOpenApiTransform
+    transform: conventionsOpenApiTransform,
+    // RFC 5789 3.1: the GET, HEAD and PUT of a resource that takes PATCH document Accept-Patch too.
+    transformObject: conventionsOpenApiTransformObject
   })
   await app.register(httpConventions, { profile: config.profile, contentLength: { bodyLimit: config.bodyLimit }, auth: authOptions(app, config.auth ?? authFromEnv({})), deltaEncoding: deltaOptions(app, config.auth?.redisUrl), redirect: { rules: REDIRECTS }, resourcePolicy: { policy: 'same-origin' } })
 

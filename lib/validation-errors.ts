@@ -1,6 +1,12 @@
 /**
- * Maps validation errors to `errors[]` entries (docs/architecture.md: dotted paths, a
- * missing required property and an unknown property named by their own path).
+ * Maps validation errors to `errors[]` entries (docs/conventions.md (Validation errors): dotted
+ * paths, a missing required property and an unknown property named by their own path).
+ *
+ * Field names say which part of the request is at fault and stay unambiguous: body fields
+ * are bare paths (`author.name`, `tags.2`); a path parameter, a query parameter and a header
+ * are prefixed with their part (`path:id`, `query:limit`, `header:x-api-version`); a key that
+ * holds `.`, `[`, `]`, `:` or `"`, or is empty, is written bracketed as a JSON string
+ * (`meta["a.b"]`, `["x:y"]`), so a bare segment never holds a separator.
  * Framework-free: takes the plain error objects Fastify attaches to its error. They come
  * in Ajv's shape from every validator compiler Fastify supports (Ajv, TypeBox's
  * `TypeBoxValidatorCompiler`, fastify-type-provider-zod), each naming the properties at
@@ -19,20 +25,38 @@ export interface AjvErrorLike {
 
 export type ValidationContext = 'body' | 'querystring' | 'params' | 'headers' | string
 
-/** `/author/name` -> `author.name`; `/tags/2` -> `tags.2` (RFC 6901 escapes decoded). */
+/** A key written bare: no separator of field names in it, and not empty. */
+const BARE = /^[^.[\]:"]+$/
+
+/** One more segment of a field name: `.name`, or `["a.b"]` for a key that holds a separator. */
+function join (base: string, name: string): string {
+  if (!BARE.test(name)) return `${base}[${JSON.stringify(name)}]`
+  // After nothing, or after a part's prefix (`query:`), the first key takes no dot.
+  return base === '' || base.endsWith(':') ? base + name : `${base}.${name}`
+}
+
+/** `/author/name` -> `author.name`; `/tags/2` -> `tags.2`; `/meta/a.b` -> `meta["a.b"]` (RFC 6901 escapes decoded). */
 export function pointerToPath (pointer: string): string {
-  if (pointer === '') return ''
+  // fastify-type-provider-zod names the root `/` (RFC 6901: the empty key); taken as the root.
+  if (pointer === '' || pointer === '/') return ''
   const parts = pointer.split('/')
   let out = ''
-  for (let i = 1; i < parts.length; i++) {
-    const part = parts[i].replace(/~1/g, '/').replace(/~0/g, '~')
-    out += i === 1 ? part : '.' + part
-  }
+  for (let i = 1; i < parts.length; i++) out = join(out, parts[i].replace(/~1/g, '/').replace(/~0/g, '~'))
   return out
 }
 
-function join (base: string, name: string): string {
-  return base === '' ? name : `${base}.${name}`
+/** The prefix of a part's field names: none for the body, `path:`, `query:`, `header:` for the others. */
+const PREFIXES: Record<string, string> = { body: '', params: 'path:', querystring: 'query:', headers: 'header:' }
+
+/** The field-name prefix of a validation context (Fastify's httpPart name); an unknown part is named as it is. */
+export function partPrefix (context: ValidationContext): string {
+  return PREFIXES[context] ?? `${context}:`
+}
+
+/** The field of a problem with the whole part: `body`, or the part's prefix (`query:`). */
+export function partField (context: ValidationContext): string {
+  const prefix = partPrefix(context)
+  return prefix === '' ? 'body' : prefix
 }
 
 /** The property names of a param: Ajv gives one string, TypeBox and Zod a list; none when absent. */
@@ -47,10 +71,11 @@ function each (base: string, props: string[], message: string, none: ErrorEntry)
   return props.map((name) => ({ field: join(base, name), message }))
 }
 
-function entriesFor (error: AjvErrorLike, context: ValidationContext): ErrorEntry[] {
-  const base = pointerToPath(error.instancePath)
+function entriesFor (error: AjvErrorLike, context: ValidationContext, prefix: string): ErrorEntry[] {
+  const path = pointerToPath(error.instancePath)
+  const base = prefix + path
   const p = error.params ?? {}
-  const own: ErrorEntry = { field: base === '' ? context : base, message: error.message ?? 'is invalid' }
+  const own: ErrorEntry = { field: path === '' ? partField(context) : base, message: error.message ?? 'is invalid' }
   switch (error.keyword) {
     case 'required':
       // Ajv: missingProperty; TypeBox: requiredProperties (every missing one).
@@ -101,20 +126,21 @@ const DEFAULT_MAX_ENTRIES = 100
 export function ajvErrorsToEntries (errors: readonly AjvErrorLike[], context: ValidationContext, options?: EntriesOptions): ErrorEntry[] {
   const max = options?.maxEntries ?? DEFAULT_MAX_ENTRIES
   if (!Number.isSafeInteger(max) || max < 1) throw new RangeError('maxEntries must be a positive integer')
+  const prefix = partPrefix(context)
   const seen = new Set<string>()
   const out: ErrorEntry[] = []
   for (let i = 0; i < errors.length; i++) {
     const error = errors[i]
     // propertyNames reports the property name's own failure first; the summary entry says it better.
     if (error.keyword !== 'propertyNames' && error.params?.propertyName !== undefined) continue
-    const entries = entriesFor(error, context)
+    const entries = entriesFor(error, context, prefix)
     for (let j = 0; j < entries.length; j++) {
       const entry = entries[j]
       const key = entry.field + '\u0000' + entry.message
       if (seen.has(key)) continue
       if (out.length === max) {
         const more = entries.length - j + errors.length - i - 1
-        out.push({ field: context, message: `${more} more ${more === 1 ? 'problem was' : 'problems were'} not listed` })
+        out.push({ field: partField(context), message: `${more} more ${more === 1 ? 'problem was' : 'problems were'} not listed` })
         return out
       }
       seen.add(key)

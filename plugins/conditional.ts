@@ -28,6 +28,7 @@ import { invalidOption, preconditionFailed, preconditionRequired, type Conventio
 import { profileDefaults, type Profile } from '../lib/profile'
 import { formatFor, problemBody, serializeEnvelope, type ErrorFormat } from './errors'
 import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { recordSuccessHeaders } from './openapi'
 import { assertProfile, isThenable, rejectUnknownKeys } from './shared'
 
 /** The validators a route's provider gives for the current state of its resource. */
@@ -73,6 +74,13 @@ export interface ConditionalOptions {
   requirePreconditionMethods?: string[]
   /** How @fastify/etag hashes payloads on routes without a provider. */
   etag?: { algorithm?: string, weak?: boolean }
+  /**
+   * Cache-Control of the 2xx and 304 answers of conditional GET/HEAD routes that set none:
+   * `no-store` when "not modified" is a 412 (a browser's cache would revalidate its copy
+   * with If-None-Match and hand the page a 412 it never asked for), `no-cache` when it is a
+   * 304 (stored, revalidated at every use). A string of your own, or false for none.
+   */
+  cacheControl?: string | false
 }
 
 /** What the handler of a conditional route receives as `request.preconditions`. */
@@ -118,7 +126,7 @@ declare module 'fastify' {
 
 const PLUGIN = 'fastify-http-conventions-conditional'
 const WHERE = PLUGIN
-const OPTION_KEYS = new Set(['profile', 'notModifiedStatus', 'requirePrecondition', 'requirePreconditionMethods', 'etag'])
+const OPTION_KEYS = new Set(['profile', 'notModifiedStatus', 'requirePrecondition', 'requirePreconditionMethods', 'etag', 'cacheControl'])
 const ROUTE_KEYS = new Set(['validators', 'requirePrecondition', 'creates'])
 const ETAG_KEYS = new Set(['algorithm', 'weak'])
 const SAFE = new Set(['GET', 'HEAD'])
@@ -264,6 +272,9 @@ function validateOptions (opts: ConditionalOptions): void {
   if (opts.requirePrecondition !== undefined && typeof opts.requirePrecondition !== 'boolean') throw invalidOption(WHERE, 'requirePrecondition must be a boolean')
   const methods = opts.requirePreconditionMethods
   if (methods !== undefined && (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || m === ''))) throw invalidOption(WHERE, 'requirePreconditionMethods must be an array of method names')
+  const cc = opts.cacheControl
+  // RFC 9110 5.5: a field value is visible ASCII and spaces, never CR or LF.
+  if (cc !== undefined && cc !== false && (typeof cc !== 'string' || !/^[\x20-\x7e]+$/.test(cc) || cc.trim() === '')) throw invalidOption(WHERE, 'cacheControl must be a Cache-Control value or false')
   if (opts.etag !== undefined) {
     if (typeof opts.etag !== 'object' || opts.etag === null) throw invalidOption(WHERE, 'etag must be { algorithm?, weak? }')
     rejectUnknownKeys(WHERE, opts.etag, ETAG_KEYS, 'etag option')
@@ -315,6 +326,11 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     throw invalidOption(PLUGIN, `etag: ${(err as Error).message}`)
   }
   const notModifiedStatus = opts.notModifiedStatus ?? profileDefaults(opts.profile).notModifiedStatus
+  // Conventions (Conditional requests, "Browsers and caches"): under a 412 "not modified" no
+  // cache may keep a copy it would revalidate (RFC 9111 5.2.2.5 no-store); under a 304 a cache
+  // keeps it and revalidates it at every use (RFC 9111 5.2.2.4 no-cache), so a write is never
+  // hidden by a copy its heuristic freshness (RFC 9111 4.2.2) would still serve.
+  const cacheControl = opts.cacheControl ?? (notModifiedStatus === 412 ? 'no-store' : 'no-cache')
   const requireAll = opts.requirePrecondition ?? false
   const requireMethods = new Set((opts.requirePreconditionMethods ?? ['PUT', 'PATCH', 'DELETE']).map((m) => m.toUpperCase()))
   // The two "not modified" envelopes (If-None-Match, If-Modified-Since), serialized once.
@@ -344,8 +360,19 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     const safe = methods.some((m) => SAFE.has(m))
     const head = methods.includes('HEAD')
 
-    c.respond(412, { description: 'Precondition Failed: If-Match, If-None-Match, If-Unmodified-Since or If-Modified-Since does not hold (field: the header)', body: 'envelope', headers: ['ETag'] })
-    if (safe && notModifiedStatus === 304) c.respond(304, { description: 'Not Modified', body: 'none', headers: ['ETag'] })
+    // OpenAPI: what the answers of this route are, in this profile.
+    const notModifiedIs412 = safe && notModifiedStatus === 412
+    c.respond(412, {
+      description: notModifiedIs412
+        ? 'Precondition Failed: If-Match or If-Unmodified-Since does not hold, or (GET/HEAD) the client\'s copy is current: If-None-Match matches, or unchanged since If-Modified-Since (field: the header)'
+        : 'Precondition Failed: If-Match, If-None-Match, If-Unmodified-Since or If-Modified-Since does not hold (field: the header)',
+      body: 'envelope',
+      headers: ['ETag']
+    })
+    const cached = cacheControl === false ? [] : ['Cache-Control']
+    if (safe && notModifiedStatus === 304) c.respond(304, { description: 'Not Modified: the client\'s copy is current', body: 'none', headers: ['ETag', ...cached] })
+    // RFC 9110 8.8: GET/HEAD answers carry the validators (Last-Modified where a provider gives it).
+    if (safe) recordSuccessHeaders(c.route, provider === undefined ? ['ETag', ...cached] : ['ETag', 'Last-Modified', ...cached])
     if (require && methods.some((m) => requireMethods.has(m))) c.respond(428, { description: 'Precondition Required: send If-Match with the ETag of a GET', body: 'envelope' })
 
     c.step('preHandler', 'conditional', provider === undefined ? conditionalPreHandler : providerPreHandler(provider))
@@ -418,6 +445,8 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
       const status = reply.statusCode
       // Validators describe a 2xx GET/HEAD answer; never an error, never the outcome of a write.
       if (status < 200 || status > 299 || !SAFE.has(request.method)) return done(null, payload)
+      // RFC 9110 15.4.5: a 304 made of this answer keeps its Cache-Control too.
+      if (cacheControl !== false && reply.getHeader('cache-control') === undefined) reply.header('cache-control', cacheControl)
       const tracked = request as Tracked
       const current = tracked[kCurrent]
       if (current !== undefined) {

@@ -17,7 +17,7 @@ import {
 import { reasonPhrase, render } from '../lib/render'
 import { formatHttpDate } from '../lib/headers/http-date'
 import { negotiateMediaType } from '../lib/headers/qlist'
-import { ajvErrorsToEntries } from '../lib/validation-errors'
+import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../lib/validation-errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { isFastifyDefaultErrorHandler } from './adapter'
 import envelopeSchema from '../schemas/errors.json'
@@ -57,13 +57,64 @@ export interface ErrorsOptions {
   errorHandler?: ErrorHandler
 }
 
+/** The parts of a request Fastify validates, in its order, and where the request holds each. */
+const PARTS = [['params', 'params'], ['body', 'body'], ['querystring', 'query'], ['headers', 'headers']] as const
+/** The order of the entries of a 422: where the request names the resource, then what it sends. */
+const ENTRY_ORDER = ['params', 'querystring', 'headers', 'body'] as const
+
+type PartValidator = ((data: unknown, ctx?: object) => unknown) & { errors?: AjvErrorLike[] | null, schemaEnv?: unknown }
+
+/** The problems the route's own validator finds in one part (Ajv's shape); none for a validator it cannot read synchronously. */
+function partProblems (request: FastifyRequest, part: string, key: 'params' | 'body' | 'query' | 'headers'): AjvErrorLike[] {
+  const validate = request.getValidationFunction(part as 'body') as unknown as PartValidator | undefined
+  // A body schema per media type (`content`), or no schema: nothing to add here.
+  if (typeof validate !== 'function') return []
+  const value = request[key] ?? null
+  let ret: unknown
+  try {
+    // As Fastify calls it: Ajv may coerce the part itself when it knows its parent.
+    ret = validate.schemaEnv !== undefined ? validate(value, { parentData: request, parentDataProperty: key }) : validate(value)
+  } catch {
+    return []
+  }
+  if (ret === false) return validate.errors ?? []
+  // Other validator compilers (fastify-type-provider-zod) answer { error: [...] }.
+  const error = (ret as { error?: unknown } | null)?.error
+  if (Array.isArray(error)) return error as AjvErrorLike[]
+  const inner = (error as { validation?: unknown } | undefined)?.validation
+  return Array.isArray(inner) ? inner as AjvErrorLike[] : []
+}
+
+/**
+ * Conventions (Validation errors): every problem of every part at once. Fastify validates
+ * params, body, querystring and headers in turn and stops at the first part that fails; the
+ * parts after it are validated here, with the route's own validators, only for a request that
+ * already failed. Entries come path, query, header, body.
+ */
+function everyProblem (error: FastifyError & { validation: AjvErrorLike[] }, failed: string, request: FastifyRequest): ErrorEntry[] {
+  const found = new Map<string, ErrorEntry[]>([[failed, ajvErrorsToEntries(error.validation, failed)]])
+  let after = false
+  for (const [part, key] of PARTS) {
+    if (after) found.set(part, ajvErrorsToEntries(partProblems(request, part, key), part))
+    if (part === failed) after = true
+  }
+  return ENTRY_ORDER.flatMap((part) => found.get(part) ?? [])
+}
+
 /** Maps Fastify's own errors to the catalogue; null for errors the suite does not own. */
 export function fromFastifyError (error: FastifyError & { validation?: unknown, validationContext?: string }, request: FastifyRequest, opts: { limitStatus: 411 | 413, mismatchStatus: 411 | 400 }): ConventionError | null {
   if (isConventionError(error)) return error
   if (Array.isArray(error.validation)) {
-    // Conventions (errors), 422: one errors[] entry per problem Ajv found (allErrors).
-    const entries = ajvErrorsToEntries(error.validation, error.validationContext ?? 'body')
-    const err = unprocessable(entries.length > 0 ? entries : [{ field: error.validationContext ?? 'body', message: error.message }])
+    const failed = error.validationContext ?? 'body'
+    const type = request.headers['content-type']
+    // Conventions (Content-Type): a body another plugin's parser took but did not give (multipart
+    // without attachFieldsToBody) cannot satisfy a body schema: the media type is not accepted.
+    if (failed === 'body' && request.body === undefined && typeof type === 'string') {
+      return unsupportedMediaType(`Content-Type ${JSON.stringify(type.split(';')[0].trim())} is not accepted here: this route reads its body as JSON, XML or text`)
+    }
+    // Conventions (errors), 422: one errors[] entry per problem, of every part (allErrors).
+    const entries = everyProblem(error as FastifyError & { validation: AjvErrorLike[] }, failed, request)
+    const err = unprocessable(entries.length > 0 ? entries : [{ field: partField(failed), message: error.message }])
     // An app's error handler reads a validation error as Fastify gives it (`error.validation`).
     return Object.assign(err, { validation: error.validation, validationContext: error.validationContext })
   }

@@ -157,7 +157,7 @@ export { httpConventionsAuth } from './auth/index'
 export { httpConventionsPrefer } from './prefer'
 export type { PreferOptions, PreferRouteConfig } from './prefer'
 export type {
-  AuthOptions, AuthRouteConfig, AuthPrincipal, AuthScheme, AuthUser, BasicAuthOptions, BasicVerifyResult,
+  AuthOptions, AuthRouteConfig, AuthPrincipal, AuthScheme, AuthUser, AppAuthOptions, AppPrincipal, ConventionAuthStrategy, BasicAuthOptions, BasicVerifyResult,
   BearerAuthOptions, BearerTokenInfo, BearerVerifyResult, DigestAuthOptions, DigestLookupRecord, DigestAlgorithm
 } from './auth/index'
 export {

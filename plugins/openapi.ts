@@ -41,10 +41,12 @@ export interface ConventionSecurity {
 
 const kResponses = Symbol.for('fastify-http-conventions.responses')
 const kSecurity = Symbol.for('fastify-http-conventions.security')
+const kSuccessHeaders = Symbol.for('fastify-http-conventions.success-headers')
 
 interface Recorded {
   [kResponses]?: Record<string, ConventionResponse>
   [kSecurity]?: ConventionSecurity
+  [kSuccessHeaders]?: string[]
 }
 
 function recordsOf (route: RouteOptions): Recorded {
@@ -55,7 +57,28 @@ function recordsOf (route: RouteOptions): Recorded {
 export function recordResponse (route: RouteOptions, status: number, response: ConventionResponse): void {
   const config = recordsOf(route)
   const map = config[kResponses] ?? (config[kResponses] = {})
-  map[String(status)] ??= response
+  const key = String(status)
+  const first = map[key]
+  if (first === undefined) {
+    map[key] = response
+    return
+  }
+  // The same status from two conventions (415 of Content-Type and of PATCH): the first one's
+  // description, the headers of both.
+  const headers = [...new Set([...(first.headers ?? []), ...(response.headers ?? [])])]
+  if (headers.length > 0) map[key] = { ...first, headers }
+}
+
+/** Called by plugins when they compile a route: headers every 2xx answer of the route carries (ETag, Last-Modified, ...). */
+export function recordSuccessHeaders (route: RouteOptions, headers: readonly string[]): void {
+  const config = recordsOf(route)
+  config[kSuccessHeaders] = [...new Set([...(config[kSuccessHeaders] ?? []), ...headers])]
+}
+
+/** The headers the suite adds to the route's 2xx answers: those recorded, and Accept-Patch on a PATCH route. */
+export function conventionSuccessHeaders (route: { config?: unknown, method?: unknown }): string[] {
+  const recorded = (route.config as Recorded | undefined)?.[kSuccessHeaders] ?? []
+  return isPatchRoute(route) && !recorded.includes('Accept-Patch') ? [...recorded, 'Accept-Patch'] : recorded
 }
 
 /** Called by the auth plugin when it compiles a protected route: the schemes that protect it. */
@@ -99,12 +122,13 @@ const { $id: _id, $schema: _schema, ...envelopeBody } = envelopeSchema
 
 const HEADER_DESCRIPTIONS: Record<string, string> = {
   ETag: 'The current entity tag of the resource',
+  'Last-Modified': 'When the resource last changed (HTTP-date)',
   'WWW-Authenticate': 'One challenge per accepted scheme',
   Location: 'Where to repeat the request',
   'Accept-Patch': 'The patch document types the resource accepts',
   IM: 'The instance manipulations applied (vcdiff, gzip)',
   'Delta-Base': 'The entity tag of the instance the delta applies to',
-  'Cache-Control': 'no-store or private, no-transform',
+  'Cache-Control': 'What caches may keep: no-store (a 226, an error, a conditional answer where "not modified" is 412), no-cache (where it is 304)',
   'Retry-After': 'Seconds to wait before trying again'
 }
 
@@ -117,6 +141,11 @@ const BODIES: Record<Exclude<ResponseBody, 'none'>, [string, Json]> = {
   html: ['text/html', { type: 'string' }]
 }
 
+/** Header schemas, by name, as @fastify/swagger reads them in a response schema (it wraps each into { schema }). */
+function headerSchemas (names: readonly string[]): Json {
+  return Object.fromEntries(names.map((h) => [h, HEADER_DESCRIPTIONS[h] === undefined ? { type: 'string' } : { type: 'string', description: HEADER_DESCRIPTIONS[h] }]))
+}
+
 /** A recorded response as @fastify/swagger reads a route's response schema. */
 function openApiResponse (r: ConventionResponse, format: DocumentFormat): Record<string, unknown> {
   const out: Record<string, unknown> = { description: r.description }
@@ -125,10 +154,7 @@ function openApiResponse (r: ConventionResponse, format: DocumentFormat): Record
   // Swagger 2.0: the response's schema is the body's; its media type is in `produces`.
   else if (format === 'swagger2') Object.assign(out, BODIES[r.body][1])
   else out.content = { [BODIES[r.body][0]]: { schema: BODIES[r.body][1] } }
-  if (r.headers !== undefined) {
-    // Header schemas, by name: @fastify/swagger wraps each into { schema } itself.
-    out.headers = Object.fromEntries(r.headers.map((h) => [h, HEADER_DESCRIPTIONS[h] === undefined ? { type: 'string' } : { type: 'string', description: HEADER_DESCRIPTIONS[h] }]))
-  }
+  if (r.headers !== undefined) out.headers = headerSchemas(r.headers)
   return out
 }
 
@@ -178,6 +204,14 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   if (!Object.keys(response).some((s) => SUCCESS.test(s))) {
     const [status, success] = successResponse(route, format)
     response[status] = success
+  }
+  // The headers the conventions add to every 2xx (ETag, Last-Modified, Cache-Control, Accept-Patch),
+  // beside the route's own; a new object, never the route's (Fastify serializes with it).
+  const successHeaders = conventionSuccessHeaders(route)
+  for (const status of Object.keys(response)) {
+    const r = response[status]
+    if (successHeaders.length === 0 || !/^2/.test(status) || !isObject(r) || r.type === 'null') continue
+    response[status] = { ...r, headers: { ...headerSchemas(successHeaders), ...(isObject(r.headers) ? r.headers : {}) } }
   }
   for (const status of keys) response[status] ??= openApiResponse(recorded[status], format)
   // The patch plugin answers 404 itself when `load` finds no resource (RFC 5789 2.2).
@@ -244,19 +278,23 @@ function bodyMedia (body: unknown, contentType: unknown): RequestBody | undefine
   return { content, consumes: types, schema: named }
 }
 
-const PRECONDITION_HEADERS: Array<[string, string, boolean]> = [
-  ['If-Match', 'Entity tags (or *): the request applies only if the current one is among them (412 otherwise)', false],
-  ['If-None-Match', 'Entity tags (or *): on GET/HEAD a match is answered 304; on other methods it is a 412', false],
-  ['If-Modified-Since', 'HTTP-date: unchanged since then is answered 304 (GET and HEAD, without If-None-Match)', true],
-  ['If-Unmodified-Since', 'HTTP-date: the request applies only if unchanged since then (412 otherwise; ignored with If-Match)', false]
-]
+/** The precondition headers, by the status a GET/HEAD "not modified" gets on the route (304, or the convention's 412). */
+function preconditionHeaders (notModified: 304 | 412): Array<[string, string, boolean]> {
+  const answered = notModified === 304 ? 'answered 304 Not Modified' : 'answered 412 (the convention\'s "not modified")'
+  return [
+    ['If-Match', 'Entity tags (or *): the request applies only if the current one is among them (412 otherwise)', false],
+    ['If-None-Match', `Entity tags (or *): on GET/HEAD a match is ${answered}; on other methods it is a 412`, false],
+    ['If-Modified-Since', `HTTP-date: on GET/HEAD (without If-None-Match), unchanged since then is ${answered}`, true],
+    ['If-Unmodified-Since', 'HTTP-date: the request applies only if unchanged since then (412 otherwise; ignored with If-Match)', false]
+  ]
+}
 
 /** The request headers the conventions read on this route, merged into its own headers schema. */
 function requestHeaders (own: unknown, route: { method?: unknown }, recorded: Record<string, ConventionResponse>): Json | undefined {
   const add: Json = {}
   if (recorded['412'] !== undefined) {
     const safe = methodsOf(route).some((m) => m === 'GET' || m === 'HEAD')
-    for (const [name, description, safeOnly] of PRECONDITION_HEADERS) if (safe || !safeOnly) add[name] = { type: 'string', description }
+    for (const [name, description, safeOnly] of preconditionHeaders(recorded['304'] === undefined ? 412 : 304)) if (safe || !safeOnly) add[name] = { type: 'string', description }
   }
   if (recorded['226'] !== undefined) {
     add['A-IM'] = { type: 'string', description: 'Instance manipulations the client accepts (RFC 3229): vcdiff, gzip; If-None-Match names the instance it holds' }
@@ -271,7 +309,35 @@ function requestHeaders (own: unknown, route: { method?: unknown }, recorded: Re
   return { ...own, type: own.type ?? 'object', properties }
 }
 
-interface OpenApiObject { openapi?: string, swagger?: string, components?: Json, securityDefinitions?: Json }
+interface OpenApiObject { openapi?: string, swagger?: string, components?: Json, securityDefinitions?: Json, paths?: Json }
+
+const RESOURCE_METHODS = ['get', 'head', 'put', 'patch']
+
+/**
+ * `transformObject` for @fastify/swagger, beside `conventionsOpenApiTransform`: RFC 5789 3.1,
+ * the 2xx answers of GET, HEAD and PUT of a resource that takes PATCH carry Accept-Patch too.
+ * One route's transform cannot know of a PATCH route at the same path; the whole document can.
+ */
+export function conventionsOpenApiTransformObject ({ openapiObject, swaggerObject }: { openapiObject?: unknown, swaggerObject?: unknown }): Record<string, unknown> {
+  const doc = (openapiObject ?? swaggerObject) as OpenApiObject
+  const swagger2 = swaggerObject !== undefined || doc.swagger !== undefined
+  const header: Json = swagger2 ? { type: 'string', description: HEADER_DESCRIPTIONS['Accept-Patch'] } : { schema: { type: 'string' }, description: HEADER_DESCRIPTIONS['Accept-Patch'] }
+  for (const operations of Object.values(isObject(doc.paths) ? doc.paths : {})) {
+    if (!isObject(operations)) continue
+    const patch = operations.patch as { responses?: Record<string, { headers?: Json }> } | undefined
+    if (patch?.responses?.['415']?.headers?.['Accept-Patch'] === undefined) continue
+    for (const method of RESOURCE_METHODS) {
+      const responses = (operations[method] as { responses?: unknown } | undefined)?.responses
+      if (!isObject(responses)) continue
+      for (const [status, r] of Object.entries(responses)) {
+        if (!/^2/.test(status) || !isObject(r)) continue
+        const headers = (isObject(r.headers) ? r.headers : (r.headers = {}))
+        headers['Accept-Patch'] ??= { ...header }
+      }
+    }
+  }
+  return doc as Record<string, unknown>
+}
 
 /**
  * The suite's schemes as Swagger 2.0 security definitions: its only HTTP type is `basic`, so

@@ -35,8 +35,12 @@ export interface PatchableResource<T = unknown> {
 }
 
 export interface PatchRouteConfig<T = unknown> {
-  /** JSON Schema of the resource: the patched document must satisfy it; `readOnly` properties cannot change. */
-  schema: Record<string, unknown>
+  /**
+   * JSON Schema of the resource: the patched document must satisfy it; `readOnly` properties
+   * cannot change. Any object type: a plain schema, or a TypeBox / json-schema-to-ts one
+   * (interfaces without an index signature), without a cast.
+   */
+  schema: object
   /** Reads the resource the request targets; null when it does not exist (404). */
   load: (request: RouteRequest) => PatchableResource<T> | null | PromiseLike<PatchableResource<T> | null>
   /**

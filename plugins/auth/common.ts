@@ -5,12 +5,16 @@
 import type { FastifyRequest } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 
-export type AuthScheme = 'basic' | 'bearer' | 'digest'
+/**
+ * The schemes a route may accept: the three HTTP schemes, and `app`, the app's own
+ * authentication (a session, ...) given as the `app` option.
+ */
+export type AuthScheme = 'basic' | 'bearer' | 'digest' | 'app'
 
 /** Who the request authenticated as: available to handlers as `request.principal`. */
 export interface AuthPrincipal {
   scheme: AuthScheme
-  /** the user name (Basic, Digest) or the token's subject (Bearer) */
+  /** the user name (Basic, Digest), the token's subject (Bearer) or the app's own (app) */
   subject: string
   /** what the credentials grant */
   scopes: readonly string[]
@@ -99,6 +103,6 @@ export function userTable (users: unknown, defaultScopes: readonly string[], nam
 }
 
 export interface SchemeAdapter {
-  scheme: AuthScheme
+  scheme: Exclude<AuthScheme, 'app'>
   verify: (credentials: Credentials, request: FastifyRequest, algorithms?: ReadonlySet<string>) => Verdict
 }

@@ -8,6 +8,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
+import { render } from '../../lib/render'
 import { parseAuthorization, type AuthorizationResult } from '../../lib/headers/authorization'
 import { basicChallenge } from '../../lib/auth/basic'
 import { bearerChallenge } from '../../lib/auth/bearer'
@@ -19,13 +20,32 @@ import { recordSecurity } from '../openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
-import { scopeList, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
+import { serializeEnvelope } from '../errors'
+import { runtimeScopes, scopeList, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
 import { assertProfile, isThenable, rejectUnknownKeys, routeWhere } from '../shared'
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
 export type { BasicAuthOptions, BasicVerifyResult } from './basic'
 export type { BearerAuthOptions, BearerTokenInfo, BearerVerifyResult } from './bearer'
 export type { DigestAuthOptions, DigestLookupRecord } from './digest'
+
+/** What the app's own authentication says of a request it recognises: who, and what they may do. */
+export interface AppPrincipal {
+  subject: string
+  scopes?: readonly string[] | string
+}
+
+/**
+ * The app's own authentication (a session cookie, a JWT checked by @fastify/jwt, ...): its
+ * `verify` returns the principal of a request it authenticates, or null to leave the request to
+ * the HTTP schemes. It is the scheme `app` of `config.auth.schemes`.
+ */
+export interface AppAuthOptions {
+  verify: (request: FastifyRequest) => AppPrincipal | null | undefined | Promise<AppPrincipal | null | undefined>
+}
+
+/** A strategy for @fastify/auth, or an onRequest/preHandler hook: the suite's schemes, as `config.auth` would check them. */
+export type ConventionAuthStrategy = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void
 
 export interface AuthOptions {
   profile?: Profile
@@ -37,6 +57,13 @@ export interface AuthOptions {
   bearer?: BearerAuthOptions
   /** Digest (RFC 7616): `{ secret, users | lookup, algorithms, nonceTtlMs, store, userhash }`. */
   digest?: DigestAuthOptions
+  /** The app's own authentication (a session, ...): `{ verify(request) => { subject, scopes } | null }`, tried first. */
+  app?: AppAuthOptions
+  /**
+   * The Digest algorithm challenged first (default: the strongest, RFC 7616 3.7). Clients that
+   * read only the first challenge and know only MD5 (Python's urllib) need `'MD5'`.
+   */
+  digestFirst?: DigestAlgorithm
   /** Routes without `config.auth`: open (false, the default), protected (true) or protected with scopes. */
   protect?: boolean | { scopes?: readonly string[] | string }
   /** 'separate' (default): one WWW-Authenticate line per challenge; 'single': one comma-separated line. */
@@ -62,11 +89,19 @@ declare module 'fastify' {
     /** On protected routes: who the request authenticated as. Null elsewhere. */
     principal: AuthPrincipal | null
   }
+  interface FastifyInstance {
+    /**
+     * The suite's schemes as a strategy for @fastify/auth (`app.auth([...])`) or a hook: checks
+     * the request as a route with this `config.auth` would (default `true`), sets
+     * `request.principal`, or fails with the suite's 401 (its challenges).
+     */
+    conventionAuth: (config?: AuthRouteConfig) => ConventionAuthStrategy
+  }
 }
 
-const OPTION_KEYS = new Set(['profile', 'realm', 'basic', 'bearer', 'digest', 'protect', 'challengeLines', 'insufficientScopeStatus', 'storeFailureStatus'])
+const OPTION_KEYS = new Set(['profile', 'realm', 'basic', 'bearer', 'digest', 'app', 'digestFirst', 'protect', 'challengeLines', 'insufficientScopeStatus', 'storeFailureStatus'])
 const ROUTE_KEYS = new Set(['scopes', 'schemes', 'algorithms'])
-const SCHEMES: readonly AuthScheme[] = ['digest', 'basic', 'bearer'] // RFC 7616 3.7 / RFC 9110 11.6.1: strongest first
+const SCHEMES: ReadonlyArray<Exclude<AuthScheme, 'app'>> = ['digest', 'basic', 'bearer'] // RFC 7616 3.7 / RFC 9110 11.6.1: strongest first
 
 // Bodies say what went wrong, never which part of the credentials (user, password, token, nonce).
 const MESSAGES = {
@@ -94,7 +129,9 @@ function validate (opts: AuthOptions): void {
   if (opts.challengeLines !== undefined && opts.challengeLines !== 'separate' && opts.challengeLines !== 'single') throw invalidOption(WHERE, "challengeLines must be 'separate' or 'single'")
   if (opts.insufficientScopeStatus !== undefined && opts.insufficientScopeStatus !== 401 && opts.insufficientScopeStatus !== 403) throw invalidOption(WHERE, 'insufficientScopeStatus must be 401 or 403')
   if (opts.storeFailureStatus !== undefined && opts.storeFailureStatus !== 401 && opts.storeFailureStatus !== 503) throw invalidOption(WHERE, 'storeFailureStatus must be 401 or 503')
+  // RFC 9110 11.6.1: every 401 carries a challenge, so the app's own authentication (which has none) is not enough alone.
   if (opts.basic === undefined && opts.bearer === undefined && opts.digest === undefined) throw invalidOption(WHERE, 'enable at least one of basic, bearer and digest')
+  if (opts.app !== undefined && (opts.app === null || typeof opts.app !== 'object' || typeof opts.app.verify !== 'function')) throw invalidOption(WHERE, 'app must be { verify(request) }')
   const p = opts.protect
   if (p !== undefined && typeof p !== 'boolean' && (p === null || typeof p !== 'object')) throw invalidOption(WHERE, 'protect must be a boolean or { scopes }')
 }
@@ -103,8 +140,12 @@ function validate (opts: AuthOptions): void {
 interface RoutePlan {
   scopes: readonly string[]
   adapters: Map<string, SchemeAdapter>
+  /** the app's own authentication, when the route accepts it */
+  app: AppAuthOptions['verify'] | undefined
   digest: DigestAdapter | undefined
   algorithms: ReadonlySet<string> | undefined
+  /** where the `digestFirst` algorithm's challenge is among the route's Digest challenges (-1: not offered) */
+  digestFirst: number
   basicLine: string | undefined
   bearer: { plain: string, invalid: string, expired: string, insufficient: string } | undefined
 }
@@ -132,6 +173,7 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
       await adapter.refresh().catch((err: unknown) => fastify.log.warn({ err }, 'Digest nonce-count store not reached at start; the first nonces will be renewed (stale=true)'))
     })
   }
+  const byDefault = plan(STRATEGY_ROUTE(true)) as RoutePlan
 
   try {
     declareConvention(fastify, {
@@ -148,7 +190,7 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
         if (storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
         c.step('onRequest', 'auth', authHook(p))
         // OpenAPI: the schemes this route offers, and the scopes it needs.
-        recordSecurity(c.route, { schemes: [...p.adapters.keys()] as AuthScheme[], scopes: p.scopes })
+        recordSecurity(c.route, { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes })
         // Later conventions key per-user state by `request.principal` on protected routes.
         c.provide(PROVIDES.auth, p)
       }
@@ -157,10 +199,46 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
     return done(err as Error)
   }
   if (!fastify.hasRequestDecorator('principal')) fastify.decorateRequest('principal', null)
+  // @fastify/auth strategies: the suite's schemes, checked as a route's config.auth would.
+  fastify.decorate('conventionAuth', function conventionAuth (config: AuthRouteConfig = true): ConventionAuthStrategy {
+    const p = plan(STRATEGY_ROUTE(config))
+    if (p === null) throw invalidOption(WHERE, 'conventionAuth(config): config must ask for authentication (true or { scopes, schemes, algorithms })')
+    return authHook(p)
+  })
+  // The nearest registration of the plugin answers for a route (a child context may register its own).
+  const context = {}
+  ;(fastify as unknown as Record<symbol, unknown>)[kAuthContext] = context
+  fastify.addHook('onSend', function authChallengesOnSend (request, reply, payload, next) {
+    // RFC 9110 15.5.2: every 401 carries WWW-Authenticate, whoever produced it (another plugin, the app).
+    if (reply.statusCode !== 401 || hasChallenge(reply.getHeader('www-authenticate'))) return next(null, payload)
+    if ((request.server as unknown as Record<symbol, unknown>)[kAuthContext] !== context) return next(null, payload)
+    const lines = challenges(routePlan(request), 'plain', false)
+    const html = /^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))
+    const r = render(unauthorized(request.headers.authorization === undefined ? MESSAGES.missing : MESSAGES.invalid, lines), serializeEnvelope)
+    for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
+    // An HTML page (the suite's own, from `unauthorized(message, [])`) is kept; any other body becomes the suite's page.
+    if (html) return next(null, payload)
+    reply.header('content-type', r.contentType)
+    next(null, r.body)
+  })
+
+  /** The plan of the request's route: its own config.auth, else the context's schemes. */
+  function routePlan (request: FastifyRequest): RoutePlan {
+    const options = request.routeOptions
+    /* c8 ignore start: config.auth was checked when the route was compiled; a route no one compiled that asks for auth is refused by the kernel (500) before any 401 */
+    try {
+      return plan({ config: options.config, method: options.method, url: options.url ?? '' } as unknown as RouteOptions) ?? byDefault
+    } catch {
+      return byDefault
+    }
+    /* c8 ignore stop */
+  }
 
   function challenges (p: RoutePlan, bearerLine: keyof NonNullable<RoutePlan['bearer']>, stale: boolean): string[] {
-    // RFC 9110 11.6.1: one challenge per scheme (and Digest algorithm), strongest first
+    // RFC 9110 11.6.1: one challenge per scheme (and Digest algorithm), strongest first, or the
+    // algorithm of `digestFirst` first (RFC 7616 3.7 lets the server choose its preference order)
     const lines = p.digest === undefined ? [] : p.digest.challenges(stale, p.algorithms)
+    if (p.digestFirst > 0) lines.unshift(...lines.splice(p.digestFirst, 1))
     if (p.basicLine !== undefined) lines.push(p.basicLine)
     if (p.bearer !== undefined) lines.push(p.bearer[bearerLine])
     return single ? [lines.join(', ')] : lines
@@ -203,7 +281,28 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
       next()
     }
 
+    /** The app's own authentication first: a principal lets the request in, null leaves it to the HTTP schemes. */
+    function byApp (request: FastifyRequest, verify: NonNullable<RoutePlan['app']>, next: HookHandlerDoneFunction): void {
+      const settle = (found: AppPrincipal | null | undefined): void => {
+        if (found === null || found === undefined || typeof found.subject !== 'string') return byHeader(request, next)
+        conclude(request, { ok: true, principal: { scheme: 'app', subject: found.subject, scopes: runtimeScopes(found.scopes, []) } }, 'app', next)
+      }
+      let found
+      try {
+        found = verify(request)
+      } catch (err) {
+        return next(err as Error)
+      }
+      if (!isThenable(found)) return settle(found)
+      found.then(settle, (err: unknown) => next(err as Error))
+    }
+
     const authOnRequest = function authOnRequest (request: FastifyRequest, _reply: FastifyReply, next: HookHandlerDoneFunction): void {
+      if (p.app !== undefined) return byApp(request, p.app, next)
+      byHeader(request, next)
+    }
+
+    function byHeader (request: FastifyRequest, next: HookHandlerDoneFunction): void {
       const header = request.headers.authorization
       // RFC 9110 11.6.2 / conventions (Authentication) step 1: no credentials, every challenge (and no Bearer error code, RFC 6750 3.1)
       if (header === undefined) return next(unauthorized(MESSAGES.missing, challenges(p, 'plain', false)))
@@ -232,13 +331,30 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
   done()
 }
 
+/** On a context instance: the registration of the plugin that answers for its routes. */
+const kAuthContext = Symbol('http-conventions.auth.context')
+
+/** What `conventionAuth(config)` plans from: a route with that `config.auth`. */
+function STRATEGY_ROUTE (config: AuthRouteConfig): RouteOptions {
+  return { method: 'conventionAuth', url: '(strategy)', config: { auth: config } } as unknown as RouteOptions
+}
+
+/** RFC 9110 11.6.1: a WWW-Authenticate field with at least one challenge. */
+function hasChallenge (value: unknown): boolean {
+  return Array.isArray(value) ? value.some((v) => typeof v === 'string' && v !== '') : typeof value === 'string' && value !== ''
+}
+
 /** Validates the schemes once and returns the per-route planner (which validates `config.auth`). */
 function planner (opts: AuthOptions): { plan: (route: RouteOptions) => RoutePlan | null, digest: DigestAdapter | undefined } {
   const realm = opts.realm ?? 'api'
   if (typeof realm !== 'string') throw invalidOption(WHERE, 'realm must be a string')
+  const digestFirst = opts.digestFirst
+  if (digestFirst !== undefined && (opts.digest === undefined || !(opts.digest.algorithms ?? ['SHA-256']).includes(digestFirst))) {
+    throw invalidOption(WHERE, 'digestFirst must be one of digest.algorithms')
+  }
   let basicLine: string | undefined
   let bearerLines: RoutePlan['bearer']
-  const adapters = new Map<AuthScheme, SchemeAdapter>()
+  const adapters = new Map<Exclude<AuthScheme, 'app'>, SchemeAdapter>()
   let digest: DigestAdapter | undefined
   try {
     if (opts.digest !== undefined) {
@@ -270,6 +386,8 @@ function planner (opts: AuthOptions): { plan: (route: RouteOptions) => RoutePlan
   const insufficientLines = new Map<string, string>()
 
   function build (scopes: readonly string[], schemes: readonly AuthScheme[], algorithms: ReadonlySet<string> | undefined): RoutePlan {
+    const routeDigest = schemes.includes('digest') ? digest : undefined
+    const routeAlgorithms = routeDigest === undefined ? [] : routeDigest.algorithms.filter((a) => algorithms === undefined || algorithms.has(a.toLowerCase()))
     const routeAdapters = new Map<string, SchemeAdapter>()
     for (const s of SCHEMES) {
       if (schemes.includes(s)) routeAdapters.set(s, adapters.get(s) as SchemeAdapter)
@@ -288,14 +406,18 @@ function planner (opts: AuthOptions): { plan: (route: RouteOptions) => RoutePlan
     return {
       scopes,
       adapters: routeAdapters,
-      digest: routeAdapters.has('digest') ? digest : undefined,
+      app: schemes.includes('app') ? opts.app?.verify : undefined,
+      digest: routeDigest,
       algorithms,
+      digestFirst: digestFirst === undefined ? -1 : routeAlgorithms.indexOf(digestFirst),
       basicLine: routeAdapters.has('basic') ? basicLine : undefined,
       bearer
     }
   }
 
-  const enabled = SCHEMES.filter((s) => adapters.has(s))
+  const enabled: AuthScheme[] = SCHEMES.filter((s) => adapters.has(s))
+  // The app's own authentication is tried first on every protected route, unless a route's schemes leave it out.
+  if (opts.app !== undefined) enabled.unshift('app')
   const byDefault = build(defaultScopes, enabled, undefined)
 
   return { plan: planRoute, digest }
@@ -312,9 +434,11 @@ function planner (opts: AuthOptions): { plan: (route: RouteOptions) => RoutePlan
     const scopes = c.scopes === undefined ? defaultScopes : scopeList(c.scopes, `${where} config.auth.scopes`)
     let schemes = enabled
     if (c.schemes !== undefined) {
-      if (!Array.isArray(c.schemes) || c.schemes.length === 0 || c.schemes.some((s) => !adapters.has(s))) {
+      if (!Array.isArray(c.schemes) || c.schemes.length === 0 || c.schemes.some((s) => !enabled.includes(s))) {
         throw invalidOption(where, `config.auth.schemes must list enabled schemes (${enabled.join(', ')})`)
       }
+      // RFC 9110 11.6.1: a 401 of the route must carry a challenge; the app's own authentication has none.
+      if (!c.schemes.some((s) => adapters.has(s as Exclude<AuthScheme, 'app'>))) throw invalidOption(where, 'config.auth.schemes needs basic, bearer or digest beside app (a 401 carries their challenges)')
       schemes = c.schemes
     }
     let algorithms: Set<string> | undefined

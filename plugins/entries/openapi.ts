@@ -3,7 +3,7 @@
  * plugins add to each route, for @fastify/swagger (`transform: conventionsOpenApiTransform`).
  */
 export {
-  conventionsOpenApiTransform, withConventionResponses, conventionResponses, recordResponse,
-  conventionSecurity, recordSecurity, conventionSecuritySchemes
+  conventionsOpenApiTransform, conventionsOpenApiTransformObject, withConventionResponses, conventionResponses, recordResponse,
+  conventionSuccessHeaders, recordSuccessHeaders, conventionSecurity, recordSecurity, conventionSecuritySchemes, conventionSecurityDefinitions
 } from '../openapi'
-export type { ConventionResponse, ConventionSecurity, ResponseBody } from '../openapi'
+export type { ConventionResponse, ConventionSecurity, DocumentFormat, ResponseBody } from '../openapi'

@@ -79,7 +79,7 @@ test('GET /articles lists, filters by tag, and refuses a limit outside 1..100 wi
   for (const limit of ['0', '101', 'abc']) {
     const bad = await request(`${svc.url}/articles?limit=${limit}`)
     t.equal(bad.statusCode, 422, limit)
-    t.equal(((await bad.body.json()) as { errors: Array<{ field: string }> }).errors[0].field, 'limit')
+    t.equal(((await bad.body.json()) as { errors: Array<{ field: string }> }).errors[0].field, 'query:limit')
   }
 })
 

@@ -1,10 +1,11 @@
 /**
  * Real clients against the auth plugin over real sockets: curl (--basic, --digest,
- * --oauth2-bearer), Python's urllib (Basic; Digest MD5 on a route that offers MD5 first,
- * as urllib reads only the first challenge and knows only MD5), digest-fetch (every
- * algorithm, several requests on one nonce) and Chromium through playwright-core
- * (Basic and Digest SHA-256 logins via httpCredentials). A test whose client is not
- * installed is skipped (failed under CI=true), see test/helpers/peers.ts.
+ * --oauth2-bearer), Python's urllib (Basic; Digest, which it answers only when the first
+ * challenge is Digest MD5: it reads only the first WWW-Authenticate line and knows only MD5),
+ * digest-fetch (every algorithm, several requests on one nonce) and Chromium through
+ * playwright-core (Basic and Digest logins via httpCredentials). The reference service, with
+ * its defaults, is logged in to by curl, urllib and Chromium with Digest. A test whose client
+ * is not installed is skipped (failed under CI=true), see test/helpers/peers.ts.
  */
 import { test } from 'tap'
 import { execFile } from 'node:child_process'
@@ -12,9 +13,11 @@ import { promisify } from 'node:util'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { buildApp, listen } from '../helpers/app'
 import { peer } from '../helpers/peers'
+import { startService, type RunningService } from '../helpers/service'
 import type { DigestAlgorithm } from '../../plugins/index'
 
 const run = promisify(execFile)
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run']
 const USER = 'Mufasa'
 const PASSWORD = 'Circle of Life'
 const TOKEN = 'interop-token-0123456789'
@@ -22,6 +25,9 @@ const ALGORITHMS: DigestAlgorithm[] = ['SHA-512-256', 'SHA-512-256-sess', 'SHA-2
 
 let app: FastifyInstance
 let base: string
+/** The same users and algorithms, with `digestFirst: 'MD5'` (the reference service's setting). */
+let md5First: FastifyInstance
+let md5FirstBase: string
 
 /** `{ scheme, subject, nc }`: who authenticated, and the nonce-count the client sent (Digest). */
 function whoami (request: FastifyRequest): { scheme?: string, subject?: string, nc?: string } {
@@ -45,7 +51,11 @@ test('start a protected app', async () => {
   for (const algorithm of ALGORITHMS) {
     app.get(`/alg/${algorithm}`, { config: { auth: { schemes: ['digest'], algorithms: [algorithm] } } }, async (req) => whoami(req))
   }
+  app.get('/both', { config: { auth: { schemes: ['digest', 'basic'], algorithms: ['SHA-256', 'MD5'] } } }, async (req) => whoami(req))
   base = `http://127.0.0.1:${await listen(app)}`
+  md5First = await buildApp({ auth: { realm: 'interop@example.org', digestFirst: 'MD5', digest: { secret: 'interop-secret-interop-secret-interop!', algorithms: ['SHA-256', 'MD5'], users: { [USER]: PASSWORD } }, basic: { users: { [USER]: PASSWORD } } } })
+  md5First.get('/both', { config: { auth: true } }, async (req) => whoami(req))
+  md5FirstBase = `http://127.0.0.1:${await listen(md5First)}`
 })
 
 let curlPath = 'curl'
@@ -80,33 +90,38 @@ test('curl --basic, --digest (MD5 and SHA-256 routes) and --oauth2-bearer', asyn
 
 const PYTHON = `
 import sys, urllib.request, urllib.error
-url, user, password, kind = sys.argv[1:5]
+url, user, password, kind, method = sys.argv[1:6]
 mgr = urllib.request.HTTPPasswordMgrWithDefaultRealm()
 mgr.add_password(None, url, user, password)
 handler = urllib.request.HTTPBasicAuthHandler(mgr) if kind == 'basic' else urllib.request.HTTPDigestAuthHandler(mgr)
 try:
-    r = urllib.request.build_opener(handler).open(url, timeout=10)
+    r = urllib.request.build_opener(handler).open(urllib.request.Request(url, method=method), timeout=10)
     print(r.status, r.read().decode())
 except urllib.error.HTTPError as e:
     print(e.code, '')
+except ValueError as e:
+    print(0, str(e))
 `
 
-async function python (path: string, kind: 'basic' | 'digest', password = PASSWORD): Promise<{ status: number, body: string }> {
-  const { stdout } = await run(pythonPath, ['-c', PYTHON, `${base}${path}`, USER, password, kind], { timeout: 60_000 })
+async function python (url: string, kind: 'basic' | 'digest', password = PASSWORD, method = 'GET', user = USER): Promise<{ status: number, body: string }> {
+  const { stdout } = await run(pythonPath, ['-c', PYTHON, url.startsWith('http') ? url : `${base}${url}`, user, password, kind, method], { timeout: 60_000 })
   const i = stdout.indexOf(' ')
   return { status: Number(stdout.slice(0, i)), body: stdout.slice(i + 1).trim() }
 }
 
-test('Python urllib: Basic (found among several challenge lines), and Digest MD5 on a route offering MD5 first', async (t) => {
+test('Python urllib: Basic found among several challenge lines; Digest only when the first challenge is Digest MD5 (digestFirst: MD5)', async (t) => {
   const path = peer(t, 'python3')
   if (path === undefined) return
   pythonPath = path
   const basic = await python('/any', 'basic')
   t.same([basic.status, JSON.parse(basic.body)], [200, { scheme: 'basic', subject: USER }], 'HTTPBasicAuthHandler picks the Basic line')
   t.equal((await python('/any', 'basic', 'wrong')).status, 401)
-  const digest = await python('/digest-md5', 'digest')
-  t.same([digest.status, JSON.parse(digest.body)], [200, { scheme: 'digest', subject: USER, nc: '00000001' }], 'HTTPDigestAuthHandler answers MD5')
-  t.equal((await python('/digest-md5', 'digest', 'wrong')).status, 401)
+  const digest = await python(`${md5FirstBase}/both`, 'digest')
+  t.same([digest.status, JSON.parse(digest.body)], [200, { scheme: 'digest', subject: USER, nc: '00000001' }], 'HTTPDigestAuthHandler answers the first challenge, MD5')
+  t.equal((await python(`${md5FirstBase}/both`, 'digest', 'wrong')).status, 401)
+  // Strongest first (the plugin's default): urllib reads the SHA-256 challenge and gives up.
+  const strongest = await python('/both', 'digest')
+  t.match(strongest, { status: 0, body: /Unsupported digest authentication algorithm 'SHA-256'/ }, 'strongest first: urllib cannot log in')
 })
 
 test('digest-fetch: every algorithm, and repeated requests on one nonce (nc 2, 3)', async (t) => {
@@ -129,12 +144,7 @@ test('Chromium (playwright-core): Basic and Digest SHA-256 logins through httpCr
   const executablePath = peer(t, 'chromium')
   if (executablePath === undefined) return
   const { chromium } = await import('playwright-core')
-  const browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    timeout: 60_000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run']
-  })
+  const browser = await chromium.launch({ executablePath, headless: true, timeout: 60_000, args: CHROMIUM_ARGS })
   t.teardown(() => browser.close())
   const login = async (path: string, password: string): Promise<{ status: number, body: string }> => {
     const context = await browser.newContext({ httpCredentials: { username: USER, password } })
@@ -155,6 +165,38 @@ test('Chromium (playwright-core): Basic and Digest SHA-256 logins through httpCr
   t.equal(wrong.status, 401, 'a wrong password ends at 401')
 })
 
+test('the reference service with its defaults: curl --digest, Python urllib and Chromium log in with Digest', { timeout: 300_000 }, async (t) => {
+  const curlBin = peer(t, 'curl')
+  const python3 = peer(t, 'python3')
+  const chromiumBin = peer(t, 'chromium')
+  if (curlBin === undefined || python3 === undefined || chromiumBin === undefined) return
+  pythonPath = python3
+  const svc: RunningService = await startService()
+  t.teardown(() => svc.stop())
+  // An authenticated DELETE of an id that names no article is 404: credentials accepted, nothing written.
+  const target = `${svc.url}/articles/00000000-0000-0000-0000-000000000000`
+  const trace = await run(curlBin, ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-v', '--digest', '-u', 'demo:demo-password', '-X', 'DELETE', target])
+  t.equal(trace.stdout, '404', 'curl --digest logs in')
+  t.match(trace.stderr, /> Authorization: Digest [^\n]*algorithm=MD5/i, 'curl answers the first Digest challenge (MD5)')
+  const wrong = await run(curlBin, ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--digest', '-u', 'demo:wrong', '-X', 'DELETE', target])
+  t.equal(wrong.stdout, '401')
+  t.equal((await python(target, 'digest', 'demo-password', 'DELETE', 'demo')).status, 404, 'urllib logs in with Digest MD5')
+  t.equal((await python(target, 'digest', 'wrong', 'DELETE', 'demo')).status, 401)
+  const { chromium } = await import('playwright-core')
+  const browser = await chromium.launch({ executablePath: chromiumBin, headless: true, timeout: 60_000, args: CHROMIUM_ARGS })
+  t.teardown(() => browser.close())
+  for (const [password, status] of [['demo-password', 404], ['wrong', 401]] as const) {
+    const context = await browser.newContext({ httpCredentials: { username: 'demo', password } })
+    const page = await context.newPage()
+    await page.goto(`${svc.url}/`)
+    // A page's own fetch() of a write: Chromium answers the Digest challenge with the credentials.
+    const got = await page.evaluate(async (url) => (await fetch(url, { method: 'DELETE' })).status, target)
+    t.equal(got, status, `Chromium fetch() with ${password === 'wrong' ? 'a wrong' : 'the right'} password`)
+    await context.close()
+  }
+})
+
 test('stop', async () => {
   await app.close()
+  await md5First.close()
 })

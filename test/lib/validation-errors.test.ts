@@ -29,7 +29,23 @@ test('each keyword names the field at fault by its own path', async (t) => {
     { field: 'body', message: 'must be object' },
     { field: 'q', message: 'is invalid' }
   ])
-  t.same(ajvErrorsToEntries([{ keyword: 'type', instancePath: '', params: {}, message: 'must be object' }], 'querystring'), [{ field: 'querystring', message: 'must be object' }])
+  t.same(ajvErrorsToEntries([{ keyword: 'type', instancePath: '', params: {}, message: 'must be object' }], 'querystring'), [{ field: 'query:', message: 'must be object' }])
+})
+
+test('conventions (Validation errors): field names say the part (path:, query:, header:, none for the body) and stay unambiguous', async (t) => {
+  const e = (instancePath: string, keyword = 'type', params: Record<string, unknown> = {}): { keyword: string, instancePath: string, params: Record<string, unknown>, message: string } => ({ keyword, instancePath, params, message: 'm' })
+  t.same(ajvErrorsToEntries([e('/id')], 'params'), [{ field: 'path:id', message: 'm' }])
+  t.same(ajvErrorsToEntries([e('/limit')], 'querystring'), [{ field: 'query:limit', message: 'm' }])
+  t.same(ajvErrorsToEntries([e('', 'required', { missingProperty: 'x-api-version' })], 'headers'), [{ field: 'header:x-api-version', message: 'is required' }])
+  t.same(ajvErrorsToEntries([e('/filter/tag')], 'querystring'), [{ field: 'query:filter.tag', message: 'm' }])
+  t.same(ajvErrorsToEntries([e('/author/name'), e('/tags/2')], 'body'), [{ field: 'author.name', message: 'm' }, { field: 'tags.2', message: 'm' }], 'body fields keep their bare paths')
+  // A key holding a separator (., [, ], :, ") or empty is bracketed as a JSON string.
+  t.same(ajvErrorsToEntries([e('/meta/a.b'), e('/a.b'), e('/x:y/z'), e('/q/'), e('/k/say "hi"')], 'body').map((x) => x.field), ['meta["a.b"]', '["a.b"]', '["x:y"].z', 'q[""]', 'k["say \\"hi\\""]'])
+  t.same(ajvErrorsToEntries([e('/a.b')], 'querystring'), [{ field: 'query:["a.b"]', message: 'm' }])
+  t.same(ajvErrorsToEntries([e('/meta', 'required', { missingProperty: 'a.b' })], 'body'), [{ field: 'meta["a.b"]', message: 'is required' }])
+  t.same(ajvErrorsToEntries([e('', 'additionalProperties', { additionalProperty: 'x.y' })], 'querystring'), [{ field: 'query:["x.y"]', message: 'is not allowed' }])
+  t.same(ajvErrorsToEntries([e('/x')], 'cookies'), [{ field: 'cookies:x', message: 'm' }], 'a part Fastify does not name is prefixed as it is')
+  t.equal(pointerToPath('/a~1b/c~0d'), 'a/b.c~d', 'RFC 6901 escapes decoded; / and ~ are no separators')
 })
 
 test('bounded 422: at most maxEntries entries (default 100), then one saying how many more were not listed', async (t) => {
@@ -46,7 +62,7 @@ test('bounded 422: at most maxEntries entries (default 100), then one saying how
   t.ok(JSON.stringify(entries).length < 10_000, 'the envelope stays small')
   t.equal(read, 101, 'read the 100 entries listed and the one that ends the list')
   t.same(ajvErrorsToEntries(errors.slice(0, 3), 'querystring', { maxEntries: 2 }), [
-    { field: 'items.0', message: 'must be integer' }, { field: 'items.1', message: 'must be integer' }, { field: 'querystring', message: '1 more problem was not listed' }
+    { field: 'query:items.0', message: 'must be integer' }, { field: 'query:items.1', message: 'must be integer' }, { field: 'query:', message: '1 more problem was not listed' }
   ])
   t.equal(ajvErrorsToEntries(errors.slice(0, 100), 'body').length, 100, 'exactly maxEntries: no extra entry')
   const dup = { keyword: 'type', instancePath: '', params: {}, message: 'must be object' }

@@ -156,7 +156,7 @@ test('registering twice keeps one handler and one schema; bad options throw at b
 })
 
 test('Fastify\'s own body errors map to the catalogue (when the suite\'s parsers are not in front)', async (t) => {
-  const req = { headers: { 'content-type': 'application/foo' } } as never
+  const req = { headers: { 'content-type': 'application/foo' }, getValidationFunction: () => undefined } as never
   const spec = { limitStatus: 411 as const, mismatchStatus: 411 as const }
   const rfc = { limitStatus: 413 as const, mismatchStatus: 400 as const }
   const err = (code: string) => Object.assign(new Error(code), { code }) as never
@@ -169,7 +169,7 @@ test('Fastify\'s own body errors map to the catalogue (when the suite\'s parsers
   t.match(fromFastifyError(err('FST_ERR_CTP_INVALID_CONTENT_LENGTH'), req, rfc), { statusCode: 400, rendering: 'text' })
   t.equal(fromFastifyError(err('SOMETHING_ELSE'), req, spec), null)
   const validation = Object.assign(new Error('bad'), { validation: [], validationContext: 'querystring' }) as never
-  t.same(fromFastifyError(validation, req, spec)?.errors, [{ field: 'querystring', message: 'bad' }])
+  t.same(fromFastifyError(validation, req, spec)?.errors, [{ field: 'query:', message: 'bad' }], 'a problem of the whole query string, named by its part')
 })
 
 test('OpenAPI: recorded responses become documented responses; the route\'s own win', async (t) => {

@@ -66,13 +66,29 @@ test('querystring, params and headers problems are 422 naming the parameter; tho
   t.same(good.json().query, { limit: 5 })
   t.same(good.json().params, { id: 7 })
   const q = await a.inject({ method: 'POST', url: '/things/1?limit=500', headers: okHeaders, payload: { title: 't', author: { name: 'n' } } })
-  t.same(q.json(), { errors: [{ field: 'limit', message: 'must be <= 100' }] })
+  t.same(q.json(), { errors: [{ field: 'query:limit', message: 'must be <= 100' }] })
   const p = await a.inject({ method: 'POST', url: '/things/abc', headers: okHeaders, payload: { title: 't', author: { name: 'n' } } })
-  t.same(p.json(), { errors: [{ field: 'id', message: 'must be integer' }] })
+  t.same(p.json(), { errors: [{ field: 'path:id', message: 'must be integer' }] })
   const h = await a.inject({ method: 'POST', url: '/things/1', headers: { 'x-request-tag': 'ABC' }, payload: { title: 't', author: { name: 'n' } } })
-  t.same(h.json(), { errors: [{ field: 'x-request-tag', message: 'must match pattern "^[a-z]+$"' }] })
+  t.same(h.json(), { errors: [{ field: 'header:x-request-tag', message: 'must match pattern "^[a-z]+$"' }] })
   const missing = await a.inject({ method: 'POST', url: '/things/1', payload: { title: 't', author: { name: 'n' } } })
-  t.same(missing.json(), { errors: [{ field: 'x-request-tag', message: 'is required' }] })
+  t.same(missing.json(), { errors: [{ field: 'header:x-request-tag', message: 'is required' }] })
+})
+
+test('conventions (Validation errors): params, querystring, headers and body are validated together, one entry per problem', async (t) => {
+  const a = await app()
+  const res = await a.inject({ method: 'POST', url: '/things/abc?limit=500', headers: { 'x-request-tag': 'ABC' }, payload: { title: 1, zzz: true } })
+  t.equal(res.statusCode, 422)
+  t.same(res.json().errors, [
+    { field: 'path:id', message: 'must be integer' },
+    { field: 'query:limit', message: 'must be <= 100' },
+    { field: 'header:x-request-tag', message: 'must match pattern "^[a-z]+$"' },
+    { field: 'author', message: 'is required' },
+    { field: 'zzz', message: 'is not allowed' },
+    { field: 'title', message: 'must be string' }
+  ])
+  const later = await a.inject({ method: 'POST', url: '/things/1?limit=500', headers: { 'x-request-tag': 'ABC' }, payload: { title: 't', author: { name: 'n' } } })
+  t.same(later.json().errors.map((e: { field: string }) => e.field), ['query:limit', 'header:x-request-tag'], 'parts after the first that failed are validated too')
 })
 
 test('a body that is not an object at all is named "body"', async (t) => {

@@ -63,7 +63,7 @@ async function post (base: string, auth?: string, slug = `s${Math.random().toStr
 
 test('a Digest nonce issued by one instance is accepted by the other; a replay on the first is refused', async (t) => {
   if (peer(t, 'redis-server') === undefined) return
-  const challenge = (await post(a)).www[0]
+  const challenge = (await post(a)).www.find((w) => /^Digest .*algorithm=SHA-256/.test(w)) ?? ''
   t.match(challenge, /^Digest .*algorithm=SHA-256/)
   const first = answer(challenge, { username: 'demo', password: 'demo-password', method: 'POST', uri: '/articles' })
   t.equal((await post(b, authorization(first))).status, 201, 'the nonce from A is good at B')

@@ -1,6 +1,7 @@
 // Type tests of the public API, against the generated .d.ts through the package's exports map.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify'
 import { expect, test } from 'tstyche'
+import { Type } from '@sinclair/typebox'
 import { createServer } from 'node:http'
 import { type Http2Server } from 'node:http2'
 import httpConventions, * as root from 'fastify-http-conventions'
@@ -187,4 +188,13 @@ test('a route\'s providers read its params under strict without casts (route gen
       patch: { schema: {}, load: (request) => ({ document: { id: request.params.id as string } }), save: (_request, document) => ({ document }) }
     }
   }, async (request) => request.params.id)
+})
+
+test('config.patch.schema takes a TypeBox schema without a cast; conventionAuth and auth.app are typed', () => {
+  const app = Fastify({ ...serverOptions })
+  const Note = Type.Object({ id: Type.String({ readOnly: true }), text: Type.String() })
+  app.patch('/notes/:id', { config: { patch: { schema: Note, load: () => null, save: () => false } } }, async () => 'x')
+  expect(app.conventionAuth).type.toBeCallableWith({ schemes: ['app', 'basic'] as const })
+  expect(app.conventionAuth).type.not.toBeCallableWith({ schemes: ['ntlm'] })
+  expect(app.register).type.toBeCallableWith(httpConventions, { auth: { basic: { users: {} }, digestFirst: 'MD5' as const, app: { verify: () => ({ subject: 'ann' }) } } })
 })

@@ -1,0 +1,18 @@
+/**
+ * The package carries its documentation: README.md links to docs/ by absolute URLs, and the
+ * pages themselves ship in the tarball, so a user offline (or reading node_modules) has them.
+ */
+import { test } from 'tap'
+import { execFile } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { ROOT } from '../helpers/paths'
+
+test('npm pack ships every page of docs/ beside README.md', async (t) => {
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+  const { stdout } = await promisify(execFile)(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, maxBuffer: 64 << 20 })
+  const files = new Set((JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0].files.map((f) => f.path))
+  t.ok(files.has('README.md'))
+  for (const page of readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md'))) t.ok(files.has(`docs/${page}`), `docs/${page}`)
+})

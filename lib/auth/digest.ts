@@ -239,7 +239,8 @@ function toKey (secret: string | Uint8Array): Buffer {
   return key
 }
 
-function isPrintableAscii (s: string): boolean {
+/** Every character printable US-ASCII (0x20-0x7E): what a quoted-string carries without escapes or an encoding. */
+export function isPrintableAscii (s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     if (c < 0x20 || c > 0x7e) return false

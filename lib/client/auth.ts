@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
-import { digestResponse, digestUserhash, type DigestAlgorithm, type DigestHash } from '../auth/digest'
+import { digestResponse, digestUserhash, isPrintableAscii, type DigestAlgorithm, type DigestHash } from '../auth/digest'
 import { encodeBasicCredentials } from '../auth/basic'
 import { isToken68 } from '../headers/authorization'
 import { quoteString } from '../headers/tokens'
@@ -123,14 +123,6 @@ function choose (challenges: Challenge[], password: PasswordCredential | undefin
     if (candidate !== undefined && (best === undefined || candidate.rank > best.rank)) best = candidate
   }
   return best
-}
-
-function isPrintableAscii (s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c < 0x20 || c > 0x7e) return false
-  }
-  return true
 }
 
 /** RFC 7616 3.4: the Authorization value answering `session` for `method uri`, with the next nonce count. */

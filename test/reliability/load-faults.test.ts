@@ -208,7 +208,9 @@ test('log redaction: secret query parameters, percent-encoded names, token[] and
   const secrets = ['s3cr3t-refresh', 's3cr3t-id', 's3cr3t-client', 's3cr3t-code', 's3cr3t-api', 's3cr3t-jwt', 's3cr3t-sig', 's3cr3t-array', 's3cr3t-encoded', 's3cr3t-fragment']
   const target = `/articles?refresh_token=${secrets[0]}&id_token=${secrets[1]}&client_secret=${secrets[2]}&code=${secrets[3]}&api-key=${secrets[4]}&jwt=${secrets[5]}&sig=${secrets[6]}&token[]=${secrets[7]}&%74oken=${secrets[8]}#${secrets[9]}`
   await rawRequest(svc.port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, { waitMs: 1500 })
-  await new Promise((resolve) => setTimeout(resolve, 200))
+  // The log line is written after the answer: wait for it (a deadline is only a safety net).
+  const deadline = Date.now() + 60_000
+  while (!svc.output().includes('refresh_token=[REDACTED]') && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
   const out = svc.output()
   for (const s of secrets) t.notOk(out.includes(s), `${s} is not logged`)
   t.ok(/refresh_token=\[REDACTED\]/.test(out), 'refresh_token is logged, redacted')

@@ -37,6 +37,19 @@ const variants = {
   },
   // An app shaped like a real service: one shared schema (addSchema), a body schema that
   // $refs it, a coerced query-string route. Bare Fastify with the same routes.
+  // Only the server options the suite gives (no plugin): what spreading them costs.
+  async serverOptions () {
+    const app = Fastify({ ...suite.serverOptions })
+    routes(app)
+    return app
+  },
+  // One convention plugin alone, at the root (extra.plugin: its export name).
+  async alone () {
+    const app = Fastify({ ...suite.serverOptions })
+    await app.register(suite[extra.plugin], extra.options ?? {})
+    routes(app)
+    return app
+  },
   async realBare () {
     const app = Fastify()
     realRoutes(app)
@@ -111,6 +124,12 @@ async function start (app) {
     }
   })
   process.on('message', (m) => {
+    // bench/allocation.js: a full collection that closes a window of V8's --trace-gc-nvp lines.
+    if (m === 'gc') {
+      global.gc()
+      process.send({ gc: true })
+      return
+    }
     if (typeof m === 'object' && m !== null && typeof m.window === 'number') window = { from: served + 1, to: served + 1 + m.window, cpu: null, t: 0n }
     else if (m === 'cpu') process.send({ cpu: process.cpuUsage() })
     // A normal exit, so that `node --cpu-prof bench/server.js ...` writes its profile.

@@ -5,7 +5,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import swagger from '@fastify/swagger'
-import createError from '@fastify/error'
 import Redis from 'ioredis'
 import {
   httpConventions, serverOptions, unprocessable, ERRORS_SCHEMA_ID, type Profile, type AuthOptions, type BearerTokenInfo, type DeltaEncodingOptions, serviceUnavailable
@@ -154,8 +153,13 @@ function storedEtag (etag: string): string {
 }
 const XML_LIST = { root: 'articles', itemNames: { articles: 'article', tags: 'tag' } }
 
-/** The service's own 404 for an id that names no article (RFC 9110 15.5.5): `{"errors":[{"message":"article not found","code":"ARTICLE_NOT_FOUND"}]}`. */
-const ArticleNotFound = createError('ARTICLE_NOT_FOUND', 'article not found', 404, Error, false)
+/** RFC 9457 3: a client that names application/problem+json before (or without) application/json. */
+function prefersProblem (accept: string | undefined): boolean {
+  if (accept === undefined) return false
+  const problem = accept.indexOf('application/problem+json')
+  const json = accept.search(/application\/json(?![-+\w])/)
+  return problem !== -1 && (json === -1 || problem < json)
+}
 
 /** `/articles/{id}` and the methods it has routes for: a 404 there is an unknown id. */
 const ARTICLE_PATH = /^\/articles\/[^/?#]+(?:[?#]|$)/
@@ -215,12 +219,19 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     return unprocessable({ field: 'slug', message: 'is already used by another article' })
   }
 
-  // An unknown article id is the service's own "article not found"; any other unknown route keeps
-  // Fastify's answer (both rendered in the errors[] envelope by the suite). The PATCH plugin's
-  // 404 (its load found nothing) comes here too, through reply.callNotFound().
+  // An unknown article id is the service's own "article not found"; any other unknown route is
+  // named as Fastify names it. Both in the errors[] envelope, or as RFC 9457 problem details to
+  // a client that prefers them. The PATCH plugin's 404 (its load found nothing) comes here
+  // too, through reply.callNotFound().
   app.setNotFoundHandler(async function notFound (request, reply) {
-    if (ARTICLE_METHODS.has(request.method) && ARTICLE_PATH.test(request.url)) throw new ArticleNotFound()
-    return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `Route ${request.method}:${request.url} not found` })
+    const entry = ARTICLE_METHODS.has(request.method) && ARTICLE_PATH.test(request.url)
+      ? { message: 'article not found', code: 'ARTICLE_NOT_FOUND' }
+      : { message: `Route ${request.method}:${request.url} not found` }
+    // The service's 404 is its own answer: it carries the policy of every other answer.
+    reply.header('cross-origin-resource-policy', 'same-origin')
+    if (!prefersProblem(request.headers.accept)) return reply.code(404).header('content-type', 'application/json').send({ errors: [entry] })
+    const instance = request.url.split('?')[0]
+    return reply.code(404).header('content-type', 'application/problem+json').send(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: entry.message, instance, errors: [entry] }))
   })
 
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(homePage))

@@ -15,8 +15,7 @@
 import { pipeline } from 'node:stream'
 import { errorCodes as fastifyErrors, type FastifyInstance, type FastifyReply, type FastifyRequest, type RequestPayload } from 'fastify'
 import { BodyBytes, CoalescedBody } from '../lib/json-body'
-import { contextValue, ownContextValue, setContextValue } from './adapter'
-import { requestMediaType } from './compose'
+import { requestMediaType } from './media-type'
 
 /** The request body as Fastify hands it to a parser that reads it itself. */
 export type BodyStream = NodeJS.ReadableStream & { receivedEncodedLength?: number }
@@ -35,14 +34,21 @@ export function setSuiteParser (fastify: FastifyInstance, types: string[], parse
     if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
   }
   fastify.addContentTypeParser(types, parser as never)
-  const own = ownContextValue<Set<string>>(fastify, kReadBySuite) ?? new Set(contextValue<Set<string>>(fastify, kReadBySuite))
-  for (const type of types) own.add(type)
-  setContextValue(fastify, kReadBySuite, own)
+  // A decorator of the context: a child context that sets parsers of its own gets its own set
+  // (assigned on the child, as Fastify documents for encapsulated decorators).
+  const known = fastify.hasDecorator(kReadBySuite) ? readBy(fastify) : undefined
+  const own = new Set([...(known ?? []), ...types])
+  if (known === undefined) fastify.decorate(kReadBySuite, own)
+  else (fastify as unknown as Record<symbol, Set<string>>)[kReadBySuite] = own
+}
+
+function readBy (instance: FastifyInstance): Set<string> | undefined {
+  return (instance as unknown as Record<symbol, Set<string> | undefined>)[kReadBySuite]
 }
 
 /** True when the request's body goes to one of the suite's parsers (its route's context set one for its media type). */
 function readBySuite (request: FastifyRequest): boolean {
-  const types = contextValue<Set<string>>(request.server, kReadBySuite)
+  const types = readBy(request.server)
   if (types === undefined) return false
   const mt = requestMediaType(request)
   return mt !== null && types.has(mt.essence)

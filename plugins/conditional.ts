@@ -27,7 +27,7 @@ import { formatHttpDate, parseHttpDate } from '../lib/headers/http-date'
 import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { formatFor, problemBody, serializeEnvelope, type ErrorFormat } from './errors'
-import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './kernel/index'
 import { recordSuccessHeaders } from './openapi'
 import { assertProfile, isThenable, rejectUnknownKeys } from './shared'
 
@@ -344,7 +344,7 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     if (notModifiedStatus === 412 && own !== null) c.check('onSend', 'conditional:elsewhere', notModifiedElsewhere)
     // A PATCH route's loader doubles as its validators provider (one read per request).
     const provided = c.use(PROVIDES.validators) as ValidatorsProvider | undefined
-    if (own === null && provided === undefined) return
+    if (own === null && provided === undefined) return coveredByPolicy(c)
     const config: ConditionalRouteConfig = own ?? {}
     const methods = c.methods
     const provider = config.validators ?? provided
@@ -537,7 +537,17 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     return Buffer.from(serializeEnvelope({ errors: err.errors }))
   }
 
-  // requirePrecondition is a context-wide policy: a route of those methods is covered without config.conditional.
+  /**
+   * requirePrecondition is a context-wide policy: a write of those methods is covered without
+   * config.conditional. One that gives no validators cannot say whether If-Match holds
+   * (RFC 9110 13.1.1), so it is refused at boot rather than served without preconditions.
+   */
+  function coveredByPolicy (c: RouteCompiler): void {
+    const writes = c.methods.filter((m) => requireMethods.has(m))
+    if (!requireAll || c.config.conditional === false || writes.length === 0) return
+    throw invalidOption(c.where, `requirePrecondition covers ${writes.join(', ')}, but the route gives no validators: set config.conditional: { validators } (the current ETag or Last-Modified), or config.conditional: false to exempt it`)
+  }
+
   const policy = requireAll ? (methods: readonly string[]) => methods.some((m) => requireMethods.has(m)) : undefined
   return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile, policy }
 }

@@ -9,9 +9,10 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemented, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
-import { logConventionError, rawResponse, sendConventionError } from './errors'
-import { contextHeaders, declareConvention, SENT, type RouteCompiler } from './compose'
+import { rawResponse } from './errors'
+import { contextHeaders, declareConvention, type RouteCompiler } from './kernel/index'
 import { assertProfile, rejectUnknownKeys, declaresBody } from './shared'
+import { kRefused, markRefused } from './connection'
 import { lingerOnClose } from './adapter'
 import { coalesceBody } from './body-reader'
 
@@ -41,7 +42,6 @@ const kCurrent = Symbol('http-conventions.current-request')
 // Requests are numbered per connection. When one is refused without its body being read,
 // the connection closes after that answer, and requests pipelined behind it must never run.
 /** On a socket: the first request on it that was refused without its body being read. */
-const kRefused = Symbol('http-conventions.refused-request')
 const kCurrentResponse = Symbol('http-conventions.current-response')
 const kHosts = Symbol('http-conventions.host-lines')
 const kListening = Symbol.for('fastify-http-conventions.content-length-listeners')
@@ -125,15 +125,19 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     // The route's own bodyLimit follows ours, so Fastify's reader enforces the same number on chunked bodies.
     if (route.bodyLimit === undefined || route.bodyLimit > limit) route.bodyLimit = limit
     // GET and HEAD bodies are never read (Fastify skips them): refused all the same when chunked or over the limit.
+    // Any answer that closes its connection ends the connection's pipeline too.
+    c.check('onSend', 'content-length:close', markClosingConnection)
     if (c.methods.every((m) => m === 'GET' || m === 'HEAD')) {
-      c.check('onRequest', 'content-length', unreadBodyProblem)
+      c.check('onRequest', 'content-length', (request) => checkHostLines(request) ?? unreadBodyProblem(request))
       return
     }
     if (c.methods.some((m) => methods.has(m))) {
       c.respond(requireLength || mismatchStatus === 411 ? 411 : 400, { description: 'Length Required: the body lacks a valid Content-Length, or is over the limit', body: 'text' })
       if (limitStatus === 413) c.respond(413, { description: 'Content Too Large: the body is over the limit', body: 'text' })
     }
-    c.check('onRequest', 'content-length', function checkLength (request: FastifyRequest): ConventionError | undefined {
+    c.check('onRequest', 'content-length', function checkLength (request: FastifyRequest): Error | undefined {
+      const hosts = checkHostLines(request)
+      if (hosts !== undefined) return hosts
       // RFC 9112 9.3.2: bytes pipelined behind a request whose body was never read cannot be framed.
       const raw = request.raw as TrackedRequest
       const refused = (raw.socket as TrackedSocket | null)?.[kRefused]
@@ -146,15 +150,6 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     })
     c.check('onRequest', 'content-length:continue', sendContinue)
     c.check('preValidation', 'content-length:framing', refuseMisframed)
-  }
-
-  function markRefused (request: FastifyRequest): void {
-    const socket = request.raw.socket as TrackedSocket | null
-    // RFC 9113 8.1: an HTTP/2 stream ends with its own frames; nothing behind it is mis-framed.
-    if (socket === null || request.raw.httpVersionMajor >= 2) return
-    // Requests parsed behind it on this connection are refused in turn (no property is added
-    // to each request: that would change the shape of every IncomingMessage).
-    socket[kRefused] ??= request.raw
   }
 
   function sendContinue (request: FastifyRequest, reply: FastifyReply): undefined {
@@ -189,33 +184,6 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   }
 
   /**
-   * Requests where no route was compiled: the not-found path, and GET and HEAD of routes
-   * declared before the suite.
-   */
-  function checkUncompiled (request: FastifyRequest, reply: FastifyReply): Error | typeof SENT | undefined {
-    if (request.is404) return refuseNotFoundBody(request, reply)
-    const method = request.method
-    if (method !== 'GET' && method !== 'HEAD') return undefined
-    return unreadBodyProblem(request)
-  }
-
-  /**
-   * The not-found path refuses a body a route would refuse (chunked under the spec profile,
-   * over the limit, an unknown coding) before reading it: an unknown URL is no way to make
-   * the server read what no route accepts. A request declaring no body is left to the 404.
-   * The not-found handler has no error handler of the suite: the answer is written here, as
-   * a route's would be (its connection closes).
-   */
-  function refuseNotFoundBody (request: FastifyRequest, reply: FastifyReply): typeof SENT | undefined {
-    if (!declaresBody(request.headers)) return undefined
-    const problem = bodyProblem(request, pluginLimit, true)
-    if (problem === null) return undefined
-    logConventionError(request, refuse(request, problem))
-    sendConventionError(reply, problem)
-    return SENT
-  }
-
-  /**
    * Why the body a request declares is refused, or null: `limit` is the route's; `readsBody`
    * is false for GET and HEAD, whose bodies Fastify never reads.
    */
@@ -245,8 +213,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
       key: 'content-length',
       plugin: PLUGIN,
       configKey: 'contentLength',
-      compile,
-      context: { everyRequest: checkHostLines, onRequest: checkUncompiled, everyResponse: markClosingConnection }
+      compile
     }, { profile: opts.profile })
   } catch (err) {
     return done(err as Error)

@@ -12,7 +12,8 @@ import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-t
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
-import { declareConvention, requestMediaType, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, type PayloadNext, type RouteCompiler } from './kernel/index'
+import { requestMediaType, useRequestMediaType } from './media-type'
 import { profileError, declaresBody, rejectUnknownKeys } from './shared'
 import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
 
@@ -132,10 +133,11 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   }
 
   try {
-    declareConvention(fastify, { key: 'content-type', plugin: PLUGIN, configKey: 'contentType', compile, context: { onSend: contentTypeOnSend } }, { profile: opts.profile })
+    declareConvention(fastify, { key: 'content-type', plugin: PLUGIN, configKey: 'contentType', compile }, { profile: opts.profile })
   } catch (err) {
     return done(err as Error)
   }
+  useRequestMediaType(fastify)
   installParsers(fastify, opts.xml !== false, maxDepth, maxElements)
   done()
 }

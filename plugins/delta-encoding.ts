@@ -37,7 +37,7 @@ import type { InstanceStore } from '../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../lib/stores/instance-memory'
 import { checkTimeout, DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../lib/stores/deadline'
 import { clientKey, digestKey, InsertBudget, RecentInstances } from '../lib/delta-bookkeeping'
-import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from './compose'
+import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from './kernel/index'
 import { assertProfile, rejectUnknownKeys } from './shared'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */

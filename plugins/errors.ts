@@ -244,15 +244,6 @@ function pathOf (url: string): string | undefined {
   return path.length > MAX_ECHO ? undefined : path
 }
 
-// Fastify's default 404 names the method and the whole URL: "Route GET:/x not found".
-const FASTIFY_NOT_FOUND = /^Route [A-Z-]+:.* not found$/s
-
-/** The message of an error in Fastify's shape, as the suite repeats it: nothing of the request beyond MAX_ECHO characters. */
-function foreignMessage (message: string, request: FastifyRequest): string {
-  if (FASTIFY_NOT_FOUND.test(message) && message.length > MAX_ECHO) return `Route ${request.method} not found: no route serves this URL`
-  return message.length > MAX_ECHO * 2 ? message.slice(0, MAX_ECHO * 2) + '...' : message
-}
-
 /** Fastify's own error body (its default handler, its 404, and plugins that use them): `{ statusCode, error, message, code? }`. */
 function isFastifyErrorBody (body: unknown): body is { statusCode: number, error: string, message: string, code?: string } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false
@@ -265,35 +256,6 @@ function isFastifyErrorBody (body: unknown): body is { statusCode: number, error
 }
 
 const MAX_FOREIGN_ERROR_BYTES = 64 * 1024
-
-/**
- * Re-renders an error answer written in Fastify's shape (a 404, `reply.notFound()` of
- * @fastify/sensible, a 429 of @fastify/rate-limit, an error a plugin's handler sent) in the
- * suite's format, so one app has one error shape. Headers (Retry-After, Allow, ...) stay;
- * bodies in any other shape are left alone. Returns the new payload, or undefined.
- */
-export function renderForeignError (request: FastifyRequest, reply: FastifyReply, payload: unknown, format: ErrorFormat): Buffer | undefined {
-  const passed = renderPassedOnError(request, reply, payload)
-  if (passed !== undefined) return passed
-  if (reply.statusCode < 400 || typeof payload !== 'string' || payload.length > MAX_FOREIGN_ERROR_BYTES) return undefined
-  const type = reply.getHeader('content-type')
-  if (typeof type !== 'string' || !type.startsWith('application/json')) return undefined
-  let body: unknown
-  try {
-    body = JSON.parse(payload)
-  } catch {
-    return undefined
-  }
-  if (!isFastifyErrorBody(body)) return undefined
-  const entry: ErrorEntry = { message: foreignMessage(body.message, request) }
-  if (body.code !== undefined) entry.code = body.code
-  if (formatFor(request, format) === 'problem') {
-    reply.header('content-type', PROBLEM_TYPE)
-    return Buffer.from(problemBody(reply.statusCode, [entry], pathOf(request.url)))
-  }
-  reply.header('content-type', 'application/json')
-  return Buffer.from(serializeEnvelope({ errors: [entry] }))
-}
 
 /** How a route's error handler maps Fastify's framing and size errors (from its Content-Length convention). */
 export interface ErrorPolicy {

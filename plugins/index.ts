@@ -6,8 +6,8 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
-import { renderForeignError, type ErrorFormat, type ErrorHandler } from './errors'
-import { configureContext, declareConvention, type ErrorFallback } from './compose'
+import { type ErrorFormat, type ErrorHandler } from './errors'
+import { configureContext, type ErrorFallback } from './kernel/index'
 import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './content-length'
 import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './content-type'
 import { httpConventionsValidation, type ValidationOptions } from './validation'
@@ -31,12 +31,6 @@ export interface HttpConventionsOptions {
    * envelope, a request whose Accept prefers `application/problem+json` gets problem details.
    */
   errorFormat?: ErrorFormat
-  /**
-   * Errors other plugins and Fastify itself write in Fastify's shape (a 404, `reply.notFound()`,
-   * a 429 of a rate limiter) are re-rendered in the same format (default true); headers such as
-   * Retry-After are kept. false leaves them as they are.
-   */
-  appErrors?: boolean
   contentLength?: Omit<ContentLengthOptions, 'profile'> | false
   contentType?: Omit<ContentTypeOptions, 'profile'> | false
   validation?: Omit<ValidationOptions, 'profile'> | false
@@ -76,7 +70,7 @@ declare module 'fastify' {
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'errorFormat', 'appErrors', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer'])
+const KNOWN = new Set(['profile', 'errorHandler', 'errorFormat', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer'])
 
 function section<T extends object> (name: string, value: T | false | undefined): T | false {
   if (value === false) return false
@@ -103,16 +97,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     // One place orders the steps (compose.ts): the registration order below does not matter.
     if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') throw invalidOption('fastify-http-conventions', 'errorHandler must be a function')
     if (opts.errorFormat !== undefined && opts.errorFormat !== 'envelope' && opts.errorFormat !== 'problem') throw invalidOption('fastify-http-conventions', "errorFormat must be 'envelope' or 'problem'")
-    if (opts.appErrors !== undefined && typeof opts.appErrors !== 'boolean') throw invalidOption('fastify-http-conventions', 'appErrors must be a boolean')
-    configureContext(fastify, { profile, fallback: opts.errorHandler as ErrorFallback | undefined, format: opts.errorFormat })
-    if (opts.appErrors !== false) {
-      const format = opts.errorFormat ?? 'envelope'
-      declareConvention(fastify, {
-        key: 'errors',
-        plugin: 'fastify-http-conventions',
-        context: { everyResponse: (request, reply, payload) => renderForeignError(request, reply, payload, format) }
-      }, { profile })
-    }
+    configureContext(fastify, 'fastify-http-conventions', { profile, fallback: opts.errorHandler as ErrorFallback | undefined, format: opts.errorFormat })
     if (resourcePolicy !== false) fastify.register(httpConventionsResourcePolicy, resourcePolicy)
     if (redirect !== false) fastify.register(httpConventionsRedirect, redirect)
     if (contentLength !== false) fastify.register(httpConventionsContentLength, { ...contentLength, profile })

@@ -14,9 +14,11 @@ import { applyJsonPatch, DEFAULT_PATCH_LIMITS, mergePatch, patchError, readOnlyV
 import { isUtf8Charset } from '../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
-import { declareConvention, PROVIDES, requestMediaType, type Convention, type Next, type RouteCompiler } from './compose'
+import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from './kernel/index'
+import { requestMediaType, useRequestMediaType } from './media-type'
 import { assertProfile, rejectUnknownKeys, type RouteRequest } from './shared'
 import { buildChecked } from './schema-check'
+import { conditionalConvention } from './conditional'
 import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
@@ -218,7 +220,8 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     configKey: 'patch',
     compile,
     // Where no conditional convention is registered, PATCH routes still honour If-Match.
-    needs: ['conditional']
+    // A PATCH route honours If-Match even where the conditional plugin is not registered.
+    needs: [{ key: 'conditional', make: (profile) => conditionalConvention({ profile }) }]
   }
 }
 
@@ -236,6 +239,7 @@ function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?:
   } catch (err) {
     return done(err as Error)
   }
+  useRequestMediaType(fastify)
   if (!fastify.hasRequestDecorator('patched')) fastify.decorateRequest('patched', null)
   if (!fastify.hasRequestDecorator('preconditions')) fastify.decorateRequest('preconditions', null)
   // RFC 5789 and RFC 7396: both media types are JSON, parsed with prototype poisoning refused.

@@ -8,8 +8,9 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../lib/redirect'
-import { declareConvention, SENT, type RouteCompiler } from './compose'
+import { contextHeaders, declareConvention, SENT, type RouteCompiler } from './kernel/index'
 import { rejectUnknownKeys, declaresBody } from './shared'
+import { markRefused } from './connection'
 
 export type { RedirectMatch, RedirectRule } from '../lib/redirect'
 
@@ -64,11 +65,15 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
     c.check('onRequest', 'redirect', applyRules)
   }
 
-  // onRequest: after routing, before the body is read. Unrouted URLs too (their 404 context
-  // runs it) and routes declared before the suite.
-  function redirectOnRequest (request: FastifyRequest, reply: FastifyReply): Error | typeof SENT | undefined {
-    if ((request.routeOptions.config as { redirect?: unknown } | undefined)?.redirect === false) return undefined
-    return applyRules(request, reply)
+  /**
+   * Rules match URLs, routed or not: a URL no route serves reaches Fastify's not-found
+   * handler, which runs the hooks of the context. Routes run the rules in their own step.
+   */
+  function redirectUnrouted (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+    if (!request.is404) return done()
+    const out = applyRules(request, reply)
+    if (out === SENT) return
+    done(out)
   }
 
   function applyRules (request: FastifyRequest, reply: FastifyReply): Error | typeof SENT | undefined {
@@ -79,19 +84,26 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
       return err as Error
     }
     if (location === null) return undefined
+    // The headers every answer of the context carries (its resource policy), routed or not.
+    if (request.is404) reply.headers(contextHeaders(request.server))
     // The body stays unread: the connection cannot carry another request after it.
     // RFC 9113 8.2.2: over HTTP/2 only the stream ends, and Connection is not sent.
-    if (declaresBody(request.headers) && request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
+    if (declaresBody(request.headers) && request.raw.httpVersionMajor < 2) {
+      reply.header('connection', 'close')
+      // Requests pipelined behind the unread body are refused in turn (RFC 9112 9.3.2).
+      markRefused(request)
+    }
     reply.temporaryRedirect(location)
     return SENT
   }
 
   try {
-    // Rules match URLs, routed or not: they run for every request of the context.
-    declareConvention(fastify, { key: 'redirect', plugin: PLUGIN, configKey: 'redirect', compile, context: rules.length === 0 ? undefined : { onRequest: redirectOnRequest } })
+    declareConvention(fastify, { key: 'redirect', plugin: PLUGIN, configKey: 'redirect', compile })
   } catch (err) {
     return done(err as Error)
   }
+  // The one hook of the suite that runs for every request of its context: only with rules.
+  if (rules.length > 0) fastify.addHook('onRequest', redirectUnrouted)
   done()
 }
 

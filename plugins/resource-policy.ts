@@ -14,7 +14,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { declareConvention, type RouteCompiler } from './compose'
+import { declareConvention, type RouteCompiler } from './kernel/index'
 import { invalidOption } from '../lib/errors'
 import { rejectUnknownKeys } from './shared'
 
@@ -69,16 +69,10 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
     if (fallback !== null && !reply.hasHeader(HEADER)) reply.header(HEADER, fallback)
   }
 
-  // The not-found handler and routes declared before the suite: the default policy.
-  function resourcePolicyOnRequest (request: FastifyRequest, reply: FastifyReply): undefined {
-    if ((request.routeOptions.config as { resourcePolicy?: unknown } | undefined)?.resourcePolicy === false) return
-    return defaultResourcePolicy(request, reply)
-  }
-
   try {
     // Also on the answers written where no hook runs (framework errors, raw framing errors).
     const headers = fallback === null ? undefined : { [HEADER]: fallback }
-    declareConvention(fastify, { key: 'resource-policy', plugin: PLUGIN, configKey: 'resourcePolicy', compile, context: { onRequest: resourcePolicyOnRequest }, headers })
+    declareConvention(fastify, { key: 'resource-policy', plugin: PLUGIN, configKey: 'resourcePolicy', compile, headers })
   } catch (err) {
     return done(err as Error)
   }

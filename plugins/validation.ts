@@ -10,7 +10,8 @@ import { LogController, type FastifyError, type FastifyInstance, type FastifyRep
 import { invalidOption } from '../lib/errors'
 import { createUrlRedactor } from '../lib/redact'
 import { type Profile } from '../lib/profile'
-import { answerClientError, answerFrameworkError, declareConvention } from './compose'
+import { declareConvention } from './kernel/index'
+import { answerClientError, answerFrameworkError } from './server-answers'
 import { profileError } from './shared'
 import { buildChecked } from './schema-check'
 

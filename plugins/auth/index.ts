@@ -15,7 +15,7 @@ import { bearerChallenge } from '../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
-import { declareConvention, PROVIDES } from '../compose'
+import { declareConvention, PROVIDES } from '../kernel/index'
 import { recordSecurity } from '../openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
@@ -180,7 +180,7 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
       key: 'auth',
       plugin: WHERE,
       configKey: 'auth',
-      // protect is a context-wide policy: every route without config.auth is covered.
+      // protect is a context-wide policy: plan() covers every route without config.auth.
       policy: opts.protect === undefined || opts.protect === false ? undefined : () => true,
       compile (c) {
         const p = plan(c.route)

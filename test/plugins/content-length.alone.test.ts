@@ -210,24 +210,6 @@ test('a limit of 0 admits no body: any body is refused before it is read (411 sp
   t.equal((await rawRequest(port, `GET /ping HTTP/1.1\r\n${H}Content-Length: 1\r\n\r\nx`)).status, 411, 'a GET body too')
 })
 
-test('the not-found path refuses before reading what a route would refuse: chunked (spec), over the limit, an unknown coding (rfc9110)', async (t) => {
-  const { port } = await framingServer(t)
-  const chunked = await rawRequest(port, `POST /nowhere HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`, { responses: undefined, waitMs: 1500 })
-  t.same([chunked.status, chunked.headers.connection, chunked.closed], [411, 'close', true], 'chunked: 411, and the connection closes')
-  t.match(chunked.body, /^Length Required\n/)
-  const big = await rawRequest(port, `PUT /nowhere HTTP/1.1\r\n${H}Content-Length: 1001\r\n\r\n`, { responses: undefined, waitMs: 1500 })
-  t.same([big.status, big.closed], [411, true], 'over the limit: 411 from the declared length')
-  const small = await rawRequest(port, `POST /nowhere HTTP/1.1\r\n${H}Content-Length: 5\r\n\r\nhello`)
-  t.equal(small.status, 404, 'a body within the limit: the 404')
-  const none = await rawRequest(port, 'POST /nowhere HTTP/1.1\r\nHost: x\r\n\r\n')
-  t.equal(none.status, 404, 'no body declared: the 404')
-  const lax = await framingServer(t, { profile: 'rfc9110' })
-  const coding = await rawRequest(lax.port, `POST /nowhere HTTP/1.1\r\n${H}Transfer-Encoding: gzip, chunked\r\n\r\n`, { responses: undefined, waitMs: 1500 })
-  t.same([coding.status, coding.closed], [501, true], 'rfc9110: an unknown transfer coding is 501')
-  const read = await rawRequest(lax.port, `POST /nowhere HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`)
-  t.equal(read.status, 404, 'rfc9110: a chunked body is read, then 404')
-})
-
 test('RFC 9113 8.2.2: over HTTP/2 no answer carries a connection-specific field (a 411, a 307), and Node warns of none', async (t) => {
   const app = Fastify({ http2: true })
   await app.register(httpConventions, { redirect: { rules: [{ from: '/old/', to: '/new/' }] } })

@@ -51,6 +51,9 @@ test('no plugin imports another convention plugin\'s module: they meet through t
       if (other === name) continue
       const base = other.split('/')[0]
       const re = new RegExp(`from '\\.{1,2}/(?:plugins/)?${base}(?:/index)?'`)
+      // The one declared need: a PATCH route brings the conditional convention with its
+      // defaults where it is not registered (patch's own declaration, not the kernel, says so).
+      if (name === 'patch' && other === 'conditional') continue
       if (re.test(text)) found.push(`plugins/${name}.ts imports ${other}`)
     }
   }

@@ -1,0 +1,110 @@
+'use strict'
+// Bytes allocated per request: steady where CPU time is not (a shared machine). Each variant
+// runs in its own process under V8's `--trace-gc-nvp`; a full collection (`global.gc()`) opens
+// and closes a window of exactly N keep-alive requests after a warm-up, and the window's
+// `allocated=` fields are summed (each is what was allocated since the collection before).
+// Run: `npm run build && node bench/allocation.js` (or as the "allocation" section of npm run bench).
+const { fork } = require('node:child_process')
+const path = require('node:path')
+const { Pool } = require('undici')
+
+const WARMUP = 3000
+const WINDOW = 20000
+const CONNECTIONS = 4
+
+const VARIANTS = [
+  { name: 'bare Fastify', variant: 'bare', path: '/doc' },
+  { name: 'bare Fastify (A/A twin)', variant: 'bare', path: '/doc', extra: { twin: true } },
+  { name: '+ serverOptions only', variant: 'serverOptions', path: '/doc' },
+  { name: '+ Content-Length plugin alone', variant: 'alone', path: '/doc', extra: { plugin: 'httpConventionsContentLength' } },
+  { name: '+ whole suite, route with every convention off', variant: 'suite', path: '/plain', extra: { options: {} } },
+  { name: '+ whole suite, default route', variant: 'suite', path: '/doc', extra: { options: {} } }
+]
+
+function start (variant, extra) {
+  const child = fork(path.join(__dirname, 'server.js'), [variant, JSON.stringify(extra ?? {})], {
+    execArgv: ['--expose-gc', '--trace-gc', '--trace-gc-nvp'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc']
+  })
+  let out = ''
+  child.stdout.on('data', (chunk) => { out += chunk })
+  const next = (key) => new Promise((resolve) => {
+    const on = (m) => { if (m !== null && typeof m === 'object' && key in m) { child.off('message', on); resolve(m) } }
+    child.on('message', on)
+  })
+  return { child, next, output: () => out }
+}
+
+async function drive (pool, url, n) {
+  let left = n
+  async function worker () {
+    while (left-- > 0) {
+      const res = await pool.request({ path: url, method: 'GET' })
+      await res.body.dump()
+    }
+  }
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker))
+}
+
+/** Sums `allocated=` of the GC lines from the line after `from` characters up to the end. */
+function allocatedSince (text, from) {
+  let sum = 0
+  for (const m of text.slice(from).matchAll(/allocated=(\d+)/g)) sum += Number(m[1])
+  return sum
+}
+
+async function measure (v) {
+  const server = start(v.variant, v.extra)
+  const { port } = await server.next('port')
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS })
+  try {
+    await drive(pool, v.path, WARMUP)
+    server.child.send('gc')
+    await server.next('gc')
+    const from = server.output().length
+    server.child.send('cpu')
+    const cpu0 = (await server.next('cpu')).cpu
+    await drive(pool, v.path, WINDOW)
+    server.child.send('cpu')
+    const cpu1 = (await server.next('cpu')).cpu
+    server.child.send('gc')
+    await server.next('gc')
+    // Lines are written before the acknowledgement; give the pipe a turn.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const bytes = allocatedSince(server.output(), from) / WINDOW
+    const cpuUs = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / WINDOW
+    return { name: v.name, bytes, cpuUs }
+  } finally {
+    await pool.close()
+    server.child.kill()
+  }
+}
+
+async function run ({ rounds = 3 } = {}) {
+  const results = new Map(VARIANTS.map((v) => [v.name, []]))
+  // Interleaved: each round runs every variant once, so drift in the machine spreads evenly.
+  for (let r = 0; r < rounds; r++) {
+    for (const v of VARIANTS) results.get(v.name).push(await measure(v))
+  }
+  const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+  const bare = median(results.get('bare Fastify').map((x) => x.bytes))
+  const bareCpu = median(results.get('bare Fastify').map((x) => x.cpuUs))
+  return VARIANTS.map((v) => {
+    const xs = results.get(v.name)
+    const bytes = median(xs.map((x) => x.bytes))
+    const cpuUs = median(xs.map((x) => x.cpuUs))
+    return { name: v.name, bytes: Math.round(bytes), bytesRatio: bytes / bare, spread: Math.max(...xs.map((x) => x.bytes)) / Math.min(...xs.map((x) => x.bytes)), cpuUs, cpuRatio: bareCpu / cpuUs }
+  })
+}
+
+function table (rows) {
+  const lines = ['| variant (GET 2 KB JSON) | bytes/request | vs bare | max/min over rounds | CPU µs/request | speed vs bare |', '|---|---:|---:|---:|---:|---:|']
+  for (const r of rows) lines.push(`| ${r.name} | ${r.bytes} | ${r.bytesRatio.toFixed(3)} | ${r.spread.toFixed(3)} | ${r.cpuUs.toFixed(1)} | ${r.cpuRatio.toFixed(2)} |`)
+  return lines.join('\n')
+}
+
+module.exports = { run, table, VARIANTS }
+
+if (require.main === module) {
+  run({ rounds: Number(process.env.BENCH_ROUNDS ?? 3) }).then((rows) => console.log(table(rows)), (err) => { console.error(err); process.exit(1) })
+}

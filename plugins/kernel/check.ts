@@ -1,0 +1,152 @@
+/**
+ * Fail closed, judged when the app gets ready from each route's final config and the
+ * conventions then in effect in its context: another plugin's `onRoute` hook that changed a
+ * route's config after the suite compiled it, a convention (or a context-wide policy)
+ * registered in a context after a route of it or of a descendant was declared, a config key
+ * within a typo of a convention's, a route that cannot satisfy a policy. Each is a problem
+ * that makes `ready()` reject, naming the route and the fix.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { invalidOption, misconfigured } from '../../lib/errors'
+import { sendConventionError } from '../errors'
+import { asArray, methodsOf, routeWhere } from '../shared'
+import { CONFIG_KEYS, pluginOf, type ConventionKey, type RoutePhase } from './pipeline'
+import { lookup, nodeOf, type Node } from './registry'
+import { kApp, kRecord } from './symbols'
+import type { Convention } from './types'
+import type { RouteOptions } from 'fastify'
+
+/** What the kernel compiled for one route. */
+export interface RouteRecord {
+  readonly where: string
+  /** The route options object onRoute got: its `config` is the final config. */
+  readonly route: RouteOptions
+  readonly node: Node
+  /** Each convention in effect when the route was compiled (undefined: none). */
+  readonly entries: ReadonlyMap<ConventionKey, Convention | undefined>
+  /** Each config key's value when the route was compiled (objects copied one level deep). */
+  readonly snapshot: ReadonlyMap<string, unknown>
+  readonly hooks: ReadonlyArray<readonly [RoutePhase, unknown]>
+}
+
+/** Per app (a decorator of its root): never shared between two apps of one process. */
+export interface AppState { records: RouteRecord[], problems: string[] }
+
+export function appOf (instance: FastifyInstance): AppState {
+  return (instance as unknown as Record<symbol, AppState>)[kApp]
+}
+
+/** The conventions a config asks for (a config key set to anything but false). */
+export function asksFor (config: Record<string | symbol, unknown>): ConventionKey[] {
+  return CONFIG_KEYS.filter((a) => config[a.configKey] !== undefined && config[a.configKey] !== false).map((a) => a.key)
+}
+
+export function fixFor (key: ConventionKey): string {
+  return `register ${pluginOf(key)} (or the fastify-http-conventions umbrella) in this route's context or an ancestor, and declare the route after it (await fastify.register(...) before adding routes)`
+}
+
+export function snapshotOf (config: Record<string | symbol, unknown>): Map<string, unknown> {
+  const out = new Map<string, unknown>()
+  for (const { configKey } of CONFIG_KEYS) {
+    const v = config[configKey]
+    out.set(configKey, Array.isArray(v) ? v.slice() : v !== null && typeof v === 'object' ? { ...v } : v)
+  }
+  return out
+}
+
+/** Config keys within a typo of a convention's (`auht`, `conditonal`, `Auth`), each a problem with a "did you mean". */
+export function typos (config: Record<string | symbol, unknown>, where: string): string[] {
+  const out: string[] = []
+  for (const key of Object.keys(config)) {
+    const near = CONFIG_KEYS.find((a) => a.configKey !== key && isTypo(key, a.configKey))
+    if (near !== undefined) out.push(`${where} has config.${key}, which no convention reads: did you mean config.${near.configKey}?`)
+  }
+  return out
+}
+
+/** Same letters but case, two neighbours swapped, or (keys of 7+ letters) one letter added, lost or changed. */
+function isTypo (typed: string, key: string): boolean {
+  const a = typed.toLowerCase()
+  const b = key.toLowerCase()
+  if (a === b) return true
+  if (a.length === b.length) {
+    const diff = [...a].flatMap((ch, i) => ch === b[i] ? [] : [i])
+    if (diff.length === 2 && diff[1] === diff[0] + 1 && a[diff[0]] === b[diff[1]] && a[diff[1]] === b[diff[0]]) return true
+    return b.length >= 7 && diff.length === 1
+  }
+  if (b.length < 7 || Math.abs(a.length - b.length) !== 1) return false
+  const [short, long] = a.length < b.length ? [a, b] : [b, a]
+  for (let i = 0; i < long.length; i++) if (long.slice(0, i) + long.slice(i + 1) === short) return true
+  return false
+}
+
+function describe (value: unknown): string {
+  if (value === undefined) return 'unset'
+  if (typeof value === 'function') return 'a function'
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return 'an object'
+  }
+}
+
+/** The same config value: identical, or objects (arrays) with identical members. */
+function sameValue (kept: unknown, now: unknown): boolean {
+  if (kept === now) return true
+  if (kept === null || now === null || typeof kept !== 'object' || typeof now !== 'object' || Array.isArray(kept) !== Array.isArray(now)) return false
+  const a = Object.keys(kept)
+  return a.length === Object.keys(now).length && a.every((k) => (kept as Record<string, unknown>)[k] === (now as Record<string, unknown>)[k])
+}
+
+/** Why a compiled route's final config or context differs from what it was compiled for (null: it does not). */
+export function difference (record: RouteRecord): string | null {
+  const config = (record.route.config ?? {}) as Record<string, unknown>
+  for (const { key, configKey } of CONFIG_KEYS) {
+    if (!sameValue(record.snapshot.get(configKey), config[configKey])) {
+      return `${record.where} asks for ${key} with config.${configKey} = ${describe(config[configKey])}, but the suite compiled it with ${describe(record.snapshot.get(configKey))}: an onRoute hook that runs after the suite changed the route's config; register that plugin before the suite, or set config.${configKey} where the route is declared`
+    }
+  }
+  for (const [key, compiled] of record.entries) {
+    const now = lookup(record.node, key)
+    if (now !== undefined && now !== compiled) {
+      return `${record.where} was compiled with ${compiled === undefined ? 'no' : 'other'} ${key} options than its context has now: ${pluginOf(key)} was registered in its context or an ancestor after the route was declared (register(...) without await?); await fastify.register(...) before declaring routes`
+    }
+  }
+  for (const [phase, hook] of record.hooks) {
+    if (!asArray(record.route[phase]).includes(hook)) {
+      return `${record.where} lost the suite's ${phase} hook: an onRoute hook that runs after the suite replaced the route's ${phase} hooks; add hooks to the array instead of replacing it`
+    }
+  }
+  return null
+}
+
+/** The `onReady` hook of the root: every record against its route's final config; any problem rejects. */
+export function checkRoutes (this: FastifyInstance, done: (err?: Error) => void): void {
+  const app = appOf(this)
+  for (const record of app.records.splice(0)) {
+    app.problems.push(...typos((record.route.config ?? {}) as Record<string, unknown>, record.where).filter((p) => !app.problems.includes(p)))
+    const problem = difference(record)
+    if (problem !== null) app.problems.push(problem)
+  }
+  if (app.problems.length === 0) return done()
+  const list = app.problems.splice(0)
+  done(invalidOption('fastify-http-conventions', `${list.length} route(s) cannot be served as they ask:\n- ${list.join('\n- ')}`))
+}
+
+/**
+ * Only in an app where routes were declared before the suite: a route no onRoute hook of the
+ * suite saw is refused (500, its handler never runs) when it asks for a convention or a
+ * context-wide policy covers it; one that asks for nothing is served.
+ */
+export function guardUnseen (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+  const config = request.routeOptions.config as unknown as Record<string | symbol, unknown>
+  if (request.is404 || config[kRecord] !== undefined) return done()
+  const node = nodeOf(request.server)
+  const methods = methodsOf({ method: config.method })
+  const covered = CONFIG_KEYS.filter((a) => config[a.configKey] !== false && lookup(node, a.key)?.policy?.(methods) === true).map((a) => a.key)
+  const asked = [...new Set([...asksFor(config), ...covered])]
+  if (asked.length === 0) return done()
+  const why = `${routeWhere({ method: config.method, url: String(config.url) })} asks for ${asked.join(', ')}, but it was declared before fastify-http-conventions was registered; ${fixFor(asked[0])}`
+  request.log.error({ reason: why }, 'route asks for a convention it was not compiled with; refused')
+  sendConventionError(reply, misconfigured(why))
+}

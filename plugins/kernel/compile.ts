@@ -1,0 +1,172 @@
+/**
+ * The route compiler (an `onRoute` hook of the root, which every context made after it
+ * inherits): the conventions in effect for a route's context compile it, in the pipeline's
+ * order, into at most one hook per phase holding only what its config asks for. A route
+ * that uses no convention gets no hook at all. What was compiled is recorded; check.ts
+ * compares every record with the route's final config when the app gets ready.
+ */
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import { invalidOption } from '../../lib/errors'
+import { profileDefaults } from '../../lib/profile'
+import { recordResponse } from '../openapi'
+import { renderPassedOnError, routeErrorHandler, type ErrorPolicy } from '../errors'
+import { asArray, methodsOf, routeWhere } from '../shared'
+import { CONVENTIONS, PIPELINE, type ConventionKey, type RoutePhase } from './pipeline'
+import { formatOf, lookup, nearest, nodeOf, type Node } from './registry'
+import { kRecord } from './symbols'
+import { SENT, type CheckStep, type Convention, type HookStep, type Next, type PayloadCheck, type PayloadNext, type PayloadStep, type Provision, type RouteCompiler } from './types'
+import { appOf, asksFor, fixFor, snapshotOf, typos, type RouteRecord } from './check'
+
+interface Step { name: string, fn: unknown, sync: boolean }
+type Phases = Record<RoutePhase, Step[]>
+
+export function compileRoute (this: FastifyInstance, route: RouteOptions): void {
+  const node = nodeOf(this) as Node
+  const app = appOf(this)
+  const config = (route.config ?? {}) as Record<string | symbol, unknown>
+  const where = routeWhere(route)
+  const typo = typos(config, where)
+  if (typo.length > 0) throw invalidOption('fastify-http-conventions', typo[0])
+  // A fresh config object per route, never the user's (it may be shared by several routes).
+  const fresh: Record<string | symbol, unknown> = { ...config }
+  route.config = fresh as RouteOptions['config']
+  const phases: Phases = { onRequest: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
+  const defaults = profileDefaults(nearest(node, (n) => n.profile))
+  const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(node) }
+  const compiler = makeCompiler(route, config as Record<string, unknown>, where, phases, policy)
+  const entries = compileConventions(node, compiler)
+  for (const key of asksFor(config)) {
+    if (entries.get(key) === undefined) app.problems.push(`${where} asks for ${key}, which is not registered in its context; ${fixFor(key)}`)
+  }
+  // A suite error (a route's step, or validation of its schema) the app's handlers pass on to Fastify's gets the suite's answer.
+  if (Object.values(phases).some((p) => p.length > 0) || route.schema !== undefined) phases.onSend.push({ name: 'errors:passed-on', fn: renderPassedOnError, sync: true })
+  const hooks = attachHooks(route, phases)
+  route.errorHandler = routeErrorHandler(policy, route.errorHandler, nearest(node, (n) => n.fallback))
+  const record: RouteRecord = { where, route, node, entries, snapshot: snapshotOf(config), hooks }
+  fresh[kRecord] = record
+  app.records.push(record)
+}
+
+function makeCompiler (route: RouteOptions, config: Record<string, unknown>, where: string, phases: Phases, policy: ErrorPolicy): RouteCompiler & { provided: Map<string, unknown> } {
+  const provided = new Map<string, unknown>()
+  return {
+    route,
+    config,
+    methods: methodsOf(route),
+    where,
+    provided,
+    step (phase, name, fn) { phases[phase].push({ name, fn, sync: false }) },
+    check (phase, name, fn) { phases[phase].push({ name, fn, sync: true }) },
+    use: <T>(key: Provision<T>) => provided.get(key.name) as T | undefined,
+    provide: (key, value) => { provided.set(key.name, value) },
+    respond: (status, response) => recordResponse(route, status, response),
+    errorPolicy: (p) => { Object.assign(policy, p) },
+    errorFormat: policy.format
+  }
+}
+
+/**
+ * Each convention in effect compiles the route, in the pipeline's order. One that provided
+ * something for the route brings what it needs (with its defaults) where that is not
+ * registered: a PATCH route still honours If-Match. A route that makes no sense throws.
+ */
+function compileConventions (node: Node, c: RouteCompiler & { provided: Map<string, unknown> }): Map<ConventionKey, Convention | undefined> {
+  const entries = new Map<ConventionKey, Convention | undefined>()
+  const needed = new Map<ConventionKey, Convention>()
+  for (const { key } of CONVENTIONS) {
+    const registered = lookup(node, key)
+    entries.set(key, registered)
+    const convention = registered ?? needed.get(key)
+    if (convention?.compile === undefined) continue
+    const before = c.provided.size
+    convention.compile(c)
+    if (c.provided.size === before) continue
+    for (const need of convention.needs ?? []) {
+      if (lookup(node, need.key) !== undefined || needed.has(need.key)) continue
+      let made = node.made.get(need.key)
+      if (made === undefined) node.made.set(need.key, made = need.make(nearest(node, (n) => n.profile)))
+      needed.set(need.key, made)
+      entries.set(need.key, made)
+    }
+  }
+  return entries
+}
+
+/** One hook per phase that has steps, in the pipeline's order; returns what was attached. */
+function attachHooks (route: RouteOptions, phases: Phases): Array<readonly [RoutePhase, unknown]> {
+  const hooks: Array<readonly [RoutePhase, unknown]> = []
+  for (const phase of Object.keys(PIPELINE) as RoutePhase[]) {
+    const steps = phases[phase]
+    if (steps.length === 0) continue
+    const order: readonly string[] = PIPELINE[phase]
+    steps.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name))
+    const hook = phase === 'onSend' || phase === 'preSerialization' ? joinPayloadSteps(steps) : joinSteps(steps)
+    // onRequest, preValidation and onSend run before the route's own hooks (onSend: before
+    // the hook Fastify ends a HEAD route with, which drops the payload); preHandler and
+    // preSerialization after them, so a write happens where the handler would run.
+    const first = phase === 'onRequest' || phase === 'preValidation' || phase === 'onSend'
+    route[phase] = (first ? [hook, ...asArray(route[phase])] : [...asArray(route[phase]), hook]) as never
+    hooks.push([phase, hook])
+  }
+  return hooks
+}
+
+/** Joins the steps of one phase into one hook; synchronous steps run inline, without a callback each. */
+function joinSteps (steps: readonly Step[]): HookStep {
+  if (steps.every((s) => s.sync)) {
+    const checks = steps.map((s) => s.fn as CheckStep)
+    return function httpConventionsChecks (request, reply, done) {
+      for (let i = 0; i < checks.length; i++) {
+        const out = checks[i](request, reply)
+        if (out === SENT) return
+        if (out !== undefined) return done(out)
+      }
+      done()
+    }
+  }
+  if (steps.length === 1) return steps[0].fn as HookStep
+  return function httpConventionsSteps (request, reply, done) {
+    let i = 0
+    const next: Next = (err) => {
+      if (err !== undefined && err !== null) return done(err)
+      while (i < steps.length) {
+        const step = steps[i++]
+        if (!step.sync) return (step.fn as HookStep)(request, reply, next)
+        const out = (step.fn as CheckStep)(request, reply)
+        if (out === SENT) return
+        if (out !== undefined) return done(out)
+      }
+      done()
+    }
+    next()
+  }
+}
+
+/** Joins the steps of a payload phase into one hook; each may replace the payload. */
+function joinPayloadSteps (steps: readonly Step[]): PayloadStep {
+  if (steps.every((s) => s.sync)) {
+    const checks = steps.map((s) => s.fn as PayloadCheck)
+    return function httpConventionsPayloadChecks (request, reply, payload, done) {
+      for (let i = 0; i < checks.length; i++) {
+        const out = checks[i](request, reply, payload)
+        if (out !== undefined) payload = out
+      }
+      done(null, payload)
+    }
+  }
+  if (steps.length === 1) return steps[0].fn as PayloadStep
+  return function httpConventionsPayloadSteps (request, reply, payload, done) {
+    let i = 0
+    const next: PayloadNext = (err, value) => {
+      if (err !== null) return done(err)
+      while (i < steps.length) {
+        const step = steps[i++]
+        if (!step.sync) return (step.fn as PayloadStep)(request, reply, value, next)
+        const out = (step.fn as PayloadCheck)(request, reply, value)
+        if (out !== undefined) value = out
+      }
+      done(null, value)
+    }
+    next(null, payload)
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The kernel: how the conventions meet in Fastify's request lifecycle, on Fastify's public
+ * API only (docs/architecture.md, "The kernel").
+ *
+ * - Installed once per app, in its root, by the first plugin of the suite registered there:
+ *   a node per context (registry.ts), the route compiler (compile.ts, `onRoute`) and the
+ *   fail-closed check (check.ts, `onReady`). No hook runs on a request the suite has nothing
+ *   to do with.
+ * - The root sees every route declared after it; so the suite refuses to be installed
+ *   anywhere else, or after routes were declared (it could not see those).
+ */
+import type { FastifyInstance } from 'fastify'
+import { invalidOption } from '../../lib/errors'
+import type { Profile } from '../../lib/profile'
+import { addEnvelopeSchema, type ErrorFormat } from '../errors'
+import { CONVENTIONS } from './pipeline'
+import { giveNode, lookup, newNode, nodeOf } from './registry'
+import { compileRoute } from './compile'
+import { checkRoutes, guardUnseen, type AppState } from './check'
+import { kApp, kNode } from './symbols'
+import type { Convention, ErrorFallback, Provision } from './types'
+
+export { SENT } from './types'
+export type { CheckStep, Convention, ErrorFallback, HookStep, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, RouteCompiler } from './types'
+export type { ConventionKey, StepName } from './pipeline'
+
+function provision<T> (name: string): Provision<T> { return { name } }
+/**
+ * What conventions provide to each other while compiling a route. `validators`: a PATCH
+ * route's loader doubles as its validators provider (one read per request). `auth`: the
+ * route is protected (later conventions key per-user state by `request.principal`).
+ */
+export const PROVIDES = {
+  validators: provision<(request: import('fastify').FastifyRequest) => unknown>('validators'),
+  auth: provision<{ readonly scopes: readonly string[] }>('auth')
+} as const
+
+const EMPTY_ROUTER = '(empty tree)'
+
+/**
+ * True for the app's root context: Fastify names it `fastify`, and a plugin wrapped with
+ * fastify-plugin registered there `fastify -> name` (the documented `pluginName`).
+ */
+function isRoot (fastify: FastifyInstance): boolean {
+  return fastify.pluginName === 'fastify' || fastify.pluginName.startsWith('fastify -> ')
+}
+
+function install (fastify: FastifyInstance, plugin: string): void {
+  if (!isRoot(fastify)) {
+    throw invalidOption(plugin, 'the suite is installed in the root context of the app, where it sees every route: register fastify-http-conventions (or this plugin) on the instance Fastify() returned, or in a plugin wrapped with fastify-plugin, before the plugins that declare routes; a child context may then register a convention again with its own options')
+  }
+  const app: AppState = { records: [], problems: [] }
+  // Routes declared before the suite (another plugin's, such as @fastify/cors's preflight, or
+  // a register() without await): no onRoute hook of the suite saw them, so a guard judges them.
+  if (fastify.printRoutes({ commonPrefix: false }).trim() !== EMPTY_ROUTER) fastify.addHook('onRequest', guardUnseen)
+  fastify.decorate(kApp, app)
+  fastify.decorate(kNode, newNode(null))
+  fastify.addHook('onRegister', giveNode)
+  fastify.addHook('onRoute', compileRoute)
+  fastify.addHook('onReady', checkRoutes)
+  addEnvelopeSchema(fastify)
+}
+
+/** Declares a convention in `fastify`'s context (each plugin of the suite, when registered). */
+export function declareConvention (fastify: FastifyInstance, convention: Convention, opts: { profile?: Profile } = {}): void {
+  const known = CONVENTIONS.find((c) => c.key === convention.key)
+  if (known === undefined || convention.configKey !== known.configKey) {
+    throw invalidOption(convention.plugin, `the ${convention.key} convention is not in the pipeline with config key ${JSON.stringify(convention.configKey)} (plugins/kernel/pipeline.ts)`)
+  }
+  if (!fastify.hasDecorator(kNode)) install(fastify, convention.plugin)
+  const node = nodeOf(fastify)!
+  if (node.entries.has(convention.key)) {
+    throw invalidOption(convention.plugin, `the ${convention.key} convention is already registered in this context; give its options once (to the umbrella or to this plugin), or register it in a child context to give part of the app other options`)
+  }
+  node.entries.set(convention.key, convention)
+  if (opts.profile !== undefined && node.profile === undefined) node.profile = opts.profile
+}
+
+/** Sets the profile, the error format and the handler of errors the suite does not own, for `fastify`'s context. */
+export function configureContext (fastify: FastifyInstance, plugin: string, opts: { profile?: Profile, fallback?: ErrorFallback, format?: ErrorFormat }): void {
+  if (!fastify.hasDecorator(kNode)) install(fastify, plugin)
+  const node = nodeOf(fastify)!
+  if (opts.format !== undefined) node.format = opts.format
+  if (opts.profile !== undefined) node.profile = opts.profile
+  if (opts.fallback !== undefined) node.fallback = opts.fallback
+}
+
+/** The headers every answer of `instance`'s context carries, for answers written where no route runs. */
+export function contextHeaders (instance: FastifyInstance): Record<string, string> {
+  const out: Record<string, string> = {}
+  const node = nodeOf(instance)
+  for (const { key } of CONVENTIONS) Object.assign(out, lookup(node, key)?.headers)
+  return out
+}
+
+/** The profile and error format in effect in `instance`'s context. */
+export { nearest, nodeOf, formatOf } from './registry'

@@ -227,11 +227,13 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     const entry = ARTICLE_METHODS.has(request.method) && ARTICLE_PATH.test(request.url)
       ? { message: 'article not found', code: 'ARTICLE_NOT_FOUND' }
       : { message: `Route ${request.method}:${request.url} not found` }
+    // One line, as Fastify's not-found handler logs; the URL only in the request's redacted fields.
+    request.log.info(entry.code === undefined ? 'route not found' : 'article not found')
     // The service's 404 is its own answer: it carries the policy of every other answer.
     reply.header('cross-origin-resource-policy', 'same-origin')
-    if (!prefersProblem(request.headers.accept)) return reply.code(404).header('content-type', 'application/json').send({ errors: [entry] })
+    if (!prefersProblem(request.headers.accept)) return reply.code(404).header('content-type', 'application/json').send(Buffer.from(JSON.stringify({ errors: [entry] })))
     const instance = request.url.split('?')[0]
-    return reply.code(404).header('content-type', 'application/problem+json').send(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: entry.message, instance, errors: [entry] }))
+    return reply.code(404).header('content-type', 'application/problem+json').send(Buffer.from(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: entry.message, instance, errors: [entry] })))
   })
 
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(homePage))

@@ -16,7 +16,7 @@ import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
 import { declareConvention, PROVIDES, requestMediaType, type Convention, type Next, type RouteCompiler } from './compose'
 import { assertProfile, rejectUnknownKeys, type RouteRequest } from './shared'
-import { buildChecked } from './schema-check'
+import { buildChecked, checkersOf, type SchemaCheckers } from './schema-check'
 import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
@@ -92,12 +92,13 @@ type CompileResource = (route: { schema: unknown, method: string, url: string, h
 
 /**
  * A compiler of PATCH resource schemas for one registration of the plugin (one app, or one
- * context): its Ajv instance is built for the first schema, and never shared with another app.
+ * context): its Ajv instance is built for the first schema, and never shared with another app;
+ * `checkers` are the app's (schema-check.ts).
  */
-function resourceSchemaCompiler (): (route: Parameters<CompileResource>[0]) => Validate {
+function resourceSchemaCompiler (checkers: SchemaCheckers): (route: Parameters<CompileResource>[0]) => Validate {
   let compileResource: CompileResource | undefined
   return function compileResourceSchema (route) {
-    compileResource ??= buildChecked(RESOURCE_AJV_OPTIONS, [], (customOptions, created) =>
+    compileResource ??= buildChecked(checkers, RESOURCE_AJV_OPTIONS, [], (customOptions, created) =>
       (AjvCompiler() as unknown as (ext: unknown, opts: unknown) => CompileResource)({}, { customOptions, onCreate: created }))
     return compileResource(route)
   }
@@ -120,11 +121,11 @@ function routeConfig (c: RouteCompiler): PatchRouteConfig | null {
   return r
 }
 
-function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimit: number): Convention {
+function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimit: number, checkers: SchemaCheckers): Convention {
   const maxOperations = opts.maxOperations ?? DEFAULT_PATCH_LIMITS.maxOperations
   const maxDepth = opts.maxDepth ?? DEFAULT_PATCH_LIMITS.maxDepth
   const growth = opts.maxDocumentGrowth ?? 2
-  const compileResourceSchema = resourceSchemaCompiler()
+  const compileResourceSchema = resourceSchemaCompiler(checkers)
   /** Accept-Patch value by route URL: filled by the PATCH route, read by every route of the resource. */
   const acceptPatch = new Map<string, { value: string | undefined }>()
   const cellFor = (url: string): { value: string | undefined } => {
@@ -232,7 +233,9 @@ function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?:
       const v = opts[name]
       if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw invalidOption(WHERE, `${name} must be a positive integer`)
     }
-    declareConvention(fastify, patchConvention(opts, maxRetries, fastify.initialConfig.bodyLimit ?? 1048576), { profile: opts.profile })
+    // The app's server stands for the app: every context of it shares the one server.
+    const checkers = checkersOf(fastify.server)
+    declareConvention(fastify, patchConvention(opts, maxRetries, fastify.initialConfig.bodyLimit ?? 1048576, checkers), { profile: opts.profile })
   } catch (err) {
     return done(err as Error)
   }

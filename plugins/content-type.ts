@@ -10,7 +10,7 @@ import { invalidOption, unsupportedMediaType, type ConventionError } from '../li
 import { DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
-import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
+import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, xmlReader, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
 import { declareConvention, requestMediaType, type PayloadNext, type RouteCompiler } from './compose'
 import { profileError, declaresBody, rejectUnknownKeys } from './shared'
@@ -142,7 +142,6 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
 
 function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: number, maxElements: number): void {
   const depth = { maxDepth }
-  const xmlBounds = { maxDepth, maxElements }
   // Every body the suite parses is read by readBody (bounded memory per body byte), never by
   // Fastify's reader, which keeps one buffer per piece received.
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
@@ -160,12 +159,14 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
     readBody(request, payload, next, function decodeText (bytes) { next(null, bytes.toString('utf8')) })
   })
   if (xml) {
+    // This registration's own parser and bounds: nothing of them is shared with another app.
+    const reader = xmlReader({ maxDepth, maxElements })
     // RFC 7303 3.2: the charset parameter, else the XML declaration, says how the bytes decode.
     setSuiteParser(fastify, ['application/xml'], function parseXml (request: FastifyRequest, payload: BodyStream, next: Done) {
       readBody(request, payload, next, function parseXmlBytes (bytes) {
         const schema = (request.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
         const charset = requestMediaType(request)?.parameters.charset
-        const parsed = parseXmlBody(bytes, charset, schema, xmlBounds)
+        const parsed = parseXmlBody(bytes, charset, schema, reader)
         if (parsed.ok) next(null, parsed.value)
         else next(parsed.error, undefined)
       })

@@ -99,9 +99,9 @@ export interface EncoderPool {
   stats: () => EncoderPoolStats
 }
 
-export const DEFAULT_MAX_QUEUE = 64
-export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
-export const DEFAULT_DEADLINE_MS = 1000
+const DEFAULT_MAX_QUEUE = 64
+const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+const DEFAULT_DEADLINE_MS = 1000
 
 interface Job {
   id: number

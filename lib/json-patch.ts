@@ -274,6 +274,127 @@ function cloneMeasured (document: unknown, maxDepth: number): { doc: unknown, si
   }
 }
 
+/** The working state of a JSON Patch as it applies: the document and the costs spent so far (see PatchLimits). */
+interface PatchWork {
+  doc: unknown
+  /** Estimated size of the working document, never credited for removals. */
+  used: number
+  /** Work spent measuring values moved deeper into the document, bounded the same way. */
+  walked: number
+  /** Array elements shifted by insertions and removals, bounded the same way. */
+  shifted: number
+}
+
+/** One operation, checked against RFC 6902 4 and resolved in the working document. */
+interface ResolvedOperation {
+  op: Record<string, unknown>
+  name: string
+  path: string
+  parts: string[]
+  /** Its field in error entries. */
+  field: string
+  /** Where "from" points (move, copy). */
+  source: Target | undefined
+  fromParts: string[] | undefined
+  target: Target
+}
+
+/** RFC 6902 4.4 and 4.5: the "from" location of a move or copy, which MUST exist; or the failure. */
+function resolveFrom (op: Record<string, unknown>, i: number, name: string, path: string, doc: unknown): { source: Target, fromParts: string[] } | PatchResult {
+  const from = op.from
+  if (typeof from !== 'string') return fail(opField(path, i), `operation ${i} (${name}) needs a "from" JSON Pointer`)
+  const fromParts = tokens(from) ?? undefined
+  if (fromParts === undefined) return fail(opField(path, i), `operation ${i}: "from" is not a JSON Pointer`)
+  // RFC 6902 4.4: a location cannot be moved into one of its children.
+  if (name === 'move' && path.startsWith(from + '/')) return fail(opField(path, i), `operation ${i}: cannot move a value into one of its own children`)
+  const found = resolve(doc, fromParts)
+  if (typeof found === 'string') return fail(fieldOf(from, opField(path, i)), `operation ${i}: ${found.replace('path', '"from"')}`)
+  if (!found.exists || found.key === '-') return fail(opField(path, i), `operation ${i} (${name}): ${MESSAGES.OPERATION_FROM_UNRESOLVABLE}`)
+  return { source: found, fromParts }
+}
+
+/** Operation `i` of the patch, checked and resolved in `doc`; or the failure. */
+function resolveOperation (value: unknown, i: number, doc: unknown): ResolvedOperation | PatchResult {
+  const op = value as Record<string, unknown>
+  if (op === null || typeof op !== 'object' || Array.isArray(op)) return fail(`${i}`, `operation ${i} is not an object`)
+  const path = op.path
+  const name = op.op
+  if (typeof name !== 'string' || !OPS.has(name)) return fail(opField(path, i), `operation ${i}: "op" must be one of add, remove, replace, move, copy, test`)
+  if (typeof path !== 'string') return fail(`${i}.path`, `operation ${i}: "path" must be a JSON Pointer string`)
+  const parts = tokens(path)
+  const field = opField(path, i)
+  if (parts === null) return fail(field, `operation ${i}: "path" is not a JSON Pointer`)
+  if (NEEDS_VALUE.has(name) && (!Object.prototype.hasOwnProperty.call(op, 'value') || op.value === undefined)) return fail(field, `operation ${i} (${name}) needs a "value"`)
+  let from: { source: Target | undefined, fromParts: string[] | undefined } = { source: undefined, fromParts: undefined }
+  if (NEEDS_FROM.has(name)) {
+    const resolved = resolveFrom(op, i, name, path, doc)
+    if ('ok' in resolved) return resolved
+    from = resolved
+  }
+  const target = resolve(doc, parts)
+  if (typeof target === 'string') return fail(field, `operation ${i}: ${target}`)
+  if (name === 'add' || name === 'move' || name === 'copy') {
+    if (!canAdd(target)) return fail(field, `operation ${i} (${name}): ${target.parent === undefined || !Array.isArray(target.parent) ? MESSAGES.OPERATION_PATH_CANNOT_ADD : MESSAGES.OPERATION_VALUE_OUT_OF_BOUNDS}`)
+  } else if (!target.exists) {
+    // RFC 6902 4.2, 4.3, 4.6: the target location MUST exist.
+    return fail(field, `operation ${i} (${name}): ${MESSAGES.OPERATION_PATH_UNRESOLVABLE}`)
+  }
+  return { op, name, path, parts, field, source: from.source, fromParts: from.fromParts, target }
+}
+
+/**
+ * Charges the cost of an operation to `work`, before it runs; a failure when a bound is
+ * passed. A value placed at `path` lies inside parts.length containers, so it may itself be
+ * maxDepth - parts.length deep.
+ */
+function chargeOperation (r: ResolvedOperation, i: number, work: PatchWork, limits: Readonly<Required<PatchLimits>>): PatchResult | null {
+  const { maxDocumentBytes, maxDepth } = limits
+  const { name, parts, field } = r
+  const room = maxDepth - parts.length
+  const before = work.used
+  let size: number | undefined
+  if (name === 'add' || name === 'replace' || name === 'test') {
+    // RFC 6902 4.1, 4.3, 4.6: the value comes from the patch document. A "test" value
+    // is compared recursively, so it is measured too (its depth bounded the same way).
+    size = measure(r.op.value, name === 'test' ? maxDocumentBytes : maxDocumentBytes - work.used, room)
+  } else if (name === 'copy' && parts.length > 0) {
+    // RFC 6902 4.5: the value at "from" is duplicated: the document grows by its size.
+    size = measure(valueAt(r.source as Target, work.doc), maxDocumentBytes - work.used, room)
+  } else if (name === 'move' && parts.length > (r.fromParts as string[]).length) {
+    // RFC 6902 4.4: a move does not grow the document, but a move deeper may nest it too
+    // deeply; measuring the value is work, bounded by the same budget.
+    size = measure(valueAt(r.source as Target, work.doc), maxDocumentBytes - work.walked, room)
+  }
+  if (size === DEPTH_EXCEEDED) return tooDeep(field, i, maxDepth)
+  if (size === SIZE_EXCEEDED) return overBudget(field, i, maxDocumentBytes)
+  if (size !== undefined) {
+    if (name === 'add' || name === 'replace') work.used += size + parts.length + (parts.length > 0 ? parts[parts.length - 1].length : 0)
+    else if (name === 'copy') work.used += size + parts[parts.length - 1].length + 4
+    else if (name === 'move') work.walked += size
+  }
+  // A resource already over the bound (stored by other means) may still shrink or be tested.
+  if (work.used > before && work.used > maxDocumentBytes) return overBudget(field, i, maxDocumentBytes)
+  // RFC 6902 4.4: a move is a remove and an add; copy adds.
+  if (name === 'add' || name === 'copy' || name === 'move') work.shifted += insertShifts(r.target)
+  if (name === 'remove') work.shifted += removeShifts(r.target)
+  else if (name === 'move') work.shifted += removeShifts(r.source as Target)
+  if (work.shifted > maxDocumentBytes) return tooMuchShifting(field, i, maxDocumentBytes)
+  return null
+}
+
+/** Runs a checked operation on the working document; a failed "test" or a banned path is a failure. */
+function runOperation (r: ResolvedOperation, i: number, work: PatchWork): PatchResult | null {
+  try {
+    // Every check of fast-json-patch's own validator was made above, against the same document.
+    work.doc = applyOperation(work.doc, r.op as unknown as Operation, false, true, true, i).newDocument
+    return null
+  } catch (err) {
+    // A failed "test", or fast-json-patch's TypeError for a prototype path it bans: a 422, never a 500.
+    const code = (err as { name?: string }).name ?? ''
+    return fail(r.field, `operation ${i} (${r.name}): ${MESSAGES[code] ?? 'cannot be applied to the resource'}`)
+  }
+}
+
 /**
  * Applies a JSON Patch document atomically: on any failure the input is untouched and
  * the problems come back; on success the new document is returned (the input is never
@@ -285,94 +406,21 @@ function cloneMeasured (document: unknown, maxDepth: number): { doc: unknown, si
  * to PATCH_TOO_COSTLY). Never throws for any document or patch.
  */
 export function applyJsonPatch (document: unknown, patch: unknown, limits?: PatchLimits): PatchResult {
-  const { maxOperations, maxDocumentBytes, maxDepth } = limitsOf(limits)
+  const bounds = limitsOf(limits)
+  const { maxOperations, maxDepth } = bounds
   // RFC 6902 3: a JSON Patch document is a JSON array of objects.
   if (!Array.isArray(patch)) return fail('body', 'a JSON Patch document is an array of operations (RFC 6902 3)')
   if (patch.length > maxOperations) return tooCostly('body', `a JSON Patch document may hold at most ${maxOperations} operations; this one has ${patch.length}`, 'operations')
   const start = cloneMeasured(document, maxDepth)
   if (start === null) return tooCostly('body', 'the resource cannot be patched: it is nested too deeply', 'depth')
-  let doc = start.doc
-  // Estimated size of the working document, never credited for removals (see PatchLimits).
-  let used = start.size
-  // Work spent measuring values moved deeper into the document, bounded the same way.
-  let walked = 0
-  // Array elements shifted by insertions and removals, bounded the same way (see PatchLimits).
-  let shifted = 0
+  const work: PatchWork = { doc: start.doc, used: start.size, walked: 0, shifted: 0 }
   for (let i = 0; i < patch.length; i++) {
-    const op = patch[i] as Record<string, unknown>
-    if (op === null || typeof op !== 'object' || Array.isArray(op)) return fail(`${i}`, `operation ${i} is not an object`)
-    const path = op.path
-    const name = op.op
-    if (typeof name !== 'string' || !OPS.has(name)) return fail(opField(path, i), `operation ${i}: "op" must be one of add, remove, replace, move, copy, test`)
-    if (typeof path !== 'string') return fail(`${i}.path`, `operation ${i}: "path" must be a JSON Pointer string`)
-    const parts = tokens(path)
-    if (parts === null) return fail(opField(path, i), `operation ${i}: "path" is not a JSON Pointer`)
-    if (NEEDS_VALUE.has(name) && (!Object.prototype.hasOwnProperty.call(op, 'value') || op.value === undefined)) return fail(opField(path, i), `operation ${i} (${name}) needs a "value"`)
-    let source: Target | undefined
-    let fromParts: string[] | undefined
-    if (NEEDS_FROM.has(name)) {
-      const from = op.from
-      if (typeof from !== 'string') return fail(opField(path, i), `operation ${i} (${name}) needs a "from" JSON Pointer`)
-      fromParts = tokens(from) ?? undefined
-      if (fromParts === undefined) return fail(opField(path, i), `operation ${i}: "from" is not a JSON Pointer`)
-      // RFC 6902 4.4: a location cannot be moved into one of its children.
-      if (name === 'move' && path.startsWith(from + '/')) return fail(opField(path, i), `operation ${i}: cannot move a value into one of its own children`)
-      const found = resolve(doc, fromParts)
-      if (typeof found === 'string') return fail(fieldOf(from, opField(path, i)), `operation ${i}: ${found.replace('path', '"from"')}`)
-      // RFC 6902 4.4 and 4.5: the "from" location MUST exist.
-      if (!found.exists || found.key === '-') return fail(opField(path, i), `operation ${i} (${name}): ${MESSAGES.OPERATION_FROM_UNRESOLVABLE}`)
-      source = found
-    }
-    const target = resolve(doc, parts)
-    if (typeof target === 'string') return fail(opField(path, i), `operation ${i}: ${target}`)
-    if (name === 'add' || name === 'move' || name === 'copy') {
-      if (!canAdd(target)) return fail(opField(path, i), `operation ${i} (${name}): ${target.parent === undefined || !Array.isArray(target.parent) ? MESSAGES.OPERATION_PATH_CANNOT_ADD : MESSAGES.OPERATION_VALUE_OUT_OF_BOUNDS}`)
-    } else if (!target.exists) {
-      // RFC 6902 4.2, 4.3, 4.6: the target location MUST exist.
-      return fail(opField(path, i), `operation ${i} (${name}): ${MESSAGES.OPERATION_PATH_UNRESOLVABLE}`)
-    }
-    // The cost of the operation, checked before it runs. A value placed at `path` lies
-    // inside parts.length containers, so it may itself be maxDepth - parts.length deep.
-    const room = maxDepth - parts.length
-    const before = used
-    if (name === 'add' || name === 'replace' || name === 'test') {
-      // RFC 6902 4.1, 4.3, 4.6: the value comes from the patch document. A "test" value
-      // is compared recursively, so it is measured too (its depth bounded the same way).
-      const size = measure(op.value, name === 'test' ? maxDocumentBytes : maxDocumentBytes - used, room)
-      if (size === DEPTH_EXCEEDED) return tooDeep(opField(path, i), i, maxDepth)
-      if (size === SIZE_EXCEEDED) return overBudget(opField(path, i), i, maxDocumentBytes)
-      if (name !== 'test') used += size + parts.length + (parts.length > 0 ? parts[parts.length - 1].length : 0)
-    } else if (name === 'copy' && parts.length > 0) {
-      // RFC 6902 4.5: the value at "from" is duplicated: the document grows by its size.
-      const size = measure(valueAt(source as Target, doc), maxDocumentBytes - used, room)
-      if (size === DEPTH_EXCEEDED) return tooDeep(opField(path, i), i, maxDepth)
-      if (size === SIZE_EXCEEDED) return overBudget(opField(path, i), i, maxDocumentBytes)
-      used += size + parts[parts.length - 1].length + 4
-    } else if (name === 'move' && parts.length > (fromParts as string[]).length) {
-      // RFC 6902 4.4: a move does not grow the document, but a move deeper may nest it too
-      // deeply; measuring the value is work, bounded by the same budget.
-      const size = measure(valueAt(source as Target, doc), maxDocumentBytes - walked, room)
-      if (size === DEPTH_EXCEEDED) return tooDeep(opField(path, i), i, maxDepth)
-      if (size === SIZE_EXCEEDED) return overBudget(opField(path, i), i, maxDocumentBytes)
-      walked += size
-    }
-    // A resource already over the bound (stored by other means) may still shrink or be tested.
-    if (used > before && used > maxDocumentBytes) return overBudget(opField(path, i), i, maxDocumentBytes)
-    // RFC 6902 4.4: a move is a remove and an add; copy adds.
-    if (name === 'add' || name === 'copy' || name === 'move') shifted += insertShifts(target)
-    if (name === 'remove') shifted += removeShifts(target)
-    else if (name === 'move') shifted += removeShifts(source as Target)
-    if (shifted > maxDocumentBytes) return tooMuchShifting(opField(path, i), i, maxDocumentBytes)
-    try {
-      // Every check of fast-json-patch's own validator was made above, against the same document.
-      doc = applyOperation(doc, op as unknown as Operation, false, true, true, i).newDocument
-    } catch (err) {
-      // A failed "test", or fast-json-patch's TypeError for a prototype path it bans: a 422, never a 500.
-      const code = (err as { name?: string }).name ?? ''
-      return fail(opField(path, i), `operation ${i} (${name}): ${MESSAGES[code] ?? 'cannot be applied to the resource'}`)
-    }
+    const r = resolveOperation(patch[i], i, work.doc)
+    if ('ok' in r) return r
+    const refused = chargeOperation(r, i, work, bounds) ?? runOperation(r, i, work)
+    if (refused !== null) return refused
   }
-  return { ok: true, document: doc }
+  return { ok: true, document: work.doc }
 }
 
 /** The value a resolved, existing location holds. */

@@ -244,83 +244,93 @@ function parseTemplate (to: string, groups: number, names: Set<string>, where: s
   return parts
 }
 
+/** The methods a rule applies to, upper case (HEAD with GET), or null for every method. */
+function ruleMethods (methods: unknown, where: string): Set<string> | null {
+  if (methods === undefined) return null
+  if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => typeof m !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(m))) {
+    throw invalidOption(where, 'methods must be a non-empty array of method names')
+  }
+  const methodSet = new Set((methods as string[]).map((m) => m.toUpperCase()))
+  // RFC 9110 9.3.2: HEAD is GET without content; a GET rule covers it.
+  if (methodSet.has('GET')) methodSet.add('HEAD')
+  return methodSet
+}
+
+/** The matcher of a rule's `from`, with the numbered and named groups a RegExp captures. */
+function ruleMatcher (from: unknown, where: string): { match: Compiled['match'], groups: number, names: Set<string> } {
+  if (typeof from === 'string') {
+    if (!from.startsWith('/')) throw invalidOption(where, `from ${JSON.stringify(from)} must be a path prefix starting with /`)
+    const prefix = encodeRequestPart(from)
+    return { match: (path) => path.startsWith(prefix) ? { rest: path.slice(prefix.length), params: [], groups: {} } : null, groups: 0, names: new Set() }
+  }
+  if (!(from instanceof RegExp)) throw invalidOption(where, 'from must be a path prefix (string) or a RegExp')
+  // A global or sticky RegExp keeps state between requests (lastIndex).
+  if (from.global || from.sticky) throw invalidOption(where, 'from must not be a global (g) or sticky (y) RegExp')
+  const probe = new RegExp(from.source + '|', from.flags).exec('') as RegExpExecArray
+  const names = new Set(Object.keys(probe.groups ?? {}))
+  const match: Compiled['match'] = (path) => {
+    const m = from.exec(path)
+    if (m === null) return null
+    const named: Record<string, string> = {}
+    for (const name of names) named[name] = m.groups?.[name] ?? ''
+    return { rest: '', params: Array.from(m, (v) => v ?? ''), groups: named }
+  }
+  return { match, groups: probe.length - 1, names }
+}
+
+/** The origin a string target's absolute head keeps (RFC 3986 3.2), or null for a path; throws for neither. */
+function templateOrigin (to: string, parts: Part[], prefixRule: boolean, where: string): string | null {
+  const head = typeof parts[0] === 'string' ? parts[0] : ''
+  const abs = ABSOLUTE.exec(head)
+  if (abs === null) {
+    if (!head.startsWith('/') || head.startsWith('//') || head.startsWith('/\\')) {
+      throw invalidOption(where, `to ${JSON.stringify(to)} must be a path starting with a single / or an absolute http(s) URI`)
+    }
+    return null
+  }
+  // RFC 3986 3.2: the authority is fixed by the rule; substitutions only follow it.
+  const substitutes = prefixRule || parts.length > 1
+  if (substitutes && head.length === abs[0].length) throw invalidOption(where, `to ${JSON.stringify(to)}: substitutions must come after the host`)
+  try {
+    return new URL(abs[0]).origin
+  } catch {
+    throw invalidOption(where, `to ${JSON.stringify(to)} is not a valid absolute URI`)
+  }
+}
+
+/** The builder of a rule's target, and the origin a string target keeps. */
+function ruleBuilder (to: unknown, from: unknown, matcher: { groups: number, names: Set<string> }, where: string): { build: Compiled['build'], origin: string | null } {
+  if (typeof to === 'function') {
+    const build: Compiled['build'] = (m) => {
+      const value: unknown = to(m)
+      if (typeof value !== 'string') throw new TypeError(`${where}: to() must return a string`)
+      return value
+    }
+    return { build, origin: null }
+  }
+  if (typeof to !== 'string') throw invalidOption(where, 'to must be a string or a function')
+  const prefixRule = typeof from === 'string'
+  const parts = prefixRule ? [to] : parseTemplate(to, matcher.groups, matcher.names, where)
+  const origin = templateOrigin(to, parts, prefixRule, where)
+  if (prefixRule) return { build: (m) => to + m.rest, origin }
+  const build: Compiled['build'] = (m) => {
+    let out = ''
+    for (const p of parts) out += typeof p === 'string' ? p : typeof p === 'number' ? m.params[p] : m.groups[p.name]
+    return out
+  }
+  return { build, origin }
+}
+
 function compileRule (rule: RedirectRule, where: string): Compiled {
   if (typeof rule !== 'object' || rule === null) throw invalidOption(where, 'a rule is { from, to, methods? }')
   for (const key of Object.keys(rule)) {
     if (key !== 'from' && key !== 'to' && key !== 'methods') throw invalidOption(where, `unknown rule key ${JSON.stringify(key)}`)
   }
   const { from, to, methods } = rule
-  let methodSet: Set<string> | null = null
-  if (methods !== undefined) {
-    if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => typeof m !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(m))) {
-      throw invalidOption(where, 'methods must be a non-empty array of method names')
-    }
-    methodSet = new Set(methods.map((m) => m.toUpperCase()))
-    // RFC 9110 9.3.2: HEAD is GET without content; a GET rule covers it.
-    if (methodSet.has('GET')) methodSet.add('HEAD')
-  }
-
-  let match: Compiled['match']
-  let groups = 0
-  let names = new Set<string>()
-  if (typeof from === 'string') {
-    if (!from.startsWith('/')) throw invalidOption(where, `from ${JSON.stringify(from)} must be a path prefix starting with /`)
-    const prefix = encodeRequestPart(from)
-    match = (path) => path.startsWith(prefix) ? { rest: path.slice(prefix.length), params: [], groups: {} } : null
-  } else if (from instanceof RegExp) {
-    // A global or sticky RegExp keeps state between requests (lastIndex).
-    if (from.global || from.sticky) throw invalidOption(where, 'from must not be a global (g) or sticky (y) RegExp')
-    const probe = new RegExp(from.source + '|', from.flags).exec('') as RegExpExecArray
-    groups = probe.length - 1
-    names = new Set(Object.keys(probe.groups ?? {}))
-    match = (path) => {
-      const m = from.exec(path)
-      if (m === null) return null
-      const named: Record<string, string> = {}
-      for (const name of names) named[name] = m.groups?.[name] ?? ''
-      return { rest: '', params: Array.from(m, (v) => v ?? ''), groups: named }
-    }
-  } else {
-    throw invalidOption(where, 'from must be a path prefix (string) or a RegExp')
-  }
-
-  let build: Compiled['build']
-  let origin: string | null = null
-  if (typeof to === 'function') {
-    build = (m) => {
-      const value: unknown = to(m)
-      if (typeof value !== 'string') throw new TypeError(`${where}: to() must return a string`)
-      return value
-    }
-  } else if (typeof to === 'string') {
-    const parts = typeof from === 'string' ? [to] : parseTemplate(to, groups, names, where)
-    const head = typeof parts[0] === 'string' ? parts[0] : ''
-    const abs = ABSOLUTE.exec(head)
-    if (abs !== null) {
-      // RFC 3986 3.2: the authority is fixed by the rule; substitutions only follow it.
-      const substitutes = typeof from === 'string' || parts.length > 1
-      if (substitutes && head.length === abs[0].length) throw invalidOption(where, `to ${JSON.stringify(to)}: substitutions must come after the host`)
-      try {
-        origin = new URL(abs[0]).origin
-      } catch {
-        throw invalidOption(where, `to ${JSON.stringify(to)} is not a valid absolute URI`)
-      }
-    } else if (!head.startsWith('/') || head.startsWith('//') || head.startsWith('/\\')) {
-      throw invalidOption(where, `to ${JSON.stringify(to)} must be a path starting with a single / or an absolute http(s) URI`)
-    }
-    if (typeof from === 'string') {
-      build = (m) => to + m.rest
-    } else {
-      build = (m) => {
-        let out = ''
-        for (const p of parts) out += typeof p === 'string' ? p : typeof p === 'number' ? m.params[p] : m.groups[p.name]
-        return out
-      }
-    }
-  } else {
-    throw invalidOption(where, 'to must be a string or a function')
-  }
-  return { methods: methodSet, match, build, origin }
+  const methodSet = ruleMethods(methods, where)
+  const matcher = ruleMatcher(from, where)
+  const { build, origin } = ruleBuilder(to, from, matcher, where)
+  return { methods: methodSet, match: matcher.match, build, origin }
 }
 
 /** Turns what a rule built into the `Location` value, or throws a TypeError. */

@@ -49,7 +49,7 @@ export function pointerToPath (pointer: string): string {
 const PREFIXES: Record<string, string> = { body: '', params: 'path:', querystring: 'query:', headers: 'header:' }
 
 /** The field-name prefix of a validation context (Fastify's httpPart name); an unknown part is named as it is. */
-export function partPrefix (context: ValidationContext): string {
+function partPrefix (context: ValidationContext): string {
   return PREFIXES[context] ?? `${context}:`
 }
 

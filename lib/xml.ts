@@ -39,30 +39,40 @@ export interface XmlParseOptions {
 const DEFAULT_XML_MAX_DEPTH = 64
 export const DEFAULT_XML_MAX_ELEMENTS = 10_000
 
-const parsers = new Map<number, XMLParser>()
+/**
+ * What parsing needs, checked and built once: the bounds and a parser made for them. The
+ * content-type plugin makes one per registration (xmlReader), so no parser or bound is
+ * shared between apps; the helpers make one per call from their options.
+ */
+export interface XmlReader {
+  readonly maxDepth: number
+  readonly maxElements: number
+  readonly parser: XMLParser
+}
+
+/** An XmlReader for `options`; throws RangeError for a bound that is not a positive integer. */
+export function xmlReader (options?: XmlParseOptions): XmlReader {
+  const maxDepth = depthOf(options)
+  return { maxDepth, maxElements: elementsOf(options), parser: parserFor(maxDepth) }
+}
 
 function parserFor (maxDepth: number): XMLParser {
-  let parser = parsers.get(maxDepth)
-  if (parser === undefined) {
-    parser = new XMLParser({
-      ignoreAttributes: true,
-      ignoreDeclaration: true,
-      ignorePiTags: true,
-      parseTagValue: false,
-      parseAttributeValue: false,
-      trimValues: true,
-      // References are decoded by decodeReferences, one pass over each text value: the
-      // parser's own decoding runs one regular expression per entity it knows over every
-      // value (some 200 ms for 1 MiB of `&amp;`). Named entities other than the five
-      // predefined ones never reach the parser (checkMarkup refuses them).
-      processEntities: false,
-      htmlEntities: false,
-      // A second bound behind checkMarkup's.
-      maxNestedTags: maxDepth + 1
-    })
-    if (parsers.size < 16) parsers.set(maxDepth, parser)
-  }
-  return parser
+  return new XMLParser({
+    ignoreAttributes: true,
+    ignoreDeclaration: true,
+    ignorePiTags: true,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    trimValues: true,
+    // References are decoded by decodeReferences, one pass over each text value: the
+    // parser's own decoding runs one regular expression per entity it knows over every
+    // value (some 200 ms for 1 MiB of `&amp;`). Named entities other than the five
+    // predefined ones never reach the parser (checkMarkup refuses them).
+    processEntities: false,
+    htmlEntities: false,
+    // A second bound behind checkMarkup's.
+    maxNestedTags: maxDepth + 1
+  })
 }
 
 /** XML 1.0 2.2: Char ::= #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]. */
@@ -237,6 +247,10 @@ export function checkMarkup (text: string, maxDepth: number, work?: WorkCounter,
   }
 }
 
+function isReader (options: XmlParseOptions | XmlReader | undefined): options is XmlReader {
+  return options !== undefined && 'parser' in options
+}
+
 function depthOf (options: XmlParseOptions | undefined): number {
   const max = options?.maxDepth ?? DEFAULT_XML_MAX_DEPTH
   if (!Number.isSafeInteger(max) || max < 1) throw new RangeError('maxDepth must be a positive integer')
@@ -301,14 +315,14 @@ function decodeTree (node: unknown): unknown {
 }
 
 /** Parses an XML document into fast-xml-parser's plain tree; throws XmlSyntaxError when not well-formed. */
-export function parseXml (text: string, options?: XmlParseOptions, work?: WorkCounter): Record<string, unknown> {
-  const maxDepth = depthOf(options)
-  checkMarkup(text, maxDepth, work, elementsOf(options))
+export function parseXml (text: string, options?: XmlParseOptions | XmlReader, work?: WorkCounter): Record<string, unknown> {
+  const reader = isReader(options) ? options : xmlReader(options)
+  checkMarkup(text, reader.maxDepth, work, reader.maxElements)
   const valid = XMLValidator.validate(text)
   if (valid !== true) {
     throw new XmlSyntaxError(`XML body is not well-formed: ${valid.err.msg} (line ${valid.err.line})`)
   }
-  const tree = decodeTree(parserFor(maxDepth).parse(cdataAsText(text))) as Record<string, unknown>
+  const tree = decodeTree(reader.parser.parse(cdataAsText(text))) as Record<string, unknown>
   const roots = Object.keys(tree)
   if (roots.length !== 1) throw new XmlSyntaxError('XML body must have exactly one root element')
   return tree
@@ -421,10 +435,10 @@ export function decodeXmlBody (bytes: Uint8Array, charset?: string): string {
  * encoding, characters outside XML 1.0, nesting deeper than `maxDepth`, more elements
  * than `maxElements`, or a document that is not well-formed.
  */
-export function parseXmlBody (bytes: Uint8Array, charset: string | undefined, schema?: JsonSchemaLike, options?: XmlParseOptions, work?: WorkCounter): { ok: true, value: unknown } | { ok: false, error: ConventionError } {
-  const bounds = { maxDepth: depthOf(options), maxElements: elementsOf(options) }
+export function parseXmlBody (bytes: Uint8Array, charset: string | undefined, schema?: JsonSchemaLike, options?: XmlParseOptions | XmlReader, work?: WorkCounter): { ok: true, value: unknown } | { ok: false, error: ConventionError } {
+  const reader = isReader(options) ? options : xmlReader(options)
   try {
-    const tree = parseXml(decodeXmlBody(bytes, charset), bounds, work)
+    const tree = parseXml(decodeXmlBody(bytes, charset), reader, work)
     return { ok: true, value: xmlToJson(tree[Object.keys(tree)[0]], schema) }
   } catch (err) {
     if (err instanceof XmlEncodingError) return { ok: false, error: unsupportedMediaType(err.message) }

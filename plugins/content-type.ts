@@ -10,7 +10,7 @@ import { invalidOption, unsupportedMediaType, type ConventionError } from '../li
 import { DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
-import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, type JsonSchemaLike } from '../lib/xml'
+import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, xmlReader, type JsonSchemaLike } from '../lib/xml'
 import { type Profile } from '../lib/profile'
 import { declareConvention, type PayloadNext, type RouteCompiler } from './kernel/index'
 import { requestMediaType, useRequestMediaType } from './media-type'
@@ -69,6 +69,52 @@ function validateRouteConfig (c: RouteCompiler): ContentTypeRouteConfig | false 
   return config
 }
 
+// Conventions (Content-Type): every response with a body carries Content-Type; text types say charset=utf-8.
+function contentTypeOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
+  if (payload === null || payload === undefined || payload === '') return
+  // RFC 9110 15.3.5 / 15.4.5: a 204 or 304 has no content, so no Content-Type to settle.
+  if (reply.statusCode === 304 || reply.statusCode === 204) return
+  const type = reply.getHeader('content-type')
+  if (type === undefined) {
+    reply.header('content-type', 'application/octet-stream')
+  } else if (typeof type === 'string' && type.indexOf('charset') === -1) {
+    const mt = parseMediaType(type)
+    if (mt !== null && isTextual(mt.essence)) reply.header('content-type', `${type}; charset=utf-8`)
+  }
+}
+
+/** The check of a request's Content-Type; `accept`, the essences the route accepts, or null for any. */
+function requestTypeCheck (accept: Set<string> | null): (request: FastifyRequest) => ConventionError | undefined {
+  return function checkRequestType (request: FastifyRequest): ConventionError | undefined {
+    const headers = request.headers
+    if (!declaresBody(headers)) return undefined
+    const value = headers['content-type']
+    // Conventions (Content-Type): a request with a body carries Content-Type so that the body can be interpreted.
+    if (value === undefined || value === '') return unsupportedMediaType('a request with a body must carry a Content-Type header')
+    const mt = requestMediaType(request)
+    if (mt === null) return unsupportedMediaType('Content-Type is not a valid media type')
+    // RFC 9110 8.3.2: only UTF-8 is decoded (XML: also the encodings RFC 7303 lets a document declare).
+    if (!isUtf8Charset(mt) && !(mt.essence === 'application/xml' && XML_CHARSETS.has(String(mt.parameters.charset).toLowerCase()))) {
+      return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)
+    }
+    if (accept !== null && !accept.has(mt.essence)) return unsupportedMediaType(`Content-Type ${mt.essence} is not accepted here; send one of ${[...accept].join(', ')}`)
+    return undefined
+  }
+}
+
+/** The step that answers XML to a client that prefers it (`config.contentType.xml`). */
+function xmlNegotiation (xml: { root: string, itemNames?: Record<string, string> }): (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) => void {
+  const { root, itemNames = {} } = xml
+  return function negotiateXml (request, reply, payload, next) {
+    // RFC 9110 12.5.1: JSON unless the client prefers XML; the answer varies with Accept.
+    reply.header('vary', 'Accept')
+    if (reply.statusCode >= 300 || negotiateMediaType(request.headers.accept, OFFERS) !== 'application/xml') return next(null, payload)
+    reply.header('content-type', 'application/xml; charset=utf-8')
+    reply.serializer(function serializeXml (data: unknown) { return jsonToXml(data, root, itemNames) })
+    next(null, payload)
+  }
+}
+
 function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, done: (err?: Error) => void): void {
   const badProfile = profileError(WHERE, opts.profile)
   if (badProfile !== null) return done(badProfile)
@@ -89,47 +135,9 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
     if (c.methods.some((m) => BODY_METHODS.has(m))) {
       c.respond(400, { description: 'Bad Request: the body is not well-formed (field body)', body: 'envelope' })
       c.respond(415, { description: 'Unsupported Media Type: missing Content-Type, a charset other than UTF-8, or a type the route does not accept', body: 'envelope' })
-      c.check('onRequest', 'content-type', function checkRequestType (request: FastifyRequest): ConventionError | undefined {
-        const headers = request.headers
-        if (!declaresBody(headers)) return undefined
-        const value = headers['content-type']
-        // Conventions (Content-Type): a request with a body carries Content-Type so that the body can be interpreted.
-        if (value === undefined || value === '') return unsupportedMediaType('a request with a body must carry a Content-Type header')
-        const mt = requestMediaType(request)
-        if (mt === null) return unsupportedMediaType('Content-Type is not a valid media type')
-        // RFC 9110 8.3.2: only UTF-8 is decoded (XML: also the encodings RFC 7303 lets a document declare).
-        if (!isUtf8Charset(mt) && !(mt.essence === 'application/xml' && XML_CHARSETS.has(String(mt.parameters.charset).toLowerCase()))) {
-          return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)
-        }
-        if (accept !== null && !accept.has(mt.essence)) return unsupportedMediaType(`Content-Type ${mt.essence} is not accepted here; send one of ${[...accept].join(', ')}`)
-        return undefined
-      })
+      c.check('onRequest', 'content-type', requestTypeCheck(accept))
     }
-    if (config?.xml !== undefined) {
-      const { root, itemNames = {} } = config.xml
-      c.step('preSerialization', 'content-type:xml', function negotiateXml (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) {
-        // RFC 9110 12.5.1: JSON unless the client prefers XML; the answer varies with Accept.
-        reply.header('vary', 'Accept')
-        if (reply.statusCode >= 300 || negotiateMediaType(request.headers.accept, OFFERS) !== 'application/xml') return next(null, payload)
-        reply.header('content-type', 'application/xml; charset=utf-8')
-        reply.serializer(function serializeXml (data: unknown) { return jsonToXml(data, root, itemNames) })
-        next(null, payload)
-      })
-    }
-  }
-
-  // Conventions (Content-Type): every response with a body carries Content-Type; text types say charset=utf-8.
-  function contentTypeOnSend (_request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
-    if (payload === null || payload === undefined || payload === '') return
-    // RFC 9110 15.3.5 / 15.4.5: a 204 or 304 has no content, so no Content-Type to settle.
-    if (reply.statusCode === 304 || reply.statusCode === 204) return
-    const type = reply.getHeader('content-type')
-    if (type === undefined) {
-      reply.header('content-type', 'application/octet-stream')
-    } else if (typeof type === 'string' && type.indexOf('charset') === -1) {
-      const mt = parseMediaType(type)
-      if (mt !== null && isTextual(mt.essence)) reply.header('content-type', `${type}; charset=utf-8`)
-    }
+    if (config?.xml !== undefined) c.step('preSerialization', 'content-type:xml', xmlNegotiation(config.xml))
   }
 
   try {
@@ -144,7 +152,6 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
 
 function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: number, maxElements: number): void {
   const depth = { maxDepth }
-  const xmlBounds = { maxDepth, maxElements }
   // Every body the suite parses is read by readBody (bounded memory per body byte), never by
   // Fastify's reader, which keeps one buffer per piece received.
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
@@ -162,12 +169,14 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
     readBody(request, payload, next, function decodeText (bytes) { next(null, bytes.toString('utf8')) })
   })
   if (xml) {
+    // This registration's own parser and bounds: nothing of them is shared with another app.
+    const reader = xmlReader({ maxDepth, maxElements })
     // RFC 7303 3.2: the charset parameter, else the XML declaration, says how the bytes decode.
     setSuiteParser(fastify, ['application/xml'], function parseXml (request: FastifyRequest, payload: BodyStream, next: Done) {
       readBody(request, payload, next, function parseXmlBytes (bytes) {
         const schema = (request.routeOptions.schema as { body?: JsonSchemaLike } | undefined)?.body
         const charset = requestMediaType(request)?.parameters.charset
-        const parsed = parseXmlBody(bytes, charset, schema, xmlBounds)
+        const parsed = parseXmlBody(bytes, charset, schema, reader)
         if (parsed.ok) next(null, parsed.value)
         else next(parsed.error, undefined)
       })

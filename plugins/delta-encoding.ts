@@ -202,194 +202,294 @@ function deltaEncodingPlugin (fastify: FastifyInstance, opts: DeltaEncodingOptio
   done()
 }
 
-function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
-  rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
-  assertProfile(WHERE, opts.profile)
-  if (opts.store !== undefined && !isStore(opts.store)) throw invalidOption(WHERE, 'store must be an instance store: { get(key), set(key, value, ttl?) }')
-  const manipulations = opts.manipulations === undefined ? ['vcdiff', 'gzip'] : checkManipulations(WHERE, 'manipulations', opts.manipulations)
-  const ttl = checkTtl(WHERE, 'ttl', opts.ttl)
-  const maxInstanceBytes = checkPositiveInt('maxInstanceBytes', opts.maxInstanceBytes, 8 * 1024 * 1024)
-  const gzipLevel = checkPositiveInt('gzipLevel', opts.gzipLevel, 6, 9)
-  const maxBaseLookups = checkPositiveInt('maxBaseLookups', opts.maxBaseLookups, 4, 100)
-  // Bookkeeping beside the store, bounded in bytes whatever the URLs and addresses (lib/delta-bookkeeping.ts).
-  const stored = new RecentInstances()
-  const inserts = new InsertBudget({ perMinute: checkPositiveInt('maxInsertsPerClient', opts.maxInsertsPerClient, 120, 1_000_000) })
-  let storeTimeoutMs: number
+/** How large deltas are encoded off the event loop (the `offload` option); pool null when off. */
+interface OffloadPlan {
+  /** Instances from this size are encoded by the pool. */
+  minBytes: number
+  deadlineMs: number
+  pool: { threads: number, maxQueue: number, cacheBytes: number, deadlineMs: number } | null
+}
+
+/** What the plugin settled from its options, checked once at registration. */
+interface DeltaPlan {
+  manipulations: InstanceManipulation[]
+  ttl: number | undefined
+  maxInstanceBytes: number
+  gzipLevel: number
+  maxBaseLookups: number
+  insertsPerMinute: number
+  storeTimeoutMs: number
+  /** Bodies handed to the store whose write has not settled (a Redis that does not answer holds them). */
+  maxPendingBytes: number
+  vcdiffOptions: EncodeOptions
+  store: InstanceStore
+  offload: OffloadPlan
+}
+
+function checkStoreTimeout (value: unknown): number {
   try {
-    storeTimeoutMs = checkTimeout('storeTimeoutMs', opts.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS)
+    return checkTimeout('storeTimeoutMs', value ?? DEFAULT_STORE_TIMEOUT_MS)
   } catch (err) {
     throw invalidOption(WHERE, (err as Error).message)
   }
-  // Bodies handed to the store whose write has not settled (a Redis that does not answer holds them).
-  const maxPendingBytes = Math.max(2 * maxInstanceBytes, MIN_PENDING_BYTES)
-  let pendingBytes = 0
-  const vcdiffOptions = opts.vcdiff ?? {}
+}
+
+function checkVcdiffOptions (value: unknown): EncodeOptions {
+  const vcdiffOptions = value ?? {}
   if (typeof vcdiffOptions !== 'object' || vcdiffOptions === null) throw invalidOption(WHERE, 'vcdiff must be an object of encoder options')
   try {
     // The encoder checks its options on every call: check them once, now (a bad option fails at boot).
-    encode(Buffer.alloc(0), Buffer.alloc(0), vcdiffOptions)
+    encode(Buffer.alloc(0), Buffer.alloc(0), vcdiffOptions as EncodeOptions)
   } catch (err) {
     throw invalidOption(WHERE, `vcdiff: ${(err as Error).message}`)
   }
-  const store = opts.store ?? new MemoryInstanceStore()
-  const offload = opts.offload ?? {}
+  return vcdiffOptions as EncodeOptions
+}
+
+function offloadPlan (value: DeltaEncodingOptions['offload']): OffloadPlan {
+  const offload = value ?? {}
   if (offload !== false && (typeof offload !== 'object' || offload === null)) throw invalidOption(WHERE, 'offload must be false or { minBytes?, threads?, maxQueue?, deadlineMs?, cacheBytes? }')
   if (offload !== false) {
     rejectUnknownKeys(WHERE, offload, OFFLOAD_KEYS, 'offload option')
   }
   const off = offload === false ? {} : offload
-  const offloadBytes = checkPositiveInt('offload.minBytes', off.minBytes, 256 * 1024)
+  const minBytes = checkPositiveInt('offload.minBytes', off.minBytes, 256 * 1024)
   const deadlineMs = checkPositiveInt('offload.deadlineMs', off.deadlineMs, 1000)
-  const poolOptions = {
+  const pool = {
     threads: checkPositiveInt('offload.threads', off.threads, Math.max(1, Math.min(4, availableParallelism() - 1)), 64),
     maxQueue: checkPositiveInt('offload.maxQueue', off.maxQueue, 64),
     cacheBytes: checkPositiveInt('offload.cacheBytes', off.cacheBytes, 64 * 1024 * 1024),
     deadlineMs
   }
+  return { minBytes, deadlineMs, pool: offload === false ? null : pool }
+}
+
+/** Checks the plugin's options, in the order they are documented; throws FST_HTTP_CONVENTIONS_INVALID_OPTION. */
+function deltaPlan (opts: DeltaEncodingOptions): DeltaPlan {
+  rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
+  assertProfile(WHERE, opts.profile)
+  if (opts.store !== undefined && !isStore(opts.store)) throw invalidOption(WHERE, 'store must be an instance store: { get(key), set(key, value, ttl?) }')
+  const manipulations = opts.manipulations === undefined ? ['vcdiff', 'gzip'] as InstanceManipulation[] : checkManipulations(WHERE, 'manipulations', opts.manipulations)
+  const ttl = checkTtl(WHERE, 'ttl', opts.ttl)
+  const maxInstanceBytes = checkPositiveInt('maxInstanceBytes', opts.maxInstanceBytes, 8 * 1024 * 1024)
+  const gzipLevel = checkPositiveInt('gzipLevel', opts.gzipLevel, 6, 9)
+  const maxBaseLookups = checkPositiveInt('maxBaseLookups', opts.maxBaseLookups, 4, 100)
+  const insertsPerMinute = checkPositiveInt('maxInsertsPerClient', opts.maxInsertsPerClient, 120, 1_000_000)
+  const storeTimeoutMs = checkStoreTimeout(opts.storeTimeoutMs)
+  const maxPendingBytes = Math.max(2 * maxInstanceBytes, MIN_PENDING_BYTES)
+  const vcdiffOptions = checkVcdiffOptions(opts.vcdiff)
+  const store = opts.store ?? new MemoryInstanceStore()
+  const offload = offloadPlan(opts.offload)
+  return { manipulations, ttl, maxInstanceBytes, gzipLevel, maxBaseLookups, insertsPerMinute, storeTimeoutMs, maxPendingBytes, vcdiffOptions, store, offload }
+}
+
+/** One registration's state: the plan, the bookkeeping beside the store, the writes in flight, the encoder pool. */
+interface DeltaState {
+  plan: DeltaPlan
+  /** Bookkeeping beside the store, bounded in bytes whatever the URLs and addresses (lib/delta-bookkeeping.ts). */
+  stored: RecentInstances
+  inserts: InsertBudget
+  /** Bytes of the bodies whose store write has not settled. */
+  pendingBytes: number
+  /** The encoder pool, started at the first large delta; null when offload is false. */
+  pool: (() => EncoderPool) | null
+}
+
+function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
+  const plan = deltaPlan(opts)
   let encoderPool: EncoderPool | undefined
-  // Started at the first large delta; closed with the app.
-  const pool: (() => EncoderPool) | null = offload === false ? null : () => (encoderPool ??= createEncoderPool(poolOptions))
+  const poolOptions = plan.offload.pool
+  const state: DeltaState = {
+    plan,
+    stored: new RecentInstances(),
+    inserts: new InsertBudget({ perMinute: plan.insertsPerMinute }),
+    pendingBytes: 0,
+    // Started at the first large delta; closed with the app.
+    pool: poolOptions === null ? null : () => (encoderPool ??= createEncoderPool(poolOptions))
+  }
   fastify.addHook('onClose', async function closeEncoderPool () {
     if (encoderPool !== undefined) await encoderPool.close()
   })
-
   function compile (c: RouteCompiler): void {
-    const config = c.config.deltaEncoding
-    if (config === undefined || config === false) return
-    const where = c.where
-    if (!c.methods.some((m) => SAFE.has(m))) throw invalidOption(where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
-    const protectedRoute = c.use(PROVIDES.auth) !== undefined
-    let settings: Settings = { vcdiff: manipulations.includes('vcdiff'), gzip: manipulations.includes('gzip'), ttl, protectedRoute }
-    if (config !== true) {
-      if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.deltaEncoding must be true, false or { manipulations?, ttl? }')
-      rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.deltaEncoding option')
-      const r = config as DeltaEncodingRouteOptions
-      const own = r.manipulations === undefined ? manipulations : checkManipulations(where, 'config.deltaEncoding.manipulations', r.manipulations)
-      settings = { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: checkTtl(where, 'config.deltaEncoding.ttl', r.ttl) ?? ttl, protectedRoute }
-    }
+    const settings = routeSettings(c, plan)
+    if (settings === null) return
     c.respond(226, { description: 'IM Used (RFC 3229 10.4.1): the body is the current instance after the manipulations listed in IM (a VCDIFF delta from the instance named in Delta-Base, and/or gzip)', body: 'none', headers: ['IM', 'ETag', 'Delta-Base', 'Cache-Control'] })
     // The pipeline runs this after the conditional step (ETag and 412/304 final) and before
     // Fastify's HEAD handling, so HEAD makes GET's decision and carries the Content-Length of
     // GET's body (RFC 9110 9.3.2).
-    const onSend = deltaOnSend(settings)
+    const onSend = deltaOnSend(state, settings)
     c.step('onSend', 'delta-encoding', function deltaEncodingStep (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) {
       onSend(request, reply, payload).then((value) => next(null, value), (err: Error) => next(err))
     })
   }
-
   declareConvention(fastify, { key: 'delta-encoding', plugin: PLUGIN, configKey: 'deltaEncoding', compile }, { profile: opts.profile })
+}
 
-  function deltaOnSend (settings: Settings): OnSendHook {
-    return async function deltaEncodingOnSend (request, reply, payload) {
-      // Only a complete 200 to GET/HEAD is an instance (RFC 3229 10.4.1): never an error, a 206, a 304.
-      if (reply.statusCode !== 200 || !SAFE.has(request.method)) return payload
-      const body = bytesOf(payload)
-      if (body === null || body.length > maxInstanceBytes) return payload
-      // RFC 3229 10.7: a content-coded response is not the instance; leave it alone.
-      const coding = reply.getHeader('content-encoding')
-      if (coding !== undefined && String(coding).toLowerCase() !== 'identity') return body
-      if (reply.getHeader('content-range') !== undefined) return body
-      const etagValue = reply.getHeader('etag')
-      const current = typeof etagValue === 'string' ? parseEntityTag(etagValue) : null
-      // RFC 3229 10.4.1: a 226 carries the ETag of the current instance; a weak one does not
-      // name one sequence of bytes (RFC 9110 8.8.1), so it can be no delta base either.
-      if (current === null || current.weak) return body
-      // No Content-Type at all is a key of its own ('undefined').
-      const selector = selectorOf(request, reply, settings.protectedRoute)
-      if (selector === null) return body
-      const log = request.log
+/** The settings of a route with `config.deltaEncoding`, or null when it has none. */
+function routeSettings (c: RouteCompiler, plan: DeltaPlan): Settings | null {
+  const config = c.config.deltaEncoding
+  if (config === undefined || config === false) return null
+  const where = c.where
+  if (!c.methods.some((m) => SAFE.has(m))) throw invalidOption(where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
+  const protectedRoute = c.use(PROVIDES.auth) !== undefined
+  const { manipulations, ttl } = plan
+  if (config === true) return { vcdiff: manipulations.includes('vcdiff'), gzip: manipulations.includes('gzip'), ttl, protectedRoute }
+  if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.deltaEncoding must be true, false or { manipulations?, ttl? }')
+  rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.deltaEncoding option')
+  const r = config as DeltaEncodingRouteOptions
+  const own = r.manipulations === undefined ? manipulations : checkManipulations(where, 'config.deltaEncoding.manipulations', r.manipulations)
+  return { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: checkTtl(where, 'config.deltaEncoding.ttl', r.ttl) ?? ttl, protectedRoute }
+}
 
-      // An instance stored a moment ago is not copied again (nor counted against the client).
-      // A new version of a representation already kept is stored whatever the client's budget:
-      // a client that polled a changing document for a while (each 200 a new version) must
-      // still get its next instance kept, or it never receives a delta against it. Only a
-      // representation new to the store (another URL, Vary value or principal) is counted.
-      // Writes not settled yet hold their bodies: past maxPendingBytes of them, nothing more
-      // is handed to the store (a store that stopped answering cannot gather every body).
-      const recentKey = digestKey(selector)
-      if (!stored.recently(recentKey, current.opaque) && pendingBytes + body.length <= maxPendingBytes &&
-        (stored.known(recentKey) || inserts.allow(clientKey(request.principal, request.ip)))) {
-        stored.mark(recentKey, current.opaque)
-        pendingBytes += body.length
-        const writing = Promise.resolve().then(() => store.set(instanceKey(selector, current), body, settings.ttl))
-        const settled = (): void => { pendingBytes -= body.length }
-        writing.then(settled, settled)
-        withDeadline(writing, storeTimeoutMs, 'the instance store').catch(function instanceNotStored (err: Error) {
-          stored.forget(recentKey)
-          log.warn({ err }, 'delta-encoding: the instance store failed; this instance cannot be a delta base')
-        })
-      }
+/** A complete 200 that can be an instance: its bytes, its strong entity-tag, its store selector. */
+interface Instance { body: Buffer, current: EntityTag, selector: string }
 
-      const aim = request.headers['a-im']
-      if (aim === undefined) return body
-      // Node joins repeated field lines of an unknown field with ", " (RFC 9110 5.3): one string.
-      const want = accepted(String(aim), settings)
-      if (!want.vcdiff && !want.gzip) return body
-      // A large instance was just converted and stored: other requests run before its delta
-      // is looked up and handed to the pool, so the two do not add up to one long block.
-      if (body.length >= offloadBytes) await new Promise((resolve) => setImmediate(resolve))
+/**
+ * The instance a response carries, or `{ payload }` to send unchanged: only a complete 200
+ * to GET/HEAD is an instance (RFC 3229 10.4.1): never an error, a 206, a 304.
+ */
+function instanceOf (state: DeltaState, settings: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown): Instance | { payload: unknown } {
+  if (reply.statusCode !== 200 || !SAFE.has(request.method)) return { payload }
+  const body = bytesOf(payload)
+  if (body === null || body.length > state.plan.maxInstanceBytes) return { payload }
+  // RFC 3229 10.7: a content-coded response is not the instance; leave it alone.
+  const coding = reply.getHeader('content-encoding')
+  if (coding !== undefined && String(coding).toLowerCase() !== 'identity') return { payload: body }
+  if (reply.getHeader('content-range') !== undefined) return { payload: body }
+  const etagValue = reply.getHeader('etag')
+  const current = typeof etagValue === 'string' ? parseEntityTag(etagValue) : null
+  // RFC 3229 10.4.1: a 226 carries the ETag of the current instance; a weak one does not
+  // name one sequence of bytes (RFC 9110 8.8.1), so it can be no delta base either.
+  if (current === null || current.weak) return { payload: body }
+  // No Content-Type at all is a key of its own ('undefined').
+  const selector = selectorOf(request, reply, settings.protectedRoute)
+  if (selector === null) return { payload: body }
+  return { body, current, selector }
+}
 
-      let out = body
-      const applied: InstanceManipulation[] = []
-      let base: EntityTag | null = null
-      const inm = request.headers['if-none-match']
-      if (want.vcdiff && inm !== undefined) {
-        // Parsed once per request: the conditions the conditional convention parsed on this route, if it ran.
-        const tags = request.preconditions?.conditions.ifNoneMatch ?? parseEntityTagList(inm)
-        if (Array.isArray(tags)) {
-          // The client holds the current instance: nothing to send a delta for (RFC 9110 13.1.2).
-          if (tags.some((t) => t.opaque === current.opaque)) return body
-          let source: Buffer | undefined
-          for (const tag of tags.filter((t) => !t.weak).slice(0, maxBaseLookups)) {
-            try {
-              source = await withDeadline(store.get(instanceKey(selector, tag)), storeTimeoutMs, 'the instance store')
-            } catch (err) {
-              log.warn({ err }, 'delta-encoding: the instance store failed; answering without a delta')
-              return body
-            }
-            if (source !== undefined) { base = tag; break }
-          }
-          if (source !== undefined && base !== null) {
-            // A delta no smaller than the instance saves nothing: the encoder gives up as soon as
-            // it knows (null), and the instance is sent. Large instances are encoded off the event
-            // loop; a saturated pool or a passed deadline also means the plain instance.
-            const delta = body.length >= offloadBytes && pool !== null
-              // The worker keeps this version as the next request's base, indexed between requests.
-              ? await pool().encode(instanceKey(selector, base), source, body, { deadlineMs, affinity: selector, targetKey: instanceKey(selector, current) })
-              : tryEncode(source, body, { ...vcdiffOptions, maxSize: body.length - 1 })
-            if (delta !== null && delta.length < body.length) {
-              out = Buffer.from(delta.buffer, delta.byteOffset, delta.length)
-              applied.push('vcdiff')
-            } else {
-              base = null
-            }
-          }
-        }
-      }
-      if (want.gzip) {
-        // zlib runs on libuv's thread pool for anything but small bodies.
-        const gz = out.length < ASYNC_GZIP_BYTES ? gzipSync(out, { level: gzipLevel }) : await gzipAsync(out, { level: gzipLevel })
-        if (gz.length < out.length) {
-          out = gz
-          applied.push('gzip')
-        }
-      }
-      // The bytes already made are the payload: the string is not converted a second time.
-      if (applied.length === 0) return body
+/**
+ * Hands the instance to the store, unless it was stored a moment ago (it is not copied again
+ * nor counted against the client). A new version of a representation already kept is stored
+ * whatever the client's budget: a client that polled a changing document for a while (each
+ * 200 a new version) must still get its next instance kept, or it never receives a delta
+ * against it. Only a representation new to the store (another URL, Vary value or principal)
+ * is counted. Writes not settled yet hold their bodies: past maxPendingBytes of them, nothing
+ * more is handed to the store (a store that stopped answering cannot gather every body).
+ */
+function keepInstance (state: DeltaState, settings: Settings, request: FastifyRequest, instance: Instance): void {
+  const { body, current, selector } = instance
+  const { stored, plan } = state
+  const recentKey = digestKey(selector)
+  if (stored.recently(recentKey, current.opaque) || state.pendingBytes + body.length > plan.maxPendingBytes) return
+  if (!stored.known(recentKey) && !state.inserts.allow(clientKey(request.principal, request.ip))) return
+  stored.mark(recentKey, current.opaque)
+  state.pendingBytes += body.length
+  const writing = Promise.resolve().then(() => plan.store.set(instanceKey(selector, current), body, settings.ttl))
+  const settled = (): void => { state.pendingBytes -= body.length }
+  writing.then(settled, settled)
+  const log = request.log
+  withDeadline(writing, plan.storeTimeoutMs, 'the instance store').catch(function instanceNotStored (err: Error) {
+    stored.forget(recentKey)
+    log.warn({ err }, 'delta-encoding: the instance store failed; this instance cannot be a delta base')
+  })
+}
 
-      // RFC 3229 10.4.1: 226, the current ETag (kept), headers of the instance (Content-Type kept).
-      reply.code(226)
-      // RFC 3229 10.5.2: IM lists the manipulations in the order they were applied.
-      reply.header('im', applied.join(', '))
-      // RFC 3229 10.5.1: the base the delta applies to (a MUST with several tags in If-None-Match).
-      if (base !== null) reply.header('delta-base', formatEntityTag(base))
-      reply.header('cache-control', CACHE_CONTROL_226)
-      // A body gzipped by IM is not compressed again by a compression plugin registered beside
-      // the suite (@fastify/compress honours this request field); a delta alone still may be,
-      // and a client removes the Content-Encoding first, then the IM manipulations in reverse.
-      if (applied.includes('gzip')) request.headers['x-no-compression'] = '1'
-      return out
+/** What the vcdiff step decided: send the plain instance now, go on with `out` (a delta from `base`, or the instance). */
+type DeltaOutcome = { plain: true } | { plain: false, out: Buffer, base: EntityTag | null }
+
+/** The first stored instance among the strong tags of If-None-Match, or `{ failed }` when the store failed. */
+async function findBase (state: DeltaState, request: FastifyRequest, selector: string, tags: EntityTag[]): Promise<{ base: EntityTag, source: Buffer } | null | { failed: true }> {
+  const { plan } = state
+  for (const tag of tags.filter((t) => !t.weak).slice(0, plan.maxBaseLookups)) {
+    let source: Buffer | undefined
+    try {
+      source = await withDeadline(plan.store.get(instanceKey(selector, tag)), plan.storeTimeoutMs, 'the instance store')
+    } catch (err) {
+      request.log.warn({ err }, 'delta-encoding: the instance store failed; answering without a delta')
+      return { failed: true }
     }
+    if (source !== undefined) return { base: tag, source }
+  }
+  return null
+}
+
+/**
+ * The vcdiff manipulation (RFC 3229 10.4.1, with RFC 3284 deltas): a delta from the first
+ * instance named in If-None-Match that the store still holds, when smaller than the instance.
+ */
+async function vcdiffStep (state: DeltaState, request: FastifyRequest, instance: Instance, inm: string): Promise<DeltaOutcome> {
+  const { body, current, selector } = instance
+  const plain: DeltaOutcome = { plain: false, out: body, base: null }
+  // Parsed once per request: the conditions the conditional convention parsed on this route, if it ran.
+  const tags = request.preconditions?.conditions.ifNoneMatch ?? parseEntityTagList(inm)
+  if (!Array.isArray(tags)) return plain
+  // The client holds the current instance: nothing to send a delta for (RFC 9110 13.1.2).
+  if (tags.some((t) => t.opaque === current.opaque)) return { plain: true }
+  const found = await findBase(state, request, selector, tags)
+  if (found === null) return plain
+  if ('failed' in found) return { plain: true }
+  const { offload, vcdiffOptions } = state.plan
+  // A delta no smaller than the instance saves nothing: the encoder gives up as soon as
+  // it knows (null), and the instance is sent. Large instances are encoded off the event
+  // loop; a saturated pool or a passed deadline also means the plain instance.
+  const delta = body.length >= offload.minBytes && state.pool !== null
+    // The worker keeps this version as the next request's base, indexed between requests.
+    ? await state.pool().encode(instanceKey(selector, found.base), found.source, body, { deadlineMs: offload.deadlineMs, affinity: selector, targetKey: instanceKey(selector, current) })
+    : tryEncode(found.source, body, { ...vcdiffOptions, maxSize: body.length - 1 })
+  if (delta === null || delta.length >= body.length) return plain
+  return { plain: false, out: Buffer.from(delta.buffer, delta.byteOffset, delta.length), base: found.base }
+}
+
+/** The gzip manipulation (RFC 3229 10.4.1): `out` gzipped, or null when that is no smaller. */
+async function gzipStep (out: Buffer, level: number): Promise<Buffer | null> {
+  // zlib runs on libuv's thread pool for anything but small bodies.
+  const gz = out.length < ASYNC_GZIP_BYTES ? gzipSync(out, { level }) : await gzipAsync(out, { level })
+  return gz.length < out.length ? gz : null
+}
+
+/** Turns the reply into a 226 of the manipulations `applied` to the instance, from `base` when a delta. */
+function imUsed (request: FastifyRequest, reply: FastifyReply, applied: InstanceManipulation[], base: EntityTag | null): void {
+  // RFC 3229 10.4.1: 226, the current ETag (kept), headers of the instance (Content-Type kept).
+  reply.code(226)
+  // RFC 3229 10.5.2: IM lists the manipulations in the order they were applied.
+  reply.header('im', applied.join(', '))
+  // RFC 3229 10.5.1: the base the delta applies to (a MUST with several tags in If-None-Match).
+  if (base !== null) reply.header('delta-base', formatEntityTag(base))
+  reply.header('cache-control', CACHE_CONTROL_226)
+  // A body gzipped by IM is not compressed again by a compression plugin registered beside
+  // the suite (@fastify/compress honours this request field); a delta alone still may be,
+  // and a client removes the Content-Encoding first, then the IM manipulations in reverse.
+  if (applied.includes('gzip')) request.headers['x-no-compression'] = '1'
+}
+
+function deltaOnSend (state: DeltaState, settings: Settings): OnSendHook {
+  return async function deltaEncodingOnSend (request, reply, payload) {
+    const instance = instanceOf(state, settings, request, reply, payload)
+    if (!('body' in instance)) return instance.payload
+    const { body } = instance
+    keepInstance(state, settings, request, instance)
+    const aim = request.headers['a-im']
+    if (aim === undefined) return body
+    // Node joins repeated field lines of an unknown field with ", " (RFC 9110 5.3): one string.
+    const want = accepted(String(aim), settings)
+    if (!want.vcdiff && !want.gzip) return body
+    // A large instance was just converted and stored: other requests run before its delta
+    // is looked up and handed to the pool, so the two do not add up to one long block.
+    if (body.length >= state.plan.offload.minBytes) await new Promise((resolve) => setImmediate(resolve))
+    const inm = request.headers['if-none-match']
+    const delta: DeltaOutcome = want.vcdiff && inm !== undefined ? await vcdiffStep(state, request, instance, inm) : { plain: false, out: body, base: null }
+    if (delta.plain) return body
+    let out = delta.out
+    const applied: InstanceManipulation[] = delta.base === null ? [] : ['vcdiff']
+    const gz = want.gzip ? await gzipStep(out, state.plan.gzipLevel) : null
+    if (gz !== null) {
+      out = gz
+      applied.push('gzip')
+    }
+    // The bytes already made are the payload: the string is not converted a second time.
+    if (applied.length === 0) return body
+    imUsed(request, reply, applied, delta.base)
+    return out
   }
 }
 

@@ -17,7 +17,7 @@ import { type Profile } from '../lib/profile'
 import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from './kernel/index'
 import { requestMediaType, useRequestMediaType } from './media-type'
 import { assertProfile, rejectUnknownKeys, type RouteRequest } from './shared'
-import { buildChecked } from './schema-check'
+import { buildChecked, checkersOf, type SchemaCheckers } from './schema-check'
 import { conditionalConvention } from './conditional'
 import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
 
@@ -94,12 +94,13 @@ type CompileResource = (route: { schema: unknown, method: string, url: string, h
 
 /**
  * A compiler of PATCH resource schemas for one registration of the plugin (one app, or one
- * context): its Ajv instance is built for the first schema, and never shared with another app.
+ * context): its Ajv instance is built for the first schema, and never shared with another app;
+ * `checkers` are the app's (schema-check.ts).
  */
-function resourceSchemaCompiler (): (route: Parameters<CompileResource>[0]) => Validate {
+function resourceSchemaCompiler (checkers: SchemaCheckers): (route: Parameters<CompileResource>[0]) => Validate {
   let compileResource: CompileResource | undefined
   return function compileResourceSchema (route) {
-    compileResource ??= buildChecked(RESOURCE_AJV_OPTIONS, [], (customOptions, created) =>
+    compileResource ??= buildChecked(checkers, RESOURCE_AJV_OPTIONS, [], (customOptions, created) =>
       (AjvCompiler() as unknown as (ext: unknown, opts: unknown) => CompileResource)({}, { customOptions, onCreate: created }))
     return compileResource(route)
   }
@@ -122,98 +123,145 @@ function routeConfig (c: RouteCompiler): PatchRouteConfig | null {
   return r
 }
 
-function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimit: number): Convention {
-  const maxOperations = opts.maxOperations ?? DEFAULT_PATCH_LIMITS.maxOperations
-  const maxDepth = opts.maxDepth ?? DEFAULT_PATCH_LIMITS.maxDepth
-  const growth = opts.maxDocumentGrowth ?? 2
-  const compileResourceSchema = resourceSchemaCompiler()
-  /** Accept-Patch value by route URL: filled by the PATCH route, read by every route of the resource. */
-  const acceptPatch = new Map<string, { value: string | undefined }>()
-  const cellFor = (url: string): { value: string | undefined } => {
-    let cell = acceptPatch.get(url)
-    if (cell === undefined) acceptPatch.set(url, cell = { value: undefined })
-    return cell
-  }
+/** A cell holding one resource's Accept-Patch value: filled by its PATCH route, read by all its routes. */
+type AcceptPatchCell = { value: string | undefined }
 
-  function compile (c: RouteCompiler): void {
-    const url = c.route.url
-    if (c.methods.some((m) => ACCEPT_PATCH_METHODS.has(m))) {
-      const cell = cellFor(url)
-      // RFC 5789 3.1: Accept-Patch on the resource's 2xx answers and on the 415 (docs/conventions.md (PATCH)).
-      c.check('onSend', 'patch:accept-patch', function acceptPatchOnSend (_request: FastifyRequest, reply: FastifyReply): undefined {
-        const value = cell.value
-        if (value === undefined) return
-        const status = reply.statusCode
-        if ((status >= 200 && status < 300) || status === 415) reply.header('accept-patch', value)
-      })
+/** What the plugin settled at registration, for every PATCH route it compiles. */
+interface PatchPlan {
+  maxOperations: number
+  maxDepth: number
+  growth: number
+  maxRetries: number
+  serverBodyLimit: number
+  compileResourceSchema: (route: Parameters<CompileResource>[0]) => Validate
+  /** Accept-Patch value by route URL. */
+  cellFor: (url: string) => AcceptPatchCell
+}
+
+/** One PATCH route: its resource's hooks, schema and validator, the patch's limits, and how often to retry. */
+interface PatchRoute {
+  load: PatchRouteConfig['load']
+  save: PatchRouteConfig['save']
+  schema: PatchRouteConfig['schema']
+  validate: Validate
+  limits: PatchLimits
+  maxRetries: number
+}
+
+function patchPlan (opts: PatchOptions, maxRetries: number, serverBodyLimit: number, checkers: SchemaCheckers): PatchPlan {
+  const acceptPatch = new Map<string, AcceptPatchCell>()
+  return {
+    maxOperations: opts.maxOperations ?? DEFAULT_PATCH_LIMITS.maxOperations,
+    maxDepth: opts.maxDepth ?? DEFAULT_PATCH_LIMITS.maxDepth,
+    growth: opts.maxDocumentGrowth ?? 2,
+    maxRetries,
+    serverBodyLimit,
+    compileResourceSchema: resourceSchemaCompiler(checkers),
+    cellFor (url) {
+      let cell = acceptPatch.get(url)
+      if (cell === undefined) acceptPatch.set(url, cell = { value: undefined })
+      return cell
     }
+  }
+}
+
+/** RFC 5789 3.1: Accept-Patch on the resource's 2xx answers and on the 415 (docs/conventions.md (PATCH)). */
+function addAcceptPatch (c: RouteCompiler, cell: AcceptPatchCell): void {
+  c.check('onSend', 'patch:accept-patch', function acceptPatchOnSend (_request: FastifyRequest, reply: FastifyReply): undefined {
+    const value = cell.value
+    if (value === undefined) return
+    const status = reply.statusCode
+    if ((status >= 200 && status < 300) || status === 415) reply.header('accept-patch', value)
+  })
+}
+
+function declareAnswers (c: RouteCompiler): void {
+  c.respond(415, { description: 'Unsupported Media Type: the patch document is not one of the types in Accept-Patch', body: 'envelope', headers: ['Accept-Patch'] })
+  c.respond(422, { description: 'Unprocessable Entity: the patch cannot apply (failed test, unresolvable path, invalid patch document) or its result violates the resource schema', body: 'envelope' })
+  c.respond(412, { description: 'Precondition Failed: If-Match does not hold, or the resource changed while the patch was applied', body: 'envelope', headers: ['ETag'] })
+}
+
+/** Conventions (PATCH): a PATCH body in a media type not listed in Accept-Patch (`types`) is 415. */
+function checkMediaType (c: RouteCompiler, types: string[]): void {
+  c.check('onRequest', 'patch:media-type', function patchMediaType (request: FastifyRequest): ConventionError | undefined {
+    const mt = requestMediaType(request)
+    if (mt === null || !types.includes(mt.essence)) return unsupportedMediaType(`a PATCH body must be one of: ${types.join(', ')}`)
+    if (!isUtf8Charset(mt)) return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)
+    return undefined
+  })
+}
+
+/** Applies the patch to `current` and checks the result: read-only properties kept, the resource schema met. */
+function patchedDocument (route: PatchRoute, current: PatchableResource, request: FastifyRequest, merge: boolean): unknown {
+  // Bounded work: operations, the working document's size (a multiple of the body limit)
+  // and its depth are checked as the patch applies, before their cost is paid.
+  const patched = merge ? mergePatch(current.document, request.body, route.limits) : applyJsonPatch(current.document, request.body, route.limits)
+  if (!patched.ok) throw patchError(patched)
+  const readOnly = readOnlyViolations(current.document, patched.document, route.schema)
+  if (readOnly.length > 0) throw unprocessable(readOnly)
+  if (!route.validate(patched.document)) throw unprocessable(ajvErrorsToEntries(route.validate.errors ?? [], 'body'))
+  return patched.document
+}
+
+/** Applies, validates and stores the patch; false when the resource does not exist. */
+async function applyAndSave (route: PatchRoute, request: FastifyRequest): Promise<boolean> {
+  const mt = requestMediaType(request) as { essence: string }
+  const merge = mt.essence === PATCH_MEDIA_TYPES['merge-patch']
+  const tracked = request as Tracked
+  let current = tracked[kLoaded] !== undefined ? tracked[kLoaded] : (await route.load(request as RouteRequest)) ?? null
+  for (let attempt = 0; current !== null; attempt++) {
+    const document = patchedDocument(route, current, request, merge)
+    const saved = await route.save(request as RouteRequest, document, current.etag)
+    if (saved !== false) {
+      request.patched = saved
+      return true
+    }
+    // Lost a race: the client's precondition no longer holds (RFC 9110 13.1.1), or re-apply to the new state.
+    if (request.preconditions?.conditional === true) throw request.preconditions.failed()
+    if (attempt >= route.maxRetries) throw preconditionFailed('If-Match', `the resource kept changing while the patch was applied (${attempt + 1} attempts); retry with If-Match`)
+    current = (await route.load(request as RouteRequest)) ?? null
+  }
+  return false
+}
+
+/** The steps of a route with `config.patch`: validators from `load`, the media-type check, the write. */
+function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRouteConfig): void {
+  const url = c.route.url
+  const formats = config.formats ?? ['json-patch', 'merge-patch']
+  const types = formats.map((f) => PATCH_MEDIA_TYPES[f])
+  plan.cellFor(url).value = types.join(', ')
+  const validate = plan.compileResourceSchema({ schema: config.schema, method: 'PATCH', url, httpPart: 'body' })
+  const { load, save, schema } = config
+  const bodyLimit = c.route.bodyLimit ?? plan.serverBodyLimit
+  const limits: PatchLimits = { maxOperations: plan.maxOperations, maxDepth: plan.maxDepth, maxDocumentBytes: Math.max(1024 * 1024, plan.growth * bodyLimit) }
+  const route: PatchRoute = { load, save, schema, validate, limits, maxRetries: plan.maxRetries }
+  declareAnswers(c)
+  // The conditional convention evaluates If-Match against what `load` read: one read per request.
+  c.provide(PROVIDES.validators, async function patchValidators (request: FastifyRequest) {
+    const loaded = await load(request as RouteRequest)
+    ;(request as Tracked)[kLoaded] = loaded ?? null
+    return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }
+  })
+  checkMediaType(c, types)
+  // After the preconditions and the route's own preHandler hooks: the write happens where
+  // the handler would run, and the handler answers with `request.patched`.
+  c.step('preHandler', 'patch', function patchPreHandler (request: FastifyRequest, reply: FastifyReply, next: Next) {
+    applyAndSave(route, request).then((found) => {
+      if (found) return next()
+      // RFC 5789 2.2: no resource to patch is the route's 404.
+      reply.callNotFound()
+    }, next)
+  })
+}
+
+function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimit: number, checkers: SchemaCheckers): Convention {
+  const plan = patchPlan(opts, maxRetries, serverBodyLimit, checkers)
+  function compile (c: RouteCompiler): void {
+    if (c.methods.some((m) => ACCEPT_PATCH_METHODS.has(m))) addAcceptPatch(c, plan.cellFor(c.route.url))
     const config = routeConfig(c)
     if (config === null) return
-    const formats = config.formats ?? ['json-patch', 'merge-patch']
-    const types = formats.map((f) => PATCH_MEDIA_TYPES[f])
-    cellFor(url).value = types.join(', ')
-    const validate = compileResourceSchema({ schema: config.schema, method: 'PATCH', url, httpPart: 'body' })
-    const { load, save, schema } = config
-    const bodyLimit = c.route.bodyLimit ?? serverBodyLimit
-    const limits: PatchLimits = { maxOperations, maxDepth, maxDocumentBytes: Math.max(1024 * 1024, growth * bodyLimit) }
-
-    c.respond(415, { description: 'Unsupported Media Type: the patch document is not one of the types in Accept-Patch', body: 'envelope', headers: ['Accept-Patch'] })
-    c.respond(422, { description: 'Unprocessable Entity: the patch cannot apply (failed test, unresolvable path, invalid patch document) or its result violates the resource schema', body: 'envelope' })
-    c.respond(412, { description: 'Precondition Failed: If-Match does not hold, or the resource changed while the patch was applied', body: 'envelope', headers: ['ETag'] })
-
-    // The conditional convention evaluates If-Match against what `load` read: one read per request.
-    c.provide(PROVIDES.validators, async function patchValidators (request: FastifyRequest) {
-      const loaded = await load(request as RouteRequest)
-      ;(request as Tracked)[kLoaded] = loaded ?? null
-      return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }
-    })
-
-    c.check('onRequest', 'patch:media-type', function patchMediaType (request: FastifyRequest): ConventionError | undefined {
-      const mt = requestMediaType(request)
-      // Conventions (PATCH): a PATCH body in a media type not listed in Accept-Patch is 415.
-      if (mt === null || !types.includes(mt.essence)) return unsupportedMediaType(`a PATCH body must be one of: ${types.join(', ')}`)
-      if (!isUtf8Charset(mt)) return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)
-      return undefined
-    })
-
-    /** Applies, validates and stores the patch; false when the resource does not exist. */
-    async function applyAndSave (request: FastifyRequest): Promise<boolean> {
-      const mt = requestMediaType(request) as { essence: string }
-      const merge = mt.essence === PATCH_MEDIA_TYPES['merge-patch']
-      const tracked = request as Tracked
-      let current = tracked[kLoaded] !== undefined ? tracked[kLoaded] : (await load(request as RouteRequest)) ?? null
-      for (let attempt = 0; current !== null; attempt++) {
-        // Bounded work: operations, the working document's size (a multiple of the body limit)
-        // and its depth are checked as the patch applies, before their cost is paid.
-        const patched = merge ? mergePatch(current.document, request.body, limits) : applyJsonPatch(current.document, request.body, limits)
-        if (!patched.ok) throw patchError(patched)
-        const readOnly = readOnlyViolations(current.document, patched.document, schema)
-        if (readOnly.length > 0) throw unprocessable(readOnly)
-        if (!validate(patched.document)) throw unprocessable(ajvErrorsToEntries(validate.errors ?? [], 'body'))
-        const saved = await save(request as RouteRequest, patched.document, current.etag)
-        if (saved !== false) {
-          request.patched = saved
-          return true
-        }
-        // Lost a race: the client's precondition no longer holds (RFC 9110 13.1.1), or re-apply to the new state.
-        if (request.preconditions?.conditional === true) throw request.preconditions.failed()
-        if (attempt >= maxRetries) throw preconditionFailed('If-Match', `the resource kept changing while the patch was applied (${attempt + 1} attempts); retry with If-Match`)
-        current = (await load(request as RouteRequest)) ?? null
-      }
-      return false
-    }
-
-    // After the preconditions and the route's own preHandler hooks: the write happens where
-    // the handler would run, and the handler answers with `request.patched`.
-    c.step('preHandler', 'patch', function patchPreHandler (request: FastifyRequest, reply: FastifyReply, next: Next) {
-      applyAndSave(request).then((found) => {
-        if (found) return next()
-        // RFC 5789 2.2: no resource to patch is the route's 404.
-        reply.callNotFound()
-      }, next)
-    })
+    compilePatchRoute(plan, c, config)
   }
-
   return {
     key: 'patch',
     plugin: PLUGIN,
@@ -235,7 +283,9 @@ function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?:
       const v = opts[name]
       if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw invalidOption(WHERE, `${name} must be a positive integer`)
     }
-    declareConvention(fastify, patchConvention(opts, maxRetries, fastify.initialConfig.bodyLimit ?? 1048576), { profile: opts.profile })
+    // The app's server stands for the app: every context of it shares the one server.
+    const checkers = checkersOf(fastify.server)
+    declareConvention(fastify, patchConvention(opts, maxRetries, fastify.initialConfig.bodyLimit ?? 1048576, checkers), { profile: opts.profile })
   } catch (err) {
     return done(err as Error)
   }

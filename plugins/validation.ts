@@ -5,7 +5,6 @@
  * and refuses unknown properties instead of silently removing them.
  */
 import fp from 'fastify-plugin'
-import AjvCompiler from '@fastify/ajv-compiler'
 import { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { createUrlRedactor } from '../lib/redact'
@@ -13,7 +12,7 @@ import { type Profile } from '../lib/profile'
 import { declareConvention } from './kernel/index'
 import { answerClientError, answerFrameworkError } from './server-answers'
 import { profileError } from './shared'
-import { buildChecked } from './schema-check'
+import { buildChecked, checkersOf, compilerPoolOf } from './schema-check'
 
 export interface ValidationOptions {
   profile?: Profile
@@ -22,7 +21,6 @@ export interface ValidationOptions {
 }
 
 const PLUGIN = 'fastify-http-conventions-validation'
-const ajvFactory = AjvCompiler()
 
 type RouteCompile = (route: { httpPart?: string, schema?: unknown }) => unknown
 
@@ -91,15 +89,16 @@ type BuildValidator = (externalSchemas: Record<string, unknown>, options: { cust
  * are coerced as Fastify does by default (`?limit=5` is the integer 5).
  *
  * That takes two Ajv instances, each built when a route first needs it; only one instance
- * of the process checks schemas against the JSON Schema meta-schema (schema-check.ts).
+ * of the app checks schemas against the JSON Schema meta-schema (schema-check.ts).
  */
 export const buildValidator: BuildValidator = function buildConventionsValidator (externalSchemas, options) {
-  const build = ajvFactory as unknown as BuildValidator
+  const build = compilerPoolOf(options) as unknown as BuildValidator
   let strict: RouteCompile | undefined
   let strictFirst: RouteCompile | undefined
   let coercing: RouteCompile | undefined
   function make (customOptions: Record<string, unknown>): RouteCompile {
-    return buildChecked(customOptions, Object.values(externalSchemas), (instanceOptions, created) => build(externalSchemas, {
+    // Fastify hands every context of an app the same `ajv` options object, one per app.
+    return buildChecked(checkersOf(options), customOptions, Object.values(externalSchemas), (instanceOptions, created) => build(externalSchemas, {
       ...options,
       customOptions: instanceOptions,
       onCreate (ajv) {

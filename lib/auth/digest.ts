@@ -226,7 +226,10 @@ const EARLIER_NONCE_CHARS = 64
 const EARLIER_NONCE_HEAD = 16
 const NONCE_LABEL = Buffer.from('fastify-http-conventions digest nonce\0')
 
-function fail (reason: DigestFailure, detail: string, stale = false): DigestResult {
+/** A failed verification. */
+type DigestFailed = Extract<DigestResult, { ok: false }>
+
+function fail (reason: DigestFailure, detail: string, stale = false): DigestFailed {
   return { ok: false, reason, detail, stale }
 }
 
@@ -334,18 +337,35 @@ function param (params: Readonly<Record<string, string>>, name: string): string 
   return typeof v === 'string' ? v : undefined
 }
 
-/** Builds a Digest verifier; throws at once on options that make no sense. */
-export function createDigest (options: DigestOptions): Digest {
+/** What createDigest settled from its options: checked once, used by every challenge and verification. */
+interface DigestPlan {
+  realm: string
+  secrets: Buffer[]
+  nonceTtlMs: number
+  /** The algorithms offered, the strongest first. */
+  offered: AlgorithmInfo[]
+  opaque: string
+  store: NonceCountStore
+  generationOf: (() => unknown) | undefined
+  userhash: boolean
+  now: () => number
+  realmBytes: Buffer
+  opaqueBytes: Buffer
+  /** A1 of an unknown user: a random dummy secret, so that it costs the hashing of a known one. */
+  dummyA1: string
+}
+
+function checkedRealm (options: DigestOptions): string {
   if (options === null || typeof options !== 'object') throw new TypeError('Digest options are required')
   const { realm } = options
   if (typeof realm !== 'string' || !isPrintableAscii(realm)) {
     throw new TypeError('the Digest realm must be a string of printable ASCII')
   }
-  const secrets = (Array.isArray(options.secret) ? options.secret : [options.secret]).map(toKey)
-  if (secrets.length === 0) throw new RangeError('at least one Digest nonce secret is needed')
-  const nonceTtlMs = options.nonceTtlMs ?? 300_000
-  if (!Number.isInteger(nonceTtlMs) || nonceTtlMs < 1000) throw new RangeError('nonceTtlMs must be an integer of at least 1000')
-  const requested = options.algorithms ?? ['SHA-256']
+  return realm
+}
+
+/** The algorithms of `requested`, each known and listed once, the strongest first. */
+function offeredAlgorithms (requested: unknown): AlgorithmInfo[] {
   if (!Array.isArray(requested) || requested.length === 0) throw new TypeError('at least one Digest algorithm is needed')
   const offered: AlgorithmInfo[] = []
   for (const name of requested) {
@@ -355,66 +375,278 @@ export function createDigest (options: DigestOptions): Digest {
     offered.push(info)
   }
   // RFC 7616 3.7: challenges in order of preference, the strongest first
-  offered.sort((a, b) => a.rank - b.rank)
-  const opaque = options.opaque ?? createHmac('sha256', secrets[0]).update(`opaque\0${realm}`).digest('base64url').slice(0, 32)
-  if (typeof opaque !== 'string' || !isPrintableAscii(opaque)) throw new TypeError('the Digest opaque must be printable ASCII')
+  return offered.sort((a, b) => a.rank - b.rank)
+}
+
+function checkedStore (options: DigestOptions): NonceCountStore {
   const store = options.store ?? new MemoryNonceStore()
   if (typeof store?.seen !== 'function') throw new TypeError('the nonce-count store must have a seen() method')
   if (store.generation !== undefined && typeof store.generation !== 'function') throw new TypeError('the nonce-count store\'s generation must be a method')
-  const generationOf = store.generation === undefined ? undefined : store.generation.bind(store)
-  const userhash = options.userhash === true
-  const now = options.now ?? Date.now
-  const realmBytes = Buffer.from(realm, 'latin1')
-  const opaqueBytes = Buffer.from(opaque, 'latin1')
+  return store
+}
 
-  // Challenges are precomputed around the nonce (the work is done at registration).
-  const head: Array<[string, string]> = [['realm', realm]]
+/** Checks `options` and settles everything createDigest needs; throws on options that make no sense. */
+function digestPlan (options: DigestOptions): DigestPlan {
+  const realm = checkedRealm(options)
+  const secrets = (Array.isArray(options.secret) ? options.secret : [options.secret]).map(toKey)
+  if (secrets.length === 0) throw new RangeError('at least one Digest nonce secret is needed')
+  const nonceTtlMs = options.nonceTtlMs ?? 300_000
+  if (!Number.isInteger(nonceTtlMs) || nonceTtlMs < 1000) throw new RangeError('nonceTtlMs must be an integer of at least 1000')
+  const offered = offeredAlgorithms(options.algorithms ?? ['SHA-256'])
+  const opaque = options.opaque ?? createHmac('sha256', secrets[0]).update(`opaque\0${realm}`).digest('base64url').slice(0, 32)
+  if (typeof opaque !== 'string' || !isPrintableAscii(opaque)) throw new TypeError('the Digest opaque must be printable ASCII')
+  const store = checkedStore(options)
+  return {
+    realm,
+    secrets,
+    nonceTtlMs,
+    offered,
+    opaque,
+    store,
+    generationOf: store.generation === undefined ? undefined : store.generation.bind(store),
+    userhash: options.userhash === true,
+    now: options.now ?? Date.now,
+    realmBytes: Buffer.from(realm, 'latin1'),
+    opaqueBytes: Buffer.from(opaque, 'latin1'),
+    dummyA1: `${randomBytes(16).toString('hex')}:${realm}:${randomBytes(16).toString('hex')}`
+  }
+}
+
+/**
+ * The challenges (RFC 7616 3.3), one per offered algorithm, precomputed around the nonce
+ * (the work is done at registration): `challenges(nonce, stale)`.
+ */
+function challengeWriter (plan: DigestPlan, options: DigestOptions): (nonce: string, stale: boolean) => string[] {
+  const head: Array<[string, string]> = [['realm', plan.realm]]
   if (options.domain !== undefined) head.push(['domain', options.domain.join(' ')])
   head.push(['qop', 'auth'])
-  const tail: Array<[string, string]> = [['opaque', opaque]]
+  const tail: Array<[string, string]> = [['opaque', plan.opaque]]
   if (options.charset !== false) tail.push(['charset', 'UTF-8'])
-  if (userhash) tail.push(['userhash', 'true'])
-  const prefixes = offered.map((info) => formatChallenge('Digest', [...head, ['algorithm', info.name]]) + ', nonce="')
+  if (plan.userhash) tail.push(['userhash', 'true'])
+  const prefixes = plan.offered.map((info) => formatChallenge('Digest', [...head, ['algorithm', info.name]]) + ', nonce="')
   const suffix = '", ' + formatChallenge('Digest', tail).slice('Digest '.length)
-  const offeredNames = offered.map((info) => info.name)
-
-  // Constant work: an unknown user costs the same hashing as a known one (see verify).
-  const dummyUser = randomBytes(16).toString('hex')
-  const dummyPassword = randomBytes(16).toString('hex')
-
-  function mac (key: Buffer, head: Buffer): Buffer {
-    return createHmac('sha256', key).update(NONCE_LABEL).update(head).update(realmBytes).update('\0').update(opaqueBytes).digest()
-  }
-
-  function newNonce (): string {
-    const buf = Buffer.allocUnsafe(NONCE_BYTES)
-    buf.writeBigUInt64BE(BigInt(Math.max(0, Math.floor(now()))), 0)
-    randomFillSync(buf, 8, 8)
-    // The store state this nonce is issued under; a store without generations gets zeros.
-    const generation = generationOf?.()
-    buf.write(isGeneration(generation) ? generation : UNKNOWN_GENERATION, 16, 8, 'hex')
-    mac(secrets[0], buf.subarray(0, NONCE_HEAD)).copy(buf, NONCE_HEAD)
-    return buf.toString('base64url')
-  }
-
-  /** The issue time and store generation of a nonce this fleet made (`earlier`: of the earlier layout), or null. */
-  function nonceOrigin (nonce: string): { issuedAt: number, generation: string, earlier: boolean } | null {
-    const earlier = nonce.length === EARLIER_NONCE_CHARS
-    if ((nonce.length !== NONCE_CHARS && !earlier) || !isBase64url(nonce)) return null
-    const buf = Buffer.from(nonce, 'base64url')
-    const headLength = earlier ? EARLIER_NONCE_HEAD : NONCE_HEAD
-    const head = buf.subarray(0, headLength)
-    const tag = buf.subarray(headLength)
-    let good = false
-    for (const key of secrets) good = timingSafeEqual(mac(key, head), tag) || good
-    if (!good) return null
-    return { issuedAt: Number(buf.readBigUInt64BE(0)), generation: earlier ? UNKNOWN_GENERATION : buf.toString('hex', 16, NONCE_HEAD), earlier }
-  }
-
-  function challenges (stale = false): string[] {
-    const nonce = newNonce()
+  return function writeChallenges (nonce, stale) {
     const end = stale ? suffix + ', stale=true' : suffix
     return prefixes.map((p) => p + nonce + end)
+  }
+}
+
+/** Where a nonce comes from: its issue time and store generation (`earlier`: of the earlier layout). */
+interface NonceOrigin { issuedAt: number, generation: string, earlier: boolean }
+
+function nonceMac (plan: DigestPlan, key: Buffer, head: Buffer): Buffer {
+  return createHmac('sha256', key).update(NONCE_LABEL).update(head).update(plan.realmBytes).update('\0').update(plan.opaqueBytes).digest()
+}
+
+function newNonce (plan: DigestPlan): string {
+  const buf = Buffer.allocUnsafe(NONCE_BYTES)
+  buf.writeBigUInt64BE(BigInt(Math.max(0, Math.floor(plan.now()))), 0)
+  randomFillSync(buf, 8, 8)
+  // The store state this nonce is issued under; a store without generations gets zeros.
+  const generation = plan.generationOf?.()
+  buf.write(isGeneration(generation) ? generation : UNKNOWN_GENERATION, 16, 8, 'hex')
+  nonceMac(plan, plan.secrets[0], buf.subarray(0, NONCE_HEAD)).copy(buf, NONCE_HEAD)
+  return buf.toString('base64url')
+}
+
+/** The origin of a nonce this fleet made (under any of its secrets), or null. */
+function nonceOrigin (plan: DigestPlan, nonce: string): NonceOrigin | null {
+  const earlier = nonce.length === EARLIER_NONCE_CHARS
+  if ((nonce.length !== NONCE_CHARS && !earlier) || !isBase64url(nonce)) return null
+  const buf = Buffer.from(nonce, 'base64url')
+  const headLength = earlier ? EARLIER_NONCE_HEAD : NONCE_HEAD
+  const head = buf.subarray(0, headLength)
+  const tag = buf.subarray(headLength)
+  let good = false
+  for (const key of plan.secrets) good = timingSafeEqual(nonceMac(plan, key, head), tag) || good
+  if (!good) return null
+  return { issuedAt: Number(buf.readBigUInt64BE(0)), generation: earlier ? UNKNOWN_GENERATION : buf.toString('hex', 16, NONCE_HEAD), earlier }
+}
+
+/** The user a request names (RFC 7616 3.4), and whether the name is hashed (userhash, 3.4.4). */
+function readUsername (params: Readonly<Record<string, string>>): { username: string, hashed: boolean } | DigestFailed {
+  // RFC 7616 3.4.4: userhash is "true" or "false", default false
+  const userhashParam = param(params, 'userhash')?.toLowerCase()
+  if (userhashParam !== undefined && userhashParam !== 'true' && userhashParam !== 'false') {
+    return fail('malformed', 'userhash is neither true nor false')
+  }
+  const hashed = userhashParam === 'true'
+  // RFC 7616 3.4: username, or username* (RFC 8187) for names that cannot be quoted
+  const plainName = param(params, 'username')
+  const extName = param(params, 'username*')
+  if (plainName !== undefined && extName !== undefined) return fail('malformed', 'username and username* are both present')
+  if (plainName !== undefined) return { username: hashed ? plainName : headerText(plainName), hashed }
+  if (extName === undefined) return fail('malformed', 'no username')
+  // RFC 7616 3.4.4: username* MUST NOT be used with userhash=true
+  if (hashed) return fail('malformed', 'username* with userhash=true')
+  const decoded = decodeExtValue(extName)
+  if (decoded === null) return fail('malformed', 'username* is not an RFC 8187 ext-value')
+  return { username: decoded, hashed }
+}
+
+/** The parameters of a response (RFC 7616 3.4), each present and of its syntax. */
+interface DigestCredentials {
+  sentRealm: string
+  nonce: string
+  uri: string
+  response: string
+  qop: string
+  ncText: string
+  nc: number
+  cnonce: string
+}
+
+function readCredentials (params: Readonly<Record<string, string>>): DigestCredentials | DigestFailed {
+  const sentRealm = param(params, 'realm')
+  const nonce = param(params, 'nonce')
+  const uri = param(params, 'uri')
+  const response = param(params, 'response')
+  const qop = param(params, 'qop')
+  const ncText = param(params, 'nc')
+  const cnonce = param(params, 'cnonce')
+  if (sentRealm === undefined || nonce === undefined || uri === undefined || response === undefined) {
+    return fail('malformed', 'realm, nonce, uri and response are required')
+  }
+  // RFC 7616 3.4: qop, cnonce and nc are required (qop is always offered)
+  if (qop === undefined || cnonce === undefined || ncText === undefined || cnonce.length === 0) {
+    return fail('malformed', 'qop, cnonce and nc are required')
+  }
+  // RFC 7616 3.4: nc-value = 8LHEX
+  if (!isHex(ncText, 8)) return fail('malformed', 'nc is not eight hex digits')
+  const nc = Number.parseInt(ncText, 16)
+  if (nc === 0) return fail('malformed', 'nc starts at 00000001')
+  return { sentRealm, nonce, uri, response, qop, ncText, nc, cnonce }
+}
+
+/**
+ * The algorithm of a response, when the challenge offered it and what was sent matches
+ * the offer: qop, userhash, realm, opaque and the request target; else the failure.
+ */
+function checkOffer (
+  plan: DigestPlan,
+  params: Readonly<Record<string, string>>,
+  c: DigestCredentials,
+  hashed: boolean,
+  requestTarget: string,
+  target: DigestTargetOptions | undefined
+): AlgorithmInfo | DigestFailed {
+  // RFC 7616 3.3: absent algorithm means MD5; it must be one that was offered
+  const info = algorithmInfo(param(params, 'algorithm') ?? 'MD5')
+  if (info === undefined || !plan.offered.includes(info)) return fail('invalid', 'algorithm was not offered')
+  if (!isHex(c.response, info.hexLength)) return fail('malformed', 'response is not a digest of the algorithm')
+  // RFC 7616 3.4: qop "MUST be one of the alternatives the server indicated it supports";
+  // the challenge offers the token "auth" (3.3) and only that token, exactly as sent, is
+  // accepted ("AUTH" is not "auth"; auth-int is not offered). The response hashes qop as
+  // sent, so a value other than the offered one would also change what was signed.
+  if (c.qop !== 'auth') return fail('invalid', 'qop was not offered')
+  if (hashed && !plan.userhash) return fail('invalid', 'userhash was not offered')
+  if (c.sentRealm !== plan.realm) return fail('invalid', 'realm differs')
+  // RFC 7616 3.3: opaque "SHOULD be returned by the client unchanged"; ours always is
+  if (param(params, 'opaque') !== plan.opaque) return fail('invalid', 'opaque differs')
+  // RFC 7616 3.4.6: the uri must designate the resource of the request target
+  const host = typeof target?.host === 'string' && target.host !== '' ? target.host : undefined
+  if (!sameTarget(c.uri, requestTarget, host)) return fail('invalid', 'uri is not the request target')
+  return info
+}
+
+/** What a user record gives to hash: A1 from a password, or a stored H(A1), and the name A1 holds. */
+interface UserSecret {
+  a1User: string
+  /** username:realm:password to hash */
+  a1: string | undefined
+  /** H(A1) kept by the application */
+  stored: string | undefined
+}
+
+function userSecret (plan: DigestPlan, info: AlgorithmInfo, record: unknown, username: string, hashed: boolean): UserSecret {
+  const secret: UserSecret = { a1User: username, a1: undefined, stored: undefined }
+  if (record === null || record === undefined || typeof record !== 'object') return secret
+  const r = record as { username?: unknown, password?: unknown, ha1?: unknown }
+  if (hashed) secret.a1User = typeof r.username === 'string' ? r.username.normalize('NFC') : ''
+  if (hashed && secret.a1User === '') return secret
+  if ('password' in r && typeof r.password === 'string') {
+    // RFC 7616 3.3: the client hashed the NFC form of the password; the user name
+    // is hashed as the client sent it (it is what the client hashed)
+    secret.a1 = `${secret.a1User}:${plan.realm}:${r.password.normalize('NFC')}`
+  } else if ('ha1' in r && r.ha1 !== null && typeof r.ha1 === 'object') {
+    const h = (r.ha1 as Record<string, unknown>)[info.hash]
+    if (typeof h === 'string' && isHex(h, info.hexLength)) secret.stored = h.toLowerCase()
+  }
+  return secret
+}
+
+/** Whether `c.response` is the digest the user's secret gives, in constant time whoever the user is. */
+function responseMatches (plan: DigestPlan, info: AlgorithmInfo, secret: UserSecret, method: string, c: DigestCredentials): boolean {
+  // Exactly one A1 hash on every path (password, stored HA1, unknown user), so that
+  // timing does not tell them apart; the unknown user gets a random dummy secret.
+  const hashed1 = H(info.node, secret.a1 ?? plan.dummyA1, 'utf8')
+  const known = secret.a1 !== undefined || secret.stored !== undefined
+  const ha1 = secret.stored ?? hashed1
+  const expected = Buffer.from(responseHex(info, ha1, method, c.uri, c.nonce, c.ncText, c.cnonce, c.qop), 'hex')
+  // Constant time over equal-length digests
+  const match = timingSafeEqual(expected, Buffer.from(c.response, 'hex'))
+  return match && known
+}
+
+/** The failure of a right response whose nonce is expired, of the earlier layout or replayed; null when it is fresh. */
+async function nonceFailure (plan: DigestPlan, origin: NonceOrigin, c: DigestCredentials, t: number): Promise<DigestFailed | null> {
+  // RFC 7616 3.3: stale=true when the nonce is expired but the digest is valid
+  const expiresAt = origin.issuedAt + plan.nonceTtlMs
+  if (t >= expiresAt) return fail('stale', 'nonce expired', true)
+  // A nonce of the earlier layout names no store generation: its counts cannot be judged.
+  if (origin.earlier) return fail('stale', 'nonce of the earlier layout', true)
+  // RFC 7616 5.4 (and 3.4: nc lets the server detect replays). A nonce issued under another
+  // state of the store is refused too: the store has no record of its counts, which is no
+  // proof that they are unused. RFC 7616 3.3: stale=true, the client retries with a fresh nonce.
+  const generation = plan.generationOf === undefined ? undefined : origin.generation
+  if (await plan.store.seen(c.nonce, c.nc, expiresAt - t, generation)) return fail('replay', 'nonce-count already used, or the nonce predates the store\'s state', true)
+  return null
+}
+
+function isFailure<T extends object> (value: T | DigestFailed): value is DigestFailed {
+  return 'ok' in value && value.ok === false
+}
+
+/** Verifies the parameters of Digest credentials: syntax, offer, nonce, response, then the nonce-count. */
+async function verifyDigest (
+  plan: DigestPlan,
+  params: Readonly<Record<string, string>> | null | undefined,
+  method: string,
+  requestTarget: string,
+  lookupUser: DigestUserLookup,
+  target?: DigestTargetOptions
+): Promise<DigestResult> {
+  if (params === null || params === undefined || typeof params !== 'object') return fail('missing', 'no Digest credentials')
+  if (typeof method !== 'string' || typeof requestTarget !== 'string') return fail('malformed', 'method and request target are strings')
+  const user = readUsername(params)
+  if (isFailure(user)) return user
+  const c = readCredentials(params)
+  if (isFailure(c)) return c
+  const info = checkOffer(plan, params, c, user.hashed, requestTarget, target)
+  if (isFailure(info)) return info
+  const origin = nonceOrigin(plan, c.nonce)
+  const t = plan.now()
+  if (origin === null || origin.issuedAt > t + plan.nonceTtlMs) return fail('invalid', 'nonce was not issued by this realm')
+  // RFC 7616 3.3 and 4 (charset=UTF-8): a user name is compared in NFC, as Basic's user-id
+  // (RFC 7617 2.1): "josé" sent precomposed or decomposed is one user and one principal.
+  // A1 still hashes the name as sent, since that is what the client hashed.
+  const { username, hashed } = user
+  const principal = hashed ? username : username.normalize('NFC')
+  const record = await lookupUser({ username: principal, userhash: hashed, algorithm: info.name, hash: info.hash, realm: plan.realm })
+  const secret = userSecret(plan, info, record, username, hashed)
+  if (!responseMatches(plan, info, secret, method, c)) return fail('invalid', 'response does not match')
+  const stale = await nonceFailure(plan, origin, c, t)
+  if (stale !== null) return stale
+  return { ok: true, username: hashed ? secret.a1User : principal, algorithm: info.name, userhash: hashed, nc: c.nc }
+}
+
+/** Builds a Digest verifier; throws at once on options that make no sense. */
+export function createDigest (options: DigestOptions): Digest {
+  const plan = digestPlan(options)
+  const writeChallenges = challengeWriter(plan, options)
+
+  function challenges (stale = false): string[] {
+    return writeChallenges(newNonce(plan), stale)
   }
 
   async function verify (
@@ -424,115 +656,7 @@ export function createDigest (options: DigestOptions): Digest {
     lookupUser: DigestUserLookup,
     target?: DigestTargetOptions
   ): Promise<DigestResult> {
-    if (params === null || params === undefined || typeof params !== 'object') return fail('missing', 'no Digest credentials')
-    if (typeof method !== 'string' || typeof requestTarget !== 'string') return fail('malformed', 'method and request target are strings')
-
-    // RFC 7616 3.4.4: userhash is "true" or "false", default false
-    const userhashParam = param(params, 'userhash')?.toLowerCase()
-    if (userhashParam !== undefined && userhashParam !== 'true' && userhashParam !== 'false') {
-      return fail('malformed', 'userhash is neither true nor false')
-    }
-    const hashed = userhashParam === 'true'
-
-    // RFC 7616 3.4: username, or username* (RFC 8187) for names that cannot be quoted
-    const plainName = param(params, 'username')
-    const extName = param(params, 'username*')
-    let username: string
-    if (plainName !== undefined && extName !== undefined) return fail('malformed', 'username and username* are both present')
-    if (plainName !== undefined) {
-      username = hashed ? plainName : headerText(plainName)
-    } else if (extName !== undefined) {
-      // RFC 7616 3.4.4: username* MUST NOT be used with userhash=true
-      if (hashed) return fail('malformed', 'username* with userhash=true')
-      const decoded = decodeExtValue(extName)
-      if (decoded === null) return fail('malformed', 'username* is not an RFC 8187 ext-value')
-      username = decoded
-    } else {
-      return fail('malformed', 'no username')
-    }
-
-    const sentRealm = param(params, 'realm')
-    const nonce = param(params, 'nonce')
-    const uri = param(params, 'uri')
-    const response = param(params, 'response')
-    const qop = param(params, 'qop')
-    const ncText = param(params, 'nc')
-    const cnonce = param(params, 'cnonce')
-    if (sentRealm === undefined || nonce === undefined || uri === undefined || response === undefined) {
-      return fail('malformed', 'realm, nonce, uri and response are required')
-    }
-    // RFC 7616 3.4: qop, cnonce and nc are required (qop is always offered)
-    if (qop === undefined || cnonce === undefined || ncText === undefined || cnonce.length === 0) {
-      return fail('malformed', 'qop, cnonce and nc are required')
-    }
-    // RFC 7616 3.4: nc-value = 8LHEX
-    if (!isHex(ncText, 8)) return fail('malformed', 'nc is not eight hex digits')
-    const nc = Number.parseInt(ncText, 16)
-    if (nc === 0) return fail('malformed', 'nc starts at 00000001')
-
-    // RFC 7616 3.3: absent algorithm means MD5; it must be one that was offered
-    const info = algorithmInfo(param(params, 'algorithm') ?? 'MD5')
-    if (info === undefined || !offered.includes(info)) return fail('invalid', 'algorithm was not offered')
-    if (!isHex(response, info.hexLength)) return fail('malformed', 'response is not a digest of the algorithm')
-    // RFC 7616 3.4: qop "MUST be one of the alternatives the server indicated it supports";
-    // the challenge offers the token "auth" (3.3) and only that token, exactly as sent, is
-    // accepted ("AUTH" is not "auth"; auth-int is not offered). The response hashes qop as
-    // sent, so a value other than the offered one would also change what was signed.
-    if (qop !== 'auth') return fail('invalid', 'qop was not offered')
-    if (hashed && !userhash) return fail('invalid', 'userhash was not offered')
-    if (sentRealm !== realm) return fail('invalid', 'realm differs')
-    // RFC 7616 3.3: opaque "SHOULD be returned by the client unchanged"; ours always is
-    if (param(params, 'opaque') !== opaque) return fail('invalid', 'opaque differs')
-    // RFC 7616 3.4.6: the uri must designate the resource of the request target
-    const host = typeof target?.host === 'string' && target.host !== '' ? target.host : undefined
-    if (!sameTarget(uri, requestTarget, host)) return fail('invalid', 'uri is not the request target')
-    const origin = nonceOrigin(nonce)
-    const t = now()
-    if (origin === null || origin.issuedAt > t + nonceTtlMs) return fail('invalid', 'nonce was not issued by this realm')
-    const issuedAt = origin.issuedAt
-
-    // RFC 7616 3.3 and 4 (charset=UTF-8): a user name is compared in NFC, as Basic's user-id
-    // (RFC 7617 2.1): "josé" sent precomposed or decomposed is one user and one principal.
-    // A1 still hashes the name as sent, since that is what the client hashed.
-    const principal = hashed ? username : username.normalize('NFC')
-    const record = await lookupUser({ username: principal, userhash: hashed, algorithm: info.name, hash: info.hash, realm })
-    let a1User = username
-    let a1: string | undefined // username:realm:password to hash
-    let stored: string | undefined // H(A1) kept by the application
-    if (record !== null && record !== undefined && typeof record === 'object') {
-      if (hashed) a1User = typeof record.username === 'string' ? record.username.normalize('NFC') : ''
-      if (!hashed || a1User !== '') {
-        if ('password' in record && typeof record.password === 'string') {
-          // RFC 7616 3.3: the client hashed the NFC form of the password; the user name
-          // is hashed as the client sent it (it is what the client hashed)
-          a1 = `${a1User}:${realm}:${record.password.normalize('NFC')}`
-        } else if ('ha1' in record && record.ha1 !== null && typeof record.ha1 === 'object') {
-          const h = record.ha1[info.hash]
-          if (typeof h === 'string' && isHex(h, info.hexLength)) stored = h.toLowerCase()
-        }
-      }
-    }
-    // Exactly one A1 hash on every path (password, stored HA1, unknown user), so that
-    // timing does not tell them apart; the unknown user gets a random dummy secret.
-    const hashed1 = H(info.node, a1 ?? `${dummyUser}:${realm}:${dummyPassword}`, 'utf8')
-    const known = a1 !== undefined || stored !== undefined
-    const ha1 = stored ?? hashed1
-    const expected = Buffer.from(responseHex(info, ha1, method, uri, nonce, ncText, cnonce, qop), 'hex')
-    // Constant time over equal-length digests
-    const match = timingSafeEqual(expected, Buffer.from(response, 'hex'))
-    if (!match || !known) return fail('invalid', 'response does not match')
-
-    // RFC 7616 3.3: stale=true when the nonce is expired but the digest is valid
-    const expiresAt = issuedAt + nonceTtlMs
-    if (t >= expiresAt) return fail('stale', 'nonce expired', true)
-    // A nonce of the earlier layout names no store generation: its counts cannot be judged.
-    if (origin.earlier) return fail('stale', 'nonce of the earlier layout', true)
-    // RFC 7616 5.4 (and 3.4: nc lets the server detect replays). A nonce issued under another
-    // state of the store is refused too: the store has no record of its counts, which is no
-    // proof that they are unused. RFC 7616 3.3: stale=true, the client retries with a fresh nonce.
-    const generation = generationOf === undefined ? undefined : origin.generation
-    if (await store.seen(nonce, nc, expiresAt - t, generation)) return fail('replay', 'nonce-count already used, or the nonce predates the store\'s state', true)
-    return { ok: true, username: hashed ? a1User : principal, algorithm: info.name, userhash: hashed, nc }
+    return verifyDigest(plan, params, method, requestTarget, lookupUser, target)
   }
 
   async function verifyAuthorization (
@@ -552,9 +676,9 @@ export function createDigest (options: DigestOptions): Digest {
   }
 
   return Object.freeze({
-    realm,
-    opaque,
-    algorithms: Object.freeze(offeredNames),
+    realm: plan.realm,
+    opaque: plan.opaque,
+    algorithms: Object.freeze(plan.offered.map((info) => info.name)),
     challenges,
     verify,
     verifyAuthorization

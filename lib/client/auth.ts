@@ -178,7 +178,14 @@ function normalizedOrigin (origin: string): string {
  * `Agent#compose(authInterceptor({ credentials }))`. Credentials are matched to requests by
  * origin only; a request that carries its own Authorization is left alone.
  */
-export function authInterceptor (options: AuthInterceptorOptions): Dispatcher.DispatcherComposeInterceptor {
+/** The credentials of an interceptor by origin, checked once; and who hears of its answers. */
+interface Credentials {
+  passwords: Map<string, PasswordCredential>
+  tokens: Map<string, TokenCredential>
+  onEvent: AuthInterceptorOptions['onEvent']
+}
+
+function credentialsOf (options: AuthInterceptorOptions): Credentials {
   const passwords = new Map<string, PasswordCredential>()
   const tokens = new Map<string, TokenCredential>()
   for (const c of options.credentials) {
@@ -192,112 +199,136 @@ export function authInterceptor (options: AuthInterceptorOptions): Dispatcher.Di
       passwords.set(origin, c)
     }
   }
+  return { passwords, tokens, onEvent: options.onEvent }
+}
+
+/** The Authorization value for a request to `origin` from the last challenge answered, if any. */
+function remembered (credentials: Credentials, origin: string, state: OriginState, method: string, uri: string): string | undefined {
+  if (state.scheme === 'digest') return digestAuthorization(state.digest as DigestSession, credentials.passwords.get(origin) as PasswordCredential, method, uri)
+  if (state.scheme === 'basic') {
+    const p = credentials.passwords.get(origin) as PasswordCredential
+    return 'Basic ' + encodeBasicCredentials(p.username, p.password)
+  }
+  if (state.scheme === 'bearer') return `Bearer ${state.token as string}`
+  return undefined
+}
+
+/** Replays a request refused with 401 once with the credentials a challenge asks for (RFC 9110 11.6.1). */
+class AuthHandler extends ReplayingHandler {
+  readonly #credentials: Credentials
+  readonly #origin: string
+  readonly #state: OriginState
+  /** a challenge of this request was answered */
+  #answered = false
+  #staleRetried = false
+  #refreshed = false
+  /** what this request last sent */
+  #sent: OriginState['scheme']
+
+  constructor (credentials: Credentials, dispatch: Dispatcher.Dispatch, opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, origin: string, state: OriginState, sent: OriginState['scheme']) {
+    super(dispatch, opts, handler)
+    this.#credentials = credentials
+    this.#origin = origin
+    this.#state = state
+    this.#sent = sent
+  }
+
+  #with (authorization: string): Dispatcher.DispatchOptions {
+    return { ...this.opts, headers: { ...headerRecord(this.opts.headers), authorization } }
+  }
+
+  protected replay (statusCode: number, headers: Record<string, string | string[] | undefined>): Replay {
+    if (statusCode !== 401 || !isReplayable(this.opts.body)) return undefined
+    const challenges = parseChallenges(headers['www-authenticate'])
+    if (this.#sent === 'digest' && !this.#staleRetried) {
+      const retry = this.#staleRetry(challenges)
+      if (retry !== undefined) return retry
+    }
+    if (this.#sent === 'bearer' && !this.#refreshed && challenges.some((c) => c.scheme === 'bearer')) return this.#bearerRefresh()
+    if (this.#answered) return undefined
+    return this.#answer(challenges)
+  }
+
+  /** RFC 7616 3.3: stale=true, the password was right and the nonce is not: once more with the new one. */
+  #staleRetry (challenges: Challenge[]): Replay {
+    const state = this.#state
+    const stale = challenges.find((c) => c.scheme === 'digest' && (c.params.stale ?? '').toLowerCase() === 'true' &&
+      (c.params.algorithm ?? 'MD5').toLowerCase() === (state.digest as DigestSession).algorithm.toLowerCase())
+    const session = stale === undefined ? undefined : digestSession(stale)
+    if (session === undefined) return undefined
+    this.#staleRetried = true
+    state.digest = session
+    this.#credentials.onEvent?.({ type: 'challenge-answered', origin: this.#origin, scheme: 'digest', algorithm: session.algorithm, reason: 'stale' })
+    const password = this.#credentials.passwords.get(this.#origin) as PasswordCredential
+    const { method, path } = this.opts
+    return () => this.#with(digestAuthorization(session, password, method, path))
+  }
+
+  /** A refused token: the provider is asked for a fresh one, once. */
+  #bearerRefresh (): Replay {
+    const origin = this.#origin
+    const state = this.#state
+    const token = this.#credentials.tokens.get(origin) as TokenCredential
+    this.#refreshed = true
+    this.#answered = true
+    this.#credentials.onEvent?.({ type: 'challenge-answered', origin, scheme: 'bearer', reason: 'refresh' })
+    return async () => {
+      const fresh = await token.token({ origin, refresh: true })
+      const value = bearerValue(fresh)
+      state.token = fresh
+      return this.#with(value)
+    }
+  }
+
+  /** The first answer to a challenge: the strongest scheme this origin has credentials for. */
+  #answer (challenges: Challenge[]): Replay {
+    const origin = this.#origin
+    const state = this.#state
+    const { passwords, tokens, onEvent } = this.#credentials
+    const password = passwords.get(origin)
+    const token = tokens.get(origin)
+    const chosen = choose(challenges, password, token)
+    if (chosen === undefined) return undefined
+    const method = this.opts.method
+    const uri = this.opts.path
+    this.#answered = true
+    this.#sent = chosen.scheme
+    state.scheme = undefined
+    if (chosen.scheme === 'digest') {
+      state.digest = chosen.session
+      state.scheme = 'digest'
+      onEvent?.({ type: 'challenge-answered', origin, scheme: 'digest', algorithm: chosen.session.algorithm, reason: 'challenge' })
+      return () => this.#with(digestAuthorization(chosen.session, password as PasswordCredential, method, uri))
+    }
+    onEvent?.({ type: 'challenge-answered', origin, scheme: chosen.scheme, reason: 'challenge' })
+    if (chosen.scheme === 'basic') {
+      state.scheme = 'basic'
+      return () => this.#with(remembered(this.#credentials, origin, state, method, uri) as string)
+    }
+    return async () => {
+      // the token provider is asked when a Bearer challenge is answered; its token is kept for the next requests
+      const given = state.token ?? await (token as TokenCredential).token({ origin, refresh: false })
+      const value = bearerValue(given)
+      state.token = given
+      state.scheme = 'bearer'
+      return this.#with(value)
+    }
+  }
+}
+
+export function authInterceptor (options: AuthInterceptorOptions): Dispatcher.DispatcherComposeInterceptor {
+  const credentials = credentialsOf(options)
   const states = new Map<string, OriginState>()
-  const onEvent = options.onEvent
-
-  /** The Authorization value for a request to `origin` from the last challenge answered, if any. */
-  function remembered (origin: string, state: OriginState, method: string, uri: string): string | undefined {
-    if (state.scheme === 'digest') return digestAuthorization(state.digest as DigestSession, passwords.get(origin) as PasswordCredential, method, uri)
-    if (state.scheme === 'basic') {
-      const p = passwords.get(origin) as PasswordCredential
-      return 'Basic ' + encodeBasicCredentials(p.username, p.password)
-    }
-    if (state.scheme === 'bearer') return `Bearer ${state.token as string}`
-    return undefined
-  }
-
-  class AuthHandler extends ReplayingHandler {
-    readonly #origin: string
-    readonly #state: OriginState
-    /** a challenge of this request was answered */
-    #answered = false
-    #staleRetried = false
-    #refreshed = false
-    /** what this request last sent */
-    #sent: OriginState['scheme']
-
-    constructor (dispatch: Dispatcher.Dispatch, opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, origin: string, state: OriginState, sent: OriginState['scheme']) {
-      super(dispatch, opts, handler)
-      this.#origin = origin
-      this.#state = state
-      this.#sent = sent
-    }
-
-    #with (authorization: string): Dispatcher.DispatchOptions {
-      return { ...this.opts, headers: { ...headerRecord(this.opts.headers), authorization } }
-    }
-
-    protected replay (statusCode: number, headers: Record<string, string | string[] | undefined>): Replay {
-      if (statusCode !== 401 || !isReplayable(this.opts.body)) return undefined
-      const challenges = parseChallenges(headers['www-authenticate'])
-      const origin = this.#origin
-      const state = this.#state
-      const method = this.opts.method
-      const uri = this.opts.path
-      const password = passwords.get(origin)
-      const token = tokens.get(origin)
-      if (this.#sent === 'digest' && !this.#staleRetried) {
-        // RFC 7616 3.3: stale=true, the password was right and the nonce is not: once more with the new one
-        const stale = challenges.find((c) => c.scheme === 'digest' && (c.params.stale ?? '').toLowerCase() === 'true' &&
-          (c.params.algorithm ?? 'MD5').toLowerCase() === (state.digest as DigestSession).algorithm.toLowerCase())
-        const session = stale === undefined ? undefined : digestSession(stale)
-        if (session !== undefined) {
-          this.#staleRetried = true
-          state.digest = session
-          onEvent?.({ type: 'challenge-answered', origin, scheme: 'digest', algorithm: session.algorithm, reason: 'stale' })
-          return () => this.#with(digestAuthorization(session, password as PasswordCredential, method, uri))
-        }
-      }
-      if (this.#sent === 'bearer' && !this.#refreshed && challenges.some((c) => c.scheme === 'bearer')) {
-        // A refused token: the provider is asked for a fresh one, once
-        this.#refreshed = true
-        this.#answered = true
-        onEvent?.({ type: 'challenge-answered', origin, scheme: 'bearer', reason: 'refresh' })
-        return async () => {
-          const fresh = await (token as TokenCredential).token({ origin, refresh: true })
-          const value = bearerValue(fresh)
-          state.token = fresh
-          return this.#with(value)
-        }
-      }
-      if (this.#answered) return undefined
-      const chosen = choose(challenges, password, token)
-      if (chosen === undefined) return undefined
-      this.#answered = true
-      this.#sent = chosen.scheme
-      state.scheme = undefined
-      if (chosen.scheme === 'digest') {
-        state.digest = chosen.session
-        state.scheme = 'digest'
-        onEvent?.({ type: 'challenge-answered', origin, scheme: 'digest', algorithm: chosen.session.algorithm, reason: 'challenge' })
-        return () => this.#with(digestAuthorization(chosen.session, password as PasswordCredential, method, uri))
-      }
-      onEvent?.({ type: 'challenge-answered', origin, scheme: chosen.scheme, reason: 'challenge' })
-      if (chosen.scheme === 'basic') {
-        state.scheme = 'basic'
-        return () => this.#with(remembered(origin, state, method, uri) as string)
-      }
-      return async () => {
-        // the token provider is asked when a Bearer challenge is answered; its token is kept for the next requests
-        const given = state.token ?? await (token as TokenCredential).token({ origin, refresh: false })
-        const value = bearerValue(given)
-        state.token = given
-        state.scheme = 'bearer'
-        return this.#with(value)
-      }
-    }
-  }
-
   return (dispatch) => function authDispatch (given, handler) {
     const opts = withQuery(given)
     const origin = originOf(opts)
     const headers: RequestHeaders = headerRecord(opts.headers)
-    if ((!passwords.has(origin) && !tokens.has(origin)) || headers.authorization !== undefined) return dispatch(opts, handler)
+    if ((!credentials.passwords.has(origin) && !credentials.tokens.has(origin)) || headers.authorization !== undefined) return dispatch(opts, handler)
     let state = states.get(origin)
     if (state === undefined) states.set(origin, state = {})
     const sent = state.scheme
-    const authorization = remembered(origin, state, opts.method, opts.path)
+    const authorization = remembered(credentials, origin, state, opts.method, opts.path)
     const first = authorization === undefined ? opts : { ...opts, headers: { ...headers, authorization } }
-    return dispatch(first, new AuthHandler(dispatch, first, handler, origin, state, sent))
+    return dispatch(first, new AuthHandler(credentials, dispatch, first, handler, origin, state, sent))
   }
 }

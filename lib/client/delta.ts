@@ -92,63 +92,102 @@ function callerController (call: Call): Dispatcher.DispatchController {
   return controller
 }
 
+type FetchedResponse = { status: number, headers: WireHeaders, body: null, arrayBuffer: () => Promise<ArrayBuffer> }
+
+/** Sends a request through the dispatch of `call`, with `headers`, and collects the response body (at most `limit` bytes). */
+function dispatchCollected (call: Call, headers: RequestHeaders, limit: number): Promise<FetchedResponse> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let total = 0
+    let status = 0
+    let wire: ResponseHeaders = {}
+    call.dispatch({ ...call.opts, headers }, {
+      onRequestStart (controller) {
+        call.controller = controller
+        if (call.reason !== null) controller.abort(call.reason)
+      },
+      onResponseStart (_controller, statusCode, responseHeaders) {
+        status = statusCode
+        wire = responseHeaders
+      },
+      onResponseData (controller, chunk) {
+        total += chunk.length
+        chunks.push(chunk)
+        // DeltaClient's bound, enforced while reading: the rest is never read
+        if (total > limit) controller.abort(new DeltaClientError(`the response body is over maxInstanceBytes (${limit} bytes)`, BODY_TOO_LARGE))
+      },
+      onResponseEnd () {
+        const body = Buffer.concat(chunks, total)
+        resolve({
+          status,
+          headers: { get: (name) => { const v = wire[name.toLowerCase()]; return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v }, raw: wire } as WireHeaders,
+          body: null,
+          arrayBuffer: async () => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer
+        })
+      },
+      onResponseError (_controller, err) {
+        reject(err)
+      }
+    })
+  })
+}
+
+/** The Content-Type of each instance seen (URL and ETag), at most `maxTypes`, for a "not modified" answer, whose own type is its error body's. */
+function typeMemory (maxTypes: number): { remember: (url: string, etag: string | undefined, type: string | undefined) => void, get: (url: string, etag: string) => string | undefined } {
+  const types = new Map<string, string>()
+  return {
+    remember (url, etag, type) {
+      if (etag === undefined || type === undefined) return
+      const key = `${url} ${etag}`
+      types.delete(key)
+      types.set(key, type)
+      if (types.size > maxTypes) types.delete(types.keys().next().value as string)
+    },
+    get: (url, etag) => types.get(`${url} ${etag}`)
+  }
+}
+
+type DeltaGetResult = Awaited<ReturnType<DeltaClient['get']>>
+
+/** The headers the caller gets for a DeltaClient result: a 226 or a "not modified" is the instance, with its validator and type. */
+function callerHeaders (result: DeltaGetResult, url: string, types: ReturnType<typeof typeMemory>): ResponseHeaders {
+  const out: ResponseHeaders = { ...(result.headers as WireHeaders).raw }
+  for (const name of DROPPED) delete out[name]
+  if (result.status === 200 && result.wireStatus !== 200) {
+    out.etag = result.etag
+    if (result.notModified) {
+      const type = types.get(url, result.etag as string)
+      if (type === undefined) delete out['content-type']
+      else out['content-type'] = type
+    }
+  }
+  if (result.status === 200) types.remember(url, result.etag, firstHeader(out, 'content-type'))
+  out['content-length'] = String(result.body.length)
+  return out
+}
+
+/** The request headers DeltaClient keys its instances by: one string each, the principal for Authorization. */
+function keyedHeaders (headers: RequestHeaders): Record<string, string> {
+  const keyed: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) keyed[name] = Array.isArray(value) ? value.join(', ') : value
+  if (typeof keyed.authorization === 'string') keyed.authorization = principalOf(keyed.authorization)
+  return keyed
+}
+
 export function deltaInterceptor (options: DeltaInterceptorOptions = {}): Dispatcher.DispatcherComposeInterceptor {
   const calls = new AsyncLocalStorage<Call>()
   const limit = options.maxInstanceBytes ?? options.maxBytes ?? 64 * 1024 * 1024
-  const maxTypes = options.maxEntries ?? 256
+  const types = typeMemory(options.maxEntries ?? 256)
 
   /** The fetch DeltaClient is given: it sends through the dispatch of the call in whose context it runs. */
-  function fetchThrough (_url: string, init?: { headers?: Record<string, string> }): Promise<{ status: number, headers: WireHeaders, body: null, arrayBuffer: () => Promise<ArrayBuffer> }> {
+  function fetchThrough (_url: string, init?: { headers?: Record<string, string> }): Promise<FetchedResponse> {
     const call = calls.getStore() as Call
     const headers: RequestHeaders = { ...init?.headers }
     delete headers.authorization
     if (call.authorization !== undefined) headers.authorization = call.authorization
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = []
-      let total = 0
-      let status = 0
-      let wire: ResponseHeaders = {}
-      call.dispatch({ ...call.opts, headers }, {
-        onRequestStart (controller) {
-          call.controller = controller
-          if (call.reason !== null) controller.abort(call.reason)
-        },
-        onResponseStart (_controller, statusCode, responseHeaders) {
-          status = statusCode
-          wire = responseHeaders
-        },
-        onResponseData (controller, chunk) {
-          total += chunk.length
-          chunks.push(chunk)
-          // DeltaClient's bound, enforced while reading: the rest is never read
-          if (total > limit) controller.abort(new DeltaClientError(`the response body is over maxInstanceBytes (${limit} bytes)`, BODY_TOO_LARGE))
-        },
-        onResponseEnd () {
-          const body = Buffer.concat(chunks, total)
-          resolve({
-            status,
-            headers: { get: (name) => { const v = wire[name.toLowerCase()]; return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v }, raw: wire } as WireHeaders,
-            body: null,
-            arrayBuffer: async () => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer
-          })
-        },
-        onResponseError (_controller, err) {
-          reject(err)
-        }
-      })
-    })
+    return dispatchCollected(call, headers, limit)
   }
-
   const client = new DeltaClient({ ...options, fetch: fetchThrough })
-  /** The Content-Type of each instance seen (URL and ETag), for a "not modified" answer, whose own type is its error body's. */
-  const types = new Map<string, string>()
-  function rememberType (url: string, etag: string | undefined, type: string | undefined): void {
-    if (etag === undefined || type === undefined) return
-    const key = `${url} ${etag}`
-    types.delete(key)
-    types.set(key, type)
-    if (types.size > maxTypes) types.delete(types.keys().next().value as string)
-  }
 
   return (dispatch) => function deltaDispatch (given, handler) {
     const opts = withQuery(given)
@@ -158,23 +197,8 @@ export function deltaInterceptor (options: DeltaInterceptorOptions = {}): Dispat
     const call: Call = { dispatch, opts, authorization: headers.authorization, controller: undefined, reason: null }
     const controller = callerController(call)
     handler.onRequestStart?.(controller, {})
-    const keyed: Record<string, string> = {}
-    for (const [name, value] of Object.entries(headers)) keyed[name] = Array.isArray(value) ? value.join(', ') : value
-    if (typeof keyed.authorization === 'string') keyed.authorization = principalOf(keyed.authorization)
-    calls.run(call, () => client.get(url, keyed)).then((result) => {
-      const out: ResponseHeaders = { ...(result.headers as WireHeaders).raw }
-      for (const name of DROPPED) delete out[name]
-      if (result.status === 200 && result.wireStatus !== 200) {
-        // a 226 or a "not modified": the caller gets the instance, with its validator and type
-        out.etag = result.etag
-        if (result.notModified) {
-          const type = types.get(`${url} ${result.etag as string}`)
-          if (type === undefined) delete out['content-type']
-          else out['content-type'] = type
-        }
-      }
-      if (result.status === 200) rememberType(url, result.etag, firstHeader(out, 'content-type'))
-      out['content-length'] = String(result.body.length)
+    calls.run(call, () => client.get(url, keyedHeaders(headers))).then((result) => {
+      const out = callerHeaders(result, url, types)
       options.onResponse?.({ url: safeUrl(url), status: result.status, wireStatus: result.wireStatus, im: result.im, notModified: result.notModified, wireBytes: result.wireBytes, bytes: result.body.length })
       // the caller may have given up once the instance was known
       if (call.reason !== null) throw call.reason

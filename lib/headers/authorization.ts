@@ -106,6 +106,33 @@ export function parseAuthorization (value: unknown, options?: ParseAuthorization
   const t68 = token68End(s, i)
   if (t68 === s.length) return { ok: true, scheme, token68: s.slice(i) }
 
+  const params = parseAuthParams(s, i)
+  if (!isParams(params)) return params
+  return { ok: true, scheme, params }
+}
+
+function isParams (value: Record<string, string> | typeof MALFORMED | typeof DUPLICATE): value is Record<string, string> {
+  return value !== MALFORMED && value !== DUPLICATE
+}
+
+/** One auth-param at `i` (RFC 9110 11.2: token BWS "=" BWS ( token / quoted-string )), or null. */
+function readAuthParam (s: string, i: number): { name: string, value: string, end: number } | null {
+  const nameEnd = tokenEnd(s, i)
+  if (nameEnd === i) return null
+  const name = s.slice(i, nameEnd).toLowerCase()
+  i = skipOws(s, nameEnd) // BWS
+  if (s.charCodeAt(i) !== 61) return null
+  i = skipOws(s, i + 1) // BWS
+  if (s.charCodeAt(i) === 34) {
+    const q = parseQuotedString(s, i)
+    return q === null ? null : { name, value: q.value, end: q.end }
+  }
+  const valueEnd = tokenEnd(s, i)
+  return valueEnd === i ? null : { name, value: s.slice(i, valueEnd), end: valueEnd }
+}
+
+/** The auth-params from `i` to the end of `s`: at least one, each name once. */
+function parseAuthParams (s: string, i: number): Record<string, string> | typeof MALFORMED | typeof DUPLICATE {
   const params: Record<string, string> = Object.create(null)
   let count = 0
   // RFC 9110 5.6.1: #auth-param, empty list elements are accepted and ignored
@@ -116,33 +143,16 @@ export function parseAuthorization (value: unknown, options?: ParseAuthorization
       else break
     }
     if (i >= s.length) break
-    const nameEnd = tokenEnd(s, i)
-    if (nameEnd === i) return MALFORMED
-    const name = s.slice(i, nameEnd).toLowerCase()
-    i = skipOws(s, nameEnd) // BWS
-    if (s.charCodeAt(i) !== 61) return MALFORMED
-    i = skipOws(s, i + 1) // BWS
-    let paramValue: string
-    if (s.charCodeAt(i) === 34) {
-      const q = parseQuotedString(s, i)
-      if (q === null) return MALFORMED
-      paramValue = q.value
-      i = q.end
-    } else {
-      const valueEnd = tokenEnd(s, i)
-      if (valueEnd === i) return MALFORMED
-      paramValue = s.slice(i, valueEnd)
-      i = valueEnd
-    }
+    const param = readAuthParam(s, i)
+    if (param === null) return MALFORMED
     // RFC 9110 11.2: each parameter name MUST only occur once per challenge/credentials
-    if (name in params) return DUPLICATE
-    params[name] = paramValue
+    if (param.name in params) return DUPLICATE
+    params[param.name] = param.value
     count++
-    i = skipOws(s, i)
+    i = skipOws(s, param.end)
     if (i < s.length && s.charCodeAt(i) !== 44) return MALFORMED
   }
-  if (count === 0) return MALFORMED
-  return { ok: true, scheme, params }
+  return count === 0 ? MALFORMED : params
 }
 
 /** Parameters of a challenge: pairs in order, or an object (undefined values skipped). */

@@ -56,7 +56,7 @@ export interface RedisNonceStoreOptions {
  * the background): an instance that verifies nothing (a load balancer sends it no
  * credentials) still learns, within this long, of a generation another instance made.
  */
-export const GENERATION_RECHECK_MS = 1000
+const GENERATION_RECHECK_MS = 1000
 
 // The store's generation, for one server process (KEYS[1] the generation key, ARGV[1] a new
 // random generation, used when the key is gone or another server process wrote it).

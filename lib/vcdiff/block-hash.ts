@@ -41,7 +41,7 @@ const ENOUGH = 256
 export const MIN_MATCH = 4
 
 /** bytes[at, at + 4) as one integer (the caller ensures at + 4 <= length). */
-export function word (bytes: Uint8Array, at: number): number {
+function word (bytes: Uint8Array, at: number): number {
   return bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)
 }
 

@@ -17,7 +17,7 @@ export const COPY = 3
 export const S_NEAR = 4
 export const S_SAME = 3
 /** Number of address modes: VCD_SELF, VCD_HERE, s_near near modes, s_same same modes. */
-export const MODES = 2 + S_NEAR + S_SAME
+const MODES = 2 + S_NEAR + S_SAME
 
 export interface CodeTable {
   type1: Uint8Array

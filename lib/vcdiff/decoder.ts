@@ -79,8 +79,25 @@ class Reader {
  */
 export function decode (source: Uint8Array, delta: Uint8Array, options: DecodeOptions = {}): Uint8Array {
   const maxTarget = options.maxTargetSize ?? DEFAULT_MAX_TARGET_SIZE
+  // First pass, before any allocation: every window header, its section lengths and the
+  // sizes its instructions claim are checked, and the target sizes summed against the limit.
+  const windows = readWindows(delta, readHeader(delta), source.length, maxTarget)
+  let total = 0
+  for (const w of windows) total += w.targetLen
+  // Exactly the declared target (at most maxTarget), allocated once: no growth, no final copy.
+  const buf = new Uint8Array(total)
+  const caches: AddressCaches = { near: new Int32Array(S_NEAR), same: new Int32Array(S_SAME * 256), nextSlot: 0 }
+  let outLength = 0
+  for (const w of windows) {
+    decodeWindow(source, delta, buf, w, outLength, caches)
+    outLength += w.targetLen
+  }
+  return buf
+}
+
+/** RFC 3284 section 4.1: reads and checks the header (magic, version, indicator); returns where the first window starts. */
+function readHeader (delta: Uint8Array): number {
   const head = new Reader(delta, 0, delta.length, 'header')
-  // RFC 3284 section 4.1: magic and version.
   if (delta.length < 4 || delta[0] !== MAGIC0 || delta[1] !== MAGIC1 || delta[2] !== MAGIC2) {
     throw new VcdiffError('bad magic (expected 0xD6 0xC3 0xC4)')
   }
@@ -98,100 +115,104 @@ export function decode (source: Uint8Array, delta: Uint8Array, options: DecodeOp
     if (len > head.end - head.pos) throw new VcdiffError('application header is truncated')
     head.pos += len
   }
+  return head.pos
+}
 
-  // First pass, before any allocation: every window header, its section lengths and the
-  // sizes its instructions claim are checked, and the target sizes summed against the limit.
-  const windows = readWindows(delta, head.pos, source.length, maxTarget)
-  let total = 0
-  for (const w of windows) total += w.targetLen
-  // Exactly the declared target (at most maxTarget), allocated once: no growth, no final copy.
-  const buf = new Uint8Array(total)
-  const near = new Int32Array(S_NEAR)
-  const same = new Int32Array(S_SAME * 256)
+/** The address caches of RFC 3284 section 5.1 (near and same), reset at the start of each window. */
+interface AddressCaches { near: Int32Array, same: Int32Array, nextSlot: number }
+
+/**
+ * RFC 3284 section 5.3 and 5.4: the address of a COPY in mode `mode`, decoded with the
+ * caches, which it then updates (5.1); it must precede the current position `here` in U.
+ */
+function copyAddress (mode: number, here: number, addr: Reader, caches: AddressCaches): number {
+  const { near, same } = caches
+  let a: number
+  if (mode === 0) {
+    a = addr.int() // VCD_SELF
+  } else if (mode === 1) {
+    a = here - addr.int() // VCD_HERE
+  } else if (mode < 2 + S_NEAR) {
+    a = near[mode - 2] + addr.int() // near cache
+  } else {
+    a = same[(mode - 2 - S_NEAR) * 256 + addr.byte()] // same cache
+  }
+  if (a < 0 || a >= here) throw new VcdiffError('COPY address is out of range')
+  near[caches.nextSlot] = a
+  caches.nextSlot = (caches.nextSlot + 1) % S_NEAR
+  same[a % (S_SAME * 256)] = a
+  return a
+}
+
+/**
+ * RFC 3284 section 5.3: COPY of `size` bytes from address `a` of U (the segment `seg`
+ * then the target window from `tStart`) to `tPos` of `buf`; returns the new position.
+ */
+function copyBytes (buf: Uint8Array, seg: Uint8Array, w: Window, tStart: number, tPos: number, a: number, size: number): number {
+  const { segLen, segPos } = w
+  let n = size
+  if (a < segLen) {
+    // From the source (or earlier target) segment; may run on into the target window.
+    const fromSeg = Math.min(n, segLen - a)
+    buf.set(seg.subarray(segPos + a, segPos + a + fromSeg), tPos)
+    tPos += fromSeg
+    n -= fromSeg
+    a = segLen
+  }
+  if (n > 0) {
+    // From the target window itself; overlapping copies repeat earlier output (RFC 3284 section 3).
+    let from = tStart + (a - segLen)
+    if (from + n <= tPos) {
+      buf.copyWithin(tPos, from, from + n)
+      tPos += n
+    } else {
+      const end = tPos + n
+      while (tPos < end) buf[tPos++] = buf[from++]
+    }
+  }
+  return tPos
+}
+
+/** Decodes window `w` into `buf` from `tStart` (RFC 3284 section 5): its instructions, with their data and addresses. */
+function decodeWindow (source: Uint8Array, delta: Uint8Array, buf: Uint8Array, w: Window, tStart: number, caches: AddressCaches): void {
   const t = DEFAULT_CODE_TABLE
-
-  let outLength = 0
-  for (const w of windows) {
-    const { segLen, segPos, targetLen } = w
-    // VCD_SOURCE: the segment comes from the source file; VCD_TARGET: from the target decoded so far (`buf`).
-    const seg = w.fromSource ? source : buf
-    const data = new Reader(delta, w.dataStart, w.instStart, 'data section')
-    const inst = new Reader(delta, w.instStart, w.addrStart, 'instruction section')
-    const addr = new Reader(delta, w.addrStart, w.end, 'address section')
-    const tStart = outLength
-    let tPos = tStart
-    // RFC 3284 section 5.1: caches are reset at the start of each window.
-    near.fill(0)
-    same.fill(0)
-    let nextSlot = 0
-
-    while (inst.pos < inst.end) {
-      const op = inst.data[inst.pos++]
-      for (let half = 0; half < 2; half++) {
-        const type = half === 0 ? t.type1[op] : t.type2[op]
-        if (type === NOOP) continue
-        let size = half === 0 ? t.size1[op] : t.size2[op]
-        // RFC 3284 section 5.4: size 0 in the table means the size follows in the instruction
-        // section. readWindows checked that these sizes fill the window exactly.
-        if (size === 0) size = inst.int()
-        if (type === ADD) {
-          // RFC 3284 section 5.3: ADD copies `size` bytes from the data section.
-          if (size > data.end - data.pos) throw new VcdiffError('data section is truncated')
-          buf.set(delta.subarray(data.pos, data.pos + size), tPos)
-          data.pos += size
-          tPos += size
-        } else if (type === RUN) {
-          // RFC 3284 section 5.3: RUN repeats one byte of the data section.
-          const b = data.byte()
-          buf.fill(b, tPos, tPos + size)
-          tPos += size
-        } else {
-          // RFC 3284 section 5.3 and 5.4: COPY, address decoded with the caches.
-          const mode = half === 0 ? t.mode1[op] : t.mode2[op]
-          const here = segLen + (tPos - tStart)
-          let a: number
-          if (mode === 0) {
-            a = addr.int() // VCD_SELF
-          } else if (mode === 1) {
-            a = here - addr.int() // VCD_HERE
-          } else if (mode < 2 + S_NEAR) {
-            a = near[mode - 2] + addr.int() // near cache
-          } else {
-            a = same[(mode - 2 - S_NEAR) * 256 + addr.byte()] // same cache
-          }
-          // RFC 3284 section 5.3: the address must precede the current position in U.
-          if (a < 0 || a >= here) throw new VcdiffError('COPY address is out of range')
-          // RFC 3284 section 5.1: cache update.
-          near[nextSlot] = a
-          nextSlot = (nextSlot + 1) % S_NEAR
-          same[a % (S_SAME * 256)] = a
-          let n = size
-          if (a < segLen) {
-            // From the source (or earlier target) segment; may run on into the target window.
-            const fromSeg = Math.min(n, segLen - a)
-            buf.set(seg.subarray(segPos + a, segPos + a + fromSeg), tPos)
-            tPos += fromSeg
-            n -= fromSeg
-            a = segLen
-          }
-          if (n > 0) {
-            // From the target window itself; overlapping copies repeat earlier output (RFC 3284 section 3).
-            let from = tStart + (a - segLen)
-            if (from + n <= tPos) {
-              buf.copyWithin(tPos, from, from + n)
-              tPos += n
-            } else {
-              const end = tPos + n
-              while (tPos < end) buf[tPos++] = buf[from++]
-            }
-          }
-        }
+  // VCD_SOURCE: the segment comes from the source file; VCD_TARGET: from the target decoded so far (`buf`).
+  const seg = w.fromSource ? source : buf
+  const data = new Reader(delta, w.dataStart, w.instStart, 'data section')
+  const inst = new Reader(delta, w.instStart, w.addrStart, 'instruction section')
+  const addr = new Reader(delta, w.addrStart, w.end, 'address section')
+  let tPos = tStart
+  // RFC 3284 section 5.1: caches are reset at the start of each window.
+  caches.near.fill(0)
+  caches.same.fill(0)
+  caches.nextSlot = 0
+  while (inst.pos < inst.end) {
+    const op = inst.data[inst.pos++]
+    for (let half = 0; half < 2; half++) {
+      const type = half === 0 ? t.type1[op] : t.type2[op]
+      if (type === NOOP) continue
+      let size = half === 0 ? t.size1[op] : t.size2[op]
+      // RFC 3284 section 5.4: size 0 in the table means the size follows in the instruction
+      // section. readWindows checked that these sizes fill the window exactly.
+      if (size === 0) size = inst.int()
+      if (type === ADD) {
+        // RFC 3284 section 5.3: ADD copies `size` bytes from the data section.
+        if (size > data.end - data.pos) throw new VcdiffError('data section is truncated')
+        buf.set(delta.subarray(data.pos, data.pos + size), tPos)
+        data.pos += size
+        tPos += size
+      } else if (type === RUN) {
+        // RFC 3284 section 5.3: RUN repeats one byte of the data section.
+        const b = data.byte()
+        buf.fill(b, tPos, tPos + size)
+        tPos += size
+      } else {
+        const a = copyAddress(half === 0 ? t.mode1[op] : t.mode2[op], w.segLen + (tPos - tStart), addr, caches)
+        tPos = copyBytes(buf, seg, w, tStart, tPos, a, size)
       }
     }
-    if (data.pos !== data.end || addr.pos !== addr.end) throw new VcdiffError('unused bytes in the data or address section')
-    outLength = tStart + targetLen
   }
-  return buf
+  if (data.pos !== data.end || addr.pos !== addr.end) throw new VcdiffError('unused bytes in the data or address section')
 }
 
 /** One window of the delta, its header read and checked (RFC 3284 section 4.2, 4.3). */
@@ -215,80 +236,95 @@ interface Window {
  * so that a small delta declaring a huge target is refused before anything is allocated.
  */
 function readWindows (delta: Uint8Array, start: number, sourceLength: number, maxTarget: number): Window[] {
-  const t = DEFAULT_CODE_TABLE
   const windows: Window[] = []
   let total = 0
   let pos = start
   while (pos < delta.length) {
-    const win = new Reader(delta, pos, delta.length, 'window header')
-    // RFC 3284 section 4.2: Win_Indicator.
-    const winIndicator = win.byte()
-    if ((winIndicator & ~(VCD_SOURCE | VCD_TARGET | VCD_ADLER32)) !== 0) {
-      throw new VcdiffError('reserved bits set in Win_Indicator')
-    }
-    if ((winIndicator & VCD_SOURCE) !== 0 && (winIndicator & VCD_TARGET) !== 0) {
-      throw new VcdiffError('VCD_SOURCE and VCD_TARGET are both set')
-    }
-    let segPos = 0
-    let segLen = 0
-    if ((winIndicator & (VCD_SOURCE | VCD_TARGET)) !== 0) {
-      segLen = win.int()
-      segPos = win.int()
-      if ((winIndicator & VCD_SOURCE) !== 0) {
-        if (segPos + segLen > sourceLength) throw new VcdiffError('source segment is out of range')
-      } else if (segPos + segLen > total) {
-        // VCD_TARGET: the segment must lie in the target decoded by the earlier windows.
-        throw new VcdiffError('target segment is out of range')
-      }
-    }
-    // RFC 3284 section 4.3: the delta encoding of the window.
-    const deltaLen = win.int()
-    if (deltaLen > delta.length - win.pos) throw new VcdiffError('window is truncated')
-    const windowEnd = win.pos + deltaLen
-    win.end = windowEnd
-    const targetLen = win.int()
-    if (targetLen > maxTarget - total) throw new VcdiffError(`target exceeds the limit of ${maxTarget} bytes`)
-    const deltaIndicator = win.byte()
-    if (deltaIndicator !== 0) throw new VcdiffError('compressed sections (Delta_Indicator) are not supported')
-    const dataLen = win.int()
-    const instLen = win.int()
-    const addrLen = win.int()
-    // xdelta3: Adler-32 of the target window, placed before the data section; not verified.
-    if ((winIndicator & VCD_ADLER32) !== 0) {
-      if (windowEnd - win.pos < 4) throw new VcdiffError('window checksum is truncated')
-      win.pos += 4
-    }
-    if (win.pos + dataLen + instLen + addrLen !== windowEnd) {
-      throw new VcdiffError('section lengths do not match the delta encoding length')
-    }
-    const w: Window = {
-      fromSource: (winIndicator & VCD_SOURCE) !== 0,
-      segLen,
-      segPos,
-      targetLen,
-      dataStart: win.pos,
-      instStart: win.pos + dataLen,
-      addrStart: win.pos + dataLen + instLen,
-      end: windowEnd
-    }
-    // RFC 3284 section 5.4: the sizes the instructions claim must fill the window exactly.
-    const inst = new Reader(delta, w.instStart, w.addrStart, 'instruction section')
-    let filled = 0
-    while (inst.pos < inst.end) {
-      const op = inst.data[inst.pos++]
-      for (let half = 0; half < 2; half++) {
-        const type = half === 0 ? t.type1[op] : t.type2[op]
-        if (type === NOOP) continue
-        let size = half === 0 ? t.size1[op] : t.size2[op]
-        if (size === 0) size = inst.int()
-        if (size > targetLen - filled) throw new VcdiffError('instruction overflows the target window')
-        filled += size
-      }
-    }
-    if (filled !== targetLen) throw new VcdiffError('instructions do not fill the target window')
+    const w = readWindowHeader(delta, pos, sourceLength, total, maxTarget)
+    checkInstructionSizes(delta, w)
     windows.push(w)
-    total += targetLen
-    pos = windowEnd
+    total += w.targetLen
+    pos = w.end
   }
   return windows
+}
+
+/** RFC 3284 section 4.2: Win_Indicator and the source or target segment it names, checked against what precedes it (`total`). */
+function readSegment (win: Reader, sourceLength: number, total: number): { winIndicator: number, segLen: number, segPos: number } {
+  const winIndicator = win.byte()
+  if ((winIndicator & ~(VCD_SOURCE | VCD_TARGET | VCD_ADLER32)) !== 0) {
+    throw new VcdiffError('reserved bits set in Win_Indicator')
+  }
+  if ((winIndicator & VCD_SOURCE) !== 0 && (winIndicator & VCD_TARGET) !== 0) {
+    throw new VcdiffError('VCD_SOURCE and VCD_TARGET are both set')
+  }
+  let segPos = 0
+  let segLen = 0
+  if ((winIndicator & (VCD_SOURCE | VCD_TARGET)) !== 0) {
+    segLen = win.int()
+    segPos = win.int()
+    if ((winIndicator & VCD_SOURCE) !== 0) {
+      if (segPos + segLen > sourceLength) throw new VcdiffError('source segment is out of range')
+    } else if (segPos + segLen > total) {
+      // VCD_TARGET: the segment must lie in the target decoded by the earlier windows.
+      throw new VcdiffError('target segment is out of range')
+    }
+  }
+  return { winIndicator, segLen, segPos }
+}
+
+/** The header of the window at `pos` (RFC 3284 section 4.2, 4.3), its target length checked against what is left of `maxTarget`. */
+function readWindowHeader (delta: Uint8Array, pos: number, sourceLength: number, total: number, maxTarget: number): Window {
+  const win = new Reader(delta, pos, delta.length, 'window header')
+  const { winIndicator, segLen, segPos } = readSegment(win, sourceLength, total)
+  // RFC 3284 section 4.3: the delta encoding of the window.
+  const deltaLen = win.int()
+  if (deltaLen > delta.length - win.pos) throw new VcdiffError('window is truncated')
+  const windowEnd = win.pos + deltaLen
+  win.end = windowEnd
+  const targetLen = win.int()
+  if (targetLen > maxTarget - total) throw new VcdiffError(`target exceeds the limit of ${maxTarget} bytes`)
+  const deltaIndicator = win.byte()
+  if (deltaIndicator !== 0) throw new VcdiffError('compressed sections (Delta_Indicator) are not supported')
+  const dataLen = win.int()
+  const instLen = win.int()
+  const addrLen = win.int()
+  // xdelta3: Adler-32 of the target window, placed before the data section; not verified.
+  if ((winIndicator & VCD_ADLER32) !== 0) {
+    if (windowEnd - win.pos < 4) throw new VcdiffError('window checksum is truncated')
+    win.pos += 4
+  }
+  if (win.pos + dataLen + instLen + addrLen !== windowEnd) {
+    throw new VcdiffError('section lengths do not match the delta encoding length')
+  }
+  return {
+    fromSource: (winIndicator & VCD_SOURCE) !== 0,
+    segLen,
+    segPos,
+    targetLen,
+    dataStart: win.pos,
+    instStart: win.pos + dataLen,
+    addrStart: win.pos + dataLen + instLen,
+    end: windowEnd
+  }
+}
+
+/** RFC 3284 section 5.4: the sizes the instructions of `w` claim must fill its target window exactly. */
+function checkInstructionSizes (delta: Uint8Array, w: Window): void {
+  const t = DEFAULT_CODE_TABLE
+  const { targetLen } = w
+  const inst = new Reader(delta, w.instStart, w.addrStart, 'instruction section')
+  let filled = 0
+  while (inst.pos < inst.end) {
+    const op = inst.data[inst.pos++]
+    for (let half = 0; half < 2; half++) {
+      const type = half === 0 ? t.type1[op] : t.type2[op]
+      if (type === NOOP) continue
+      let size = half === 0 ? t.size1[op] : t.size2[op]
+      if (size === 0) size = inst.int()
+      if (size > targetLen - filled) throw new VcdiffError('instruction overflows the target window')
+      filled += size
+    }
+  }
+  if (filled !== targetLen) throw new VcdiffError('instructions do not fill the target window')
 }

@@ -217,7 +217,7 @@ export class Matcher {
    * match, 0 for a match in the target (or none: best[0] = 0).
    */
   private probe (i: number, ws: number, we: number, floor: number, diag: number, mainDiag: number, lastSrcEnd: number): number {
-    const { src, tgt, best, long, short, tTable, tShift } = this
+    const { src, tgt, best, long, short } = this
     const srcLen = src.length
     const longLast = long !== null ? we - long.index.look : -1
     const shortLast = short !== null ? we - short.index.look : -1
@@ -254,29 +254,34 @@ export class Matcher {
     if (bestSrc === 1) bestCost = best[3]
 
     // 3. Earlier target bytes (a self-referencing COPY, RFC 3284 section 3).
-    if (useTarget) {
-      const x = tgt[i] | (tgt[i + 1] << 8) | (tgt[i + 2] << 16) | (tgt[i + 3] << 24)
-      const tb = Math.imul(x, MIX) >>> tShift
-      const c = tTable[tb]
-      tTable[tb] = i
-      if (c >= ws && c < i && best[0] < LONG_ENOUGH) {
-        const f = matchLength(tgt, i, tgt, c, we - i)
-        if (f >= MIN_MATCH) {
-          let b = 0
-          while (i - b > floor && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++
-          const cost = varintSize(i - c)
-          if (f + b - cost > best[0] - bestCost) {
-            best[0] = f + b
-            best[1] = i - b
-            best[2] = c - b
-            best[3] = cost
-            bestSrc = 0
-            bestCost = cost
-          }
-        }
-      }
-    }
+    if (useTarget && this.probeTarget(i, ws, we, floor, bestCost)) bestSrc = 0
 
     return bestSrc
+  }
+
+  /**
+   * Step 3 of `probe`: the earlier target byte with the same 4-byte hash as position i (a
+   * self-referencing COPY, RFC 3284 section 3), extended backwards down to `floor`; into
+   * `best` when it saves more than the match there (`bestCost` its address cost). True when
+   * it replaced it.
+   */
+  private probeTarget (i: number, ws: number, we: number, floor: number, bestCost: number): boolean {
+    const { tgt, best, tTable, tShift } = this
+    const x = tgt[i] | (tgt[i + 1] << 8) | (tgt[i + 2] << 16) | (tgt[i + 3] << 24)
+    const tb = Math.imul(x, MIX) >>> tShift
+    const c = tTable[tb]
+    tTable[tb] = i
+    if (c < ws || c >= i || best[0] >= LONG_ENOUGH) return false
+    const f = matchLength(tgt, i, tgt, c, we - i)
+    if (f < MIN_MATCH) return false
+    let b = 0
+    while (i - b > floor && c - b > ws && tgt[i - b - 1] === tgt[c - b - 1]) b++
+    const cost = varintSize(i - c)
+    if (f + b - cost <= best[0] - bestCost) return false
+    best[0] = f + b
+    best[1] = i - b
+    best[2] = c - b
+    best[3] = cost
+    return true
   }
 }

@@ -12,7 +12,7 @@ import { Sink, varintSize } from './varint'
 /** RFC 3284 section 4.1: "VCD" with the high bits set, version 0, Hdr_Indicator 0. */
 export const HEADER: readonly number[] = [0xd6, 0xc3, 0xc4, 0x00, 0x00]
 /** RFC 3284 section 4.2: Win_Indicator bit for a source segment. */
-export const VCD_SOURCE = 0x01
+const VCD_SOURCE = 0x01
 
 /** Matches found in one window, as parallel typed arrays (no per-match objects). */
 export class Matches {

@@ -68,23 +68,25 @@ export interface DigestAdapter extends SchemeAdapter {
   refresh: () => Promise<void>
 }
 
-export function createDigestAdapter (opts: DigestAuthOptions, realm: string): DigestAdapter {
-  if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'digest must be { secret, users | lookup, ... }')
-  if (opts.secret === undefined || opts.secret === null) throw invalidOption(WHERE, 'digest.secret is required: the HMAC key of the nonces, at least 32 bytes, shared by every instance')
-  const defaultScopes = opts.scopes === undefined ? Object.freeze([]) : scopeList(opts.scopes, 'digest.scopes')
-  if ((opts.users === undefined) === (opts.lookup === undefined)) throw invalidOption(WHERE, 'digest needs exactly one of users and lookup')
-  if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw invalidOption(WHERE, 'digest.lookup must be a function')
+type UserLookup = (query: DigestUserQuery) => DigestLookupRecord | null | undefined | Promise<DigestLookupRecord | null | undefined>
+
+function checkedStore (opts: DigestAuthOptions): NonceCountStore {
   const store: NonceCountStore = opts.store ?? new MemoryNonceStore()
   if (store === null || typeof store !== 'object' || typeof store.seen !== 'function') throw invalidOption(WHERE, 'digest.store must have a seen(nonce, nc, ttlMs) method')
   if (store.generation !== undefined && typeof store.generation !== 'function') throw invalidOption(WHERE, 'digest.store.generation must be a method (the store generation new nonces carry)')
-  let timeoutMs: number
+  return store
+}
+
+function checkedTimeout (opts: DigestAuthOptions): number {
   try {
-    timeoutMs = checkTimeout('digest.storeTimeoutMs', opts.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS)
+    return checkTimeout('digest.storeTimeoutMs', opts.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS)
   } catch (err) {
     throw invalidOption(WHERE, (err as Error).message)
   }
+}
 
-  // A store that throws, rejects or does not answer in time becomes a StoreFailure (fail closed, see the plugin).
+/** `store` made to fail closed: one that throws, rejects or does not answer in time raises a StoreFailure (see the plugin). */
+function guardedStore (store: NonceCountStore, timeoutMs: number): NonceCountStore {
   const guarded: NonceCountStore = {
     seen: async (nonce, nc, ttlMs, generation) => {
       try {
@@ -95,46 +97,93 @@ export function createDigestAdapter (opts: DigestAuthOptions, realm: string): Di
     }
   }
   if (store.generation !== undefined) guarded.generation = store.generation.bind(store)
+  return guarded
+}
 
-  let digest: Digest
+/** The core verifier for the adapter's options; its TypeError/RangeError becomes the suite's boot error. */
+function digestCore (opts: DigestAuthOptions, realm: string, store: NonceCountStore): Digest {
   try {
-    digest = createDigest({
+    return createDigest({
       realm,
       secret: opts.secret,
       algorithms: opts.algorithms,
       nonceTtlMs: opts.nonceTtlMs,
       opaque: opts.opaque,
-      store: guarded,
+      store,
       userhash: opts.userhash,
       now: opts.now
     })
   } catch (err) {
-    // Fail at boot: the core's TypeError/RangeError becomes the suite's boot error
     throw invalidOption(WHERE, `digest: ${(err as Error).message.replace('(option secret)', '(digest.secret)')}`)
   }
+}
 
-  let lookup: (query: DigestUserQuery) => DigestLookupRecord | null | undefined | Promise<DigestLookupRecord | null | undefined>
-  if (opts.users !== undefined) {
-    const table = userTable(opts.users, defaultScopes, 'digest')
-    // RFC 7616 3.4.4: with userhash the client sends H(username ":" realm); index every user by it
-    const byHash = new Map<string, string>()
-    if (opts.userhash === true) {
-      for (const hash of HASHES) {
-        for (const name of table.keys()) byHash.set(`${hash}\0${digestUserhash(hash, name, realm)}`, name)
-      }
+/** The lookup of the `users` table: by name in NFC, or by H(username ":" realm) with userhash. */
+function tableLookup (opts: DigestAuthOptions, users: Readonly<Record<string, AuthUser>>, defaultScopes: readonly string[], realm: string): UserLookup {
+  const table = userTable(users, defaultScopes, 'digest')
+  // RFC 7616 3.4.4: with userhash the client sends H(username ":" realm); index every user by it
+  const byHash = new Map<string, string>()
+  if (opts.userhash === true) {
+    for (const hash of HASHES) {
+      for (const name of table.keys()) byHash.set(`${hash}\0${digestUserhash(hash, name, realm)}`, name)
     }
-    lookup = ({ username, userhash, hash }) => {
-      const name = userhash ? byHash.get(`${hash}\0${username.toLowerCase()}`) : username.normalize('NFC')
-      const user = name === undefined ? undefined : table.get(name)
-      return user === undefined ? null : { username: name, password: user.password, scopes: user.scopes }
-    }
-  } else {
-    lookup = opts.lookup as typeof lookup
   }
+  return ({ username, userhash, hash }) => {
+    const name = userhash ? byHash.get(`${hash}\0${username.toLowerCase()}`) : username.normalize('NFC')
+    const user = name === undefined ? undefined : table.get(name)
+    return user === undefined ? null : { username: name, password: user.password, scopes: user.scopes }
+  }
+}
 
+/** Verifies Digest credentials for a request, with the algorithms `only` (of a route) when given. */
+async function verifyCredentials (
+  digest: Digest,
+  lookup: UserLookup,
+  defaultScopes: readonly string[],
+  credentials: Credentials,
+  request: FastifyRequest,
+  only?: ReadonlySet<string>
+): Promise<Outcome> {
+  const params = credentials.params
+  if (params === undefined) return fail('invalid', 'digest: credentials are not auth-params')
+  // A route offering fewer algorithms accepts only those (RFC 7616 3.3: absent means MD5)
+  if (only !== undefined) {
+    const algorithm = Object.prototype.hasOwnProperty.call(params, 'algorithm') ? params.algorithm.toLowerCase() : 'md5'
+    if (!only.has(algorithm)) return fail('invalid', 'digest: algorithm not offered on this route')
+  }
+  let record: DigestLookupRecord | null | undefined
+  const lookupUser: DigestUserLookup = async (query) => {
+    record = await lookup(query)
+    return record
+  }
+  let result
+  try {
+    // RFC 7616 3.4.6: the uri is compared with the request target as the client sent it
+    // RFC 7616 3.4.6: the uri parameter must designate the request target (host included when absolute).
+    result = await digest.verify(params, request.method, request.originalUrl, lookupUser, { host: request.host })
+  } catch (err) {
+    if (err instanceof StoreFailure) return fail('unavailable', `digest: the nonce-count store failed: ${String((err.failure as Error)?.message ?? err.failure)}`)
+    throw err
+  }
+  if (result.ok) {
+    return { ok: true, principal: { scheme: 'digest', subject: result.username, scopes: runtimeScopes(record?.scopes, defaultScopes) } }
+  }
+  // RFC 7616 3.3: stale=true when the response was right but the nonce expired (or its count was used)
+  return fail(result.stale ? 'stale' : 'invalid', `digest: ${result.reason}: ${result.detail}`)
+}
+
+export function createDigestAdapter (opts: DigestAuthOptions, realm: string): DigestAdapter {
+  if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'digest must be { secret, users | lookup, ... }')
+  if (opts.secret === undefined || opts.secret === null) throw invalidOption(WHERE, 'digest.secret is required: the HMAC key of the nonces, at least 32 bytes, shared by every instance')
+  const defaultScopes = opts.scopes === undefined ? Object.freeze([]) : scopeList(opts.scopes, 'digest.scopes')
+  if ((opts.users === undefined) === (opts.lookup === undefined)) throw invalidOption(WHERE, 'digest needs exactly one of users and lookup')
+  if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw invalidOption(WHERE, 'digest.lookup must be a function')
+  const store = checkedStore(opts)
+  const timeoutMs = checkedTimeout(opts)
+  const digest = digestCore(opts, realm, guardedStore(store, timeoutMs))
+  const lookup = opts.users !== undefined ? tableLookup(opts, opts.users, defaultScopes, realm) : opts.lookup as UserLookup
   const algorithms = digest.algorithms
   const lower = algorithms.map((a) => a.toLowerCase())
-
   return {
     scheme: 'digest',
     algorithms,
@@ -145,33 +194,6 @@ export function createDigestAdapter (opts: DigestAuthOptions, realm: string): Di
       const all = digest.challenges(stale)
       return only === undefined ? all : all.filter((_c, i) => only.has(lower[i]))
     },
-    async verify (credentials: Credentials, request: FastifyRequest, only?: ReadonlySet<string>): Promise<Outcome> {
-      const params = credentials.params
-      if (params === undefined) return fail('invalid', 'digest: credentials are not auth-params')
-      // A route offering fewer algorithms accepts only those (RFC 7616 3.3: absent means MD5)
-      if (only !== undefined) {
-        const algorithm = Object.prototype.hasOwnProperty.call(params, 'algorithm') ? params.algorithm.toLowerCase() : 'md5'
-        if (!only.has(algorithm)) return fail('invalid', 'digest: algorithm not offered on this route')
-      }
-      let record: DigestLookupRecord | null | undefined
-      const lookupUser: DigestUserLookup = async (query) => {
-        record = await lookup(query)
-        return record
-      }
-      let result
-      try {
-        // RFC 7616 3.4.6: the uri is compared with the request target as the client sent it
-        // RFC 7616 3.4.6: the uri parameter must designate the request target (host included when absolute).
-        result = await digest.verify(params, request.method, request.originalUrl, lookupUser, { host: request.host })
-      } catch (err) {
-        if (err instanceof StoreFailure) return fail('unavailable', `digest: the nonce-count store failed: ${String((err.failure as Error)?.message ?? err.failure)}`)
-        throw err
-      }
-      if (result.ok) {
-        return { ok: true, principal: { scheme: 'digest', subject: result.username, scopes: runtimeScopes(record?.scopes, defaultScopes) } }
-      }
-      // RFC 7616 3.3: stale=true when the response was right but the nonce expired (or its count was used)
-      return fail(result.stale ? 'stale' : 'invalid', `digest: ${result.reason}: ${result.detail}`)
-    }
+    verify: (credentials, request, only) => verifyCredentials(digest, lookup, defaultScopes, credentials, request, only)
   }
 }

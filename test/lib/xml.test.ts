@@ -1,7 +1,7 @@
 import { test } from 'tap'
 import fc from 'fast-check'
 import { XMLBuilder, XMLValidator } from 'fast-xml-parser'
-import { decodeXmlBody, jsonToXml, parseXml, parseXmlBody, xmlBodyToJson, xmlName, xmlText, xmlToJson, XmlEncodingError } from '../../lib/xml'
+import { decodeXmlBody, jsonToXml, parseXml, parseXmlBody, xmlBodyToJson, xmlName, xmlReader, xmlText, xmlToJson, XmlEncodingError } from '../../lib/xml'
 
 test('schema-driven conversion: booleans, numbers, nulls, arrays, nested objects', async (t) => {
   const schema = {
@@ -182,4 +182,17 @@ test('a key that sanitizes to a name XML parsers refuse (__proto__, constructor,
     t.equal(XMLValidator.validate(xml), true, key)
     t.doesNotThrow(() => parseXml(xml, { maxDepth: 10 }), key)
   }
+})
+
+test('xmlReader: bounds checked once, a parser of its own; parsing with it honours its bounds', async (t) => {
+  const one = xmlReader({ maxDepth: 2, maxElements: 3 })
+  const other = xmlReader({ maxDepth: 2, maxElements: 3 })
+  t.not(one.parser, other.parser, 'readers share no parser')
+  t.same({ maxDepth: one.maxDepth, maxElements: one.maxElements }, { maxDepth: 2, maxElements: 3 })
+  t.same(parseXml('<r><a>1</a></r>', one), { r: { a: '1' } })
+  t.throws(() => parseXml('<r><a><b>1</b></a></r>', one), /deeper than 2/)
+  t.throws(() => parseXml('<r><a/><b/><c/></r>', one), /more than 3 elements/)
+  const body = parseXmlBody(Buffer.from('<r><a><b>1</b></a></r>'), undefined, undefined, one)
+  t.equal(body.ok, false)
+  t.throws(() => xmlReader({ maxDepth: 0 }), RangeError)
 })

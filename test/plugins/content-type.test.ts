@@ -170,6 +170,22 @@ test('xmlMaxElements: an XML body with more elements is 400 field body, refused 
   t.same(res.json().errors, [{ field: 'body', message: 'XML body has more than 3 elements' }])
 })
 
+test('two apps in one process parse XML with their own bounds, whichever answers first', async (t) => {
+  const shallow = Fastify()
+  await shallow.register(httpConventionsContentType, { maxDepth: 2, xmlMaxElements: 2 })
+  shallow.post('/', async (req) => ({ got: req.body }))
+  const deep = Fastify()
+  await deep.register(httpConventionsContentType, { maxDepth: 5, xmlMaxElements: 5 })
+  deep.post('/', async (req) => ({ got: req.body }))
+  const post = (a: typeof deep, payload: string) => a.inject({ method: 'POST', url: '/', payload, headers: { 'content-type': 'application/xml' } })
+  const nested = '<r><a><b>1</b></a></r>'
+  for (let round = 0; round < 2; round++) {
+    t.equal((await post(deep, nested)).statusCode, 200, 'three levels: within the deep app\'s bounds')
+    t.equal((await post(shallow, nested)).statusCode, 400, 'three levels: beyond the shallow app\'s')
+  }
+  t.equal((await post(shallow, '<r>1</r>')).statusCode, 200)
+})
+
 test('registered alone, with XML off; bad options and route config throw at boot', async (t) => {
   const a = Fastify()
   await a.register(httpConventionsContentType, { xml: false })

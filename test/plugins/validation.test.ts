@@ -146,8 +146,7 @@ function watchedServer (id: string, customOptions: Record<string, unknown> = {})
   return { app, created }
 }
 
-test('one Ajv instance per process checks schemas against the meta-schema, the others hand it theirs; bodies stay strict and query strings coerced', async (t) => {
-  // logger: false is one of the options the check depends on: no earlier test built its checker.
+test('one Ajv instance per app checks schemas against the meta-schema, the others hand it theirs; bodies stay strict and query strings coerced', async (t) => {
   const { app, created } = watchedServer('watch-one', { logger: false })
   await app.register(httpConventions)
   app.post('/b', { schema: { body: { type: 'object', properties: { s: { $ref: 'watch-one#' } } } } }, async (req) => req.body)

@@ -376,16 +376,7 @@ function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err
 
 /** Adds the envelope schema to the context, so routes can refer to ERRORS_SCHEMA_ID. */
 export function addEnvelopeSchema (fastify: FastifyInstance): void {
-  if (fastify.getSchema(ERRORS_SCHEMA_ID) !== undefined) return
-  try {
-    fastify.addSchema(envelopeSchema)
-  } catch (err) {
-    // Fastify refuses a schema in a context when a child context made earlier declared it.
-    throw invalidOption('fastify-http-conventions', 'a child context registered a convention of the suite before this context registered the suite, ' +
-      'so this context and the child would each have their own (the child does not inherit what its parent registers after it was made). ' +
-      'Register the suite first, then the plugins that declare routes: await app.register(httpConventions, options) before app.register(child) ' +
-      `(a child may still register a convention again with its own options). Fastify said: ${(err as Error).message}`)
-  }
+  if (fastify.getSchema(ERRORS_SCHEMA_ID) === undefined) fastify.addSchema(envelopeSchema)
 }
 
 /** Installs the envelope error handler in its context. */

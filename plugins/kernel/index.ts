@@ -63,10 +63,6 @@ function install (fastify: FastifyInstance, plugin: string): void {
 
 /** Declares a convention in `fastify`'s context (each plugin of the suite, when registered). */
 export function declareConvention (fastify: FastifyInstance, convention: Convention, opts: { profile?: Profile } = {}): void {
-  const known = CONVENTIONS.find((c) => c.key === convention.key)
-  if (known === undefined || convention.configKey !== known.configKey) {
-    throw invalidOption(convention.plugin, `the ${convention.key} convention is not in the pipeline with config key ${JSON.stringify(convention.configKey)} (plugins/kernel/pipeline.ts)`)
-  }
   if (!fastify.hasDecorator(kNode)) install(fastify, convention.plugin)
   const node = nodeOf(fastify)!
   if (node.entries.has(convention.key)) {

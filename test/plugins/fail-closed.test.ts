@@ -64,6 +64,15 @@ const ROWS: Row[] = [
     expect: { status: 500, ran: false }
   },
   {
+    name: 'the suite registered without await with requirePrecondition, then a DELETE without config.conditional',
+    build: (app, ran) => {
+      app.register(httpConventions, { conditional: { requirePrecondition: true } })
+      app.delete('/doc', handler(ran, 'delete'))
+    },
+    request: { method: 'DELETE', url: '/doc', headers: { 'if-match': '"v2"' } },
+    expect: { status: 500, ran: false }
+  },
+  {
     name: 'another plugin declares a route before the suite (the suite then guards it): a route that asks for nothing',
     build: async (app, ran) => {
       app.get('/health', handler(ran, 'health'))

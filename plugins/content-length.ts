@@ -94,7 +94,7 @@ function resolveSettings (fastify: FastifyInstance, opts: ContentLengthOptions):
 // Plan: what a route gets, as data
 
 interface RoutePlan {
-  /** The route's body limit; false: `config.contentLength: false` (only the Host check). */
+  /** The route's body limit; false: `config.contentLength: false` (no rule at all). */
   readonly limit: number | false
   /** GET/HEAD only: Fastify never reads their bodies. */
   readonly unreadBody: boolean
@@ -153,45 +153,40 @@ function refuseHosts (request: FastifyRequest, reply: FastifyReply): ConventionE
   return refuse(request, reply, badFraming('the request carries more than one Host field (RFC 9112 3.2)'))
 }
 
-function makeHooks (s: Settings) {
-  /**
-   * Why the body a request declares is refused, or null: `limit` is the route's; `readsBody`
-   * is false for GET and HEAD, whose bodies Fastify never reads.
-   */
-  function bodyProblem (request: FastifyRequest, limit: number, readsBody: boolean): ConventionError | null {
-    const headers = request.headers
-    const te = headers['transfer-encoding']
-    if (te !== undefined) {
-      // Conventions (Content-Length): a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
-      if (s.requireLength) return lengthRequired('a request body must be sent with Content-Length, not chunked')
-      // RFC 9112 6.1: a transfer coding the server does not understand is 501; only chunked is read.
-      if (readsBody && te.trim().toLowerCase() !== 'chunked') return notImplemented(`transfer coding ${JSON.stringify(te)} is not supported; send the body chunked or with Content-Length`)
-      // A limit of 0 admits no body at all (Fastify would read it up to the server's limit).
-      return limit === 0 ? s.tooLarge('the body is larger than the limit of 0 bytes') : null
-    }
-    const cl = headers['content-length']
-    if (cl === undefined) {
-      // RFC 9112 6.3: body bytes may follow all the same (an HTTP/1.0 client reading until close):
-      // they must never be read as a next request, so the connection closes after the 411.
-      return readsBody && s.requireLength && s.methods.has(request.method) ? lengthRequired(`${request.method} requires a Content-Length header`) : null
-    }
-    // Node's parser already refused anything but 1*DIGIT (RFC 9110 8.6) and duplicates.
-    return Number(cl) > limit ? s.tooLarge(`the body is larger than the limit of ${limit} bytes`) : null
+/**
+ * Why the body a request declares is refused, or null: `limit` is the route's; `readsBody`
+ * is false for GET and HEAD, whose bodies Fastify never reads.
+ */
+function bodyProblem (s: Settings, request: FastifyRequest, limit: number, readsBody: boolean): ConventionError | null {
+  const headers = request.headers
+  const te = headers['transfer-encoding']
+  if (te !== undefined) {
+    // Conventions (Content-Length): a body without Content-Length is refused (RFC 9112 6.1 would accept chunked).
+    if (s.requireLength) return lengthRequired('a request body must be sent with Content-Length, not chunked')
+    // RFC 9112 6.1: a transfer coding the server does not understand is 501; only chunked is read.
+    if (readsBody && te.trim().toLowerCase() !== 'chunked') return notImplemented(`transfer coding ${JSON.stringify(te)} is not supported; send the body chunked or with Content-Length`)
+    // A limit of 0 admits no body at all (Fastify would read it up to the server's limit).
+    return limit === 0 ? s.tooLarge('the body is larger than the limit of 0 bytes') : null
   }
+  const cl = headers['content-length']
+  if (cl === undefined) {
+    // RFC 9112 6.3: body bytes may follow all the same (an HTTP/1.0 client reading until close):
+    // they must never be read as a next request, so the connection closes after the 411.
+    return readsBody && s.requireLength && s.methods.has(request.method) ? lengthRequired(`${request.method} requires a Content-Length header`) : null
+  }
+  // Node's parser already refused anything but 1*DIGIT (RFC 9110 8.6) and duplicates.
+  return Number(cl) > limit ? s.tooLarge(`the body is larger than the limit of ${limit} bytes`) : null
+}
 
+function makeHooks (s: Settings) {
   return {
-    bodyProblem,
-    /** onRequest of a route with `config.contentLength: false`: only RFC 9112 3.2. */
-    checkHosts (request: FastifyRequest, reply: FastifyReply): ConventionError | undefined {
-      return repeatsHost(request.raw.rawHeaders) ? refuseHosts(request, reply) : undefined
-    },
     /** onRequest of GET/HEAD: Host lines; a body (never read) refused when chunked or over the limit. */
     checkUnreadBody (limit: number) {
       return function checkUnreadBody (request: FastifyRequest, reply: FastifyReply): ConventionError | undefined {
         if (repeatsHost(request.raw.rawHeaders)) return refuseHosts(request, reply)
         const headers = request.headers
         if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return undefined
-        const problem = bodyProblem(request, limit, false)
+        const problem = bodyProblem(s, request, limit, false)
         return problem === null ? undefined : refuse(request, reply, problem)
       }
     },
@@ -202,7 +197,7 @@ function makeHooks (s: Settings) {
         if (repeatsHost(raw.rawHeaders)) return refuseHosts(request, reply)
         // RFC 9112 9.3.2: bytes pipelined behind a request whose body was never read cannot be framed.
         if (behindClosing(raw)) return refuse(request, reply, lengthRequired('an earlier request on this connection was refused; send this one on a new connection'))
-        const problem = bodyProblem(request, limit, true)
+        const problem = bodyProblem(s, request, limit, true)
         if (problem !== null) return refuse(request, reply, problem)
         if (declaresBody(request.headers)) trackBody(raw, reply.raw)
         return undefined
@@ -245,11 +240,9 @@ function compileRoute (c: RouteCompiler, s: Settings, hooks: Hooks): void {
       : { description: 'Length Required: the body lacks a valid Content-Length, or is over the limit', body: 'text' })
   }
   // On HTTP/1 a GET or HEAD route gets no onSend step: its refusals close the connection themselves.
-  if (!plan.unreadBody || s.http2) c.check('onSend', 'content-length:closing' as never, hooks.closingAnswer as never)
-  if (plan.limit === false) {
-    c.check('onRequest', 'content-length', hooks.checkHosts)
-    return
-  }
+  if (plan.limit !== false && (!plan.unreadBody || s.http2)) c.check('onSend', 'content-length:closing' as never, hooks.closingAnswer as never)
+  // `config.contentLength: false`: no framing rule on this route, the Host check included.
+  if (plan.limit === false) return
   const limit = plan.limit
   const route = c.route
   // The route's own bodyLimit follows ours, so Fastify's reader enforces the same number on chunked bodies.

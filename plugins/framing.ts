@@ -8,7 +8,8 @@
  * which apps spread into `Fastify({ ...serverOptions })`. What it knows of a connection
  * comes from three weak maps keyed by the socket, written only on rare paths (a request
  * that declares a body, a refusal, a framing error): a request without a body leaves
- * them untouched, and no property is added to any socket or request.
+ * them untouched, and no property is added to a request or socket (the lingering close of a
+ * refused request is plugins/adapter.ts's).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'

@@ -45,10 +45,9 @@ test('RFC 9112 3.2: two Host lines are a 400 on every route, in both profiles', 
     const app = await buildApp({ profile })
     app.get('/items', async () => ({ ok: true }))
     app.post('/items', async () => ({ ok: true }))
-    app.post('/free', { config: { contentLength: false } }, async () => ({ ok: true }))
     const port = await listen(app)
     t.teardown(() => app.close())
-    for (const line of ['GET /items', 'HEAD /items', 'POST /items', 'POST /free']) {
+    for (const line of ['GET /items', 'HEAD /items', 'POST /items']) {
       const { responses, closed } = await rawExchange(port, `${line} HTTP/1.1\r\nHost: a.example\r\nhost: b.example\r\nContent-Length: 0\r\n\r\n`, { waitMs: 1500, endAfterMs: 1000 })
       t.same([responses.map((r) => r.status), closed], [[400], true], `${profile}: ${line}`)
     }

@@ -10,7 +10,7 @@ import { invalidOption } from '../lib/errors'
 import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../lib/redirect'
 import { contextHeaders, declareConvention, SENT, type RouteCompiler } from './kernel/index'
 import { rejectUnknownKeys, declaresBody } from './shared'
-import { markRefused } from './connection'
+import { markClosing } from './framing'
 
 export type { RedirectMatch, RedirectRule } from '../lib/redirect'
 
@@ -91,7 +91,7 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
     if (declaresBody(request.headers) && request.raw.httpVersionMajor < 2) {
       reply.header('connection', 'close')
       // Requests pipelined behind the unread body are refused in turn (RFC 9112 9.3.2).
-      markRefused(request)
+      markClosing(request.raw, reply.raw)
     }
     reply.temporaryRedirect(location)
     return SENT

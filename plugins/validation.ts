@@ -10,7 +10,8 @@ import { invalidOption } from '../lib/errors'
 import { createUrlRedactor } from '../lib/redact'
 import { type Profile } from '../lib/profile'
 import { declareConvention } from './kernel/index'
-import { answerClientError, answerFrameworkError } from './server-answers'
+import { answerFrameworkError } from './server-answers'
+import { answerFramingError } from './framing'
 import { profileError } from './shared'
 import { buildChecked, checkersOf, compilerPoolOf } from './schema-check'
 
@@ -192,7 +193,12 @@ export interface ServerOptions {
   readonly logController: NonNullable<FastifyServerOptions['logController']>
   /** Requests Fastify's router refuses before any route (a path that does not decode, a path parameter too long) get the suite's answer. */
   readonly frameworkErrors: (error: FastifyError, request: unknown, reply: unknown) => void
-  /** Requests Node's HTTP parser refuses (400, 408, 431) get the suite's answer, dressed as every answer. */
+  /**
+   * Requests Node's HTTP parser refuses get the suite's answer, dressed as every answer: a
+   * framing error (a duplicate or malformed Content-Length, Content-Length with
+   * Transfer-Encoding, a body longer or shorter than its Content-Length) as the
+   * content-length plugin says (411, or 400 under rfc9110); anything else 400, 408 or 431.
+   */
   readonly clientErrorHandler: NonNullable<FastifyServerOptions['clientErrorHandler']>
 }
 
@@ -218,7 +224,7 @@ export const serverOptions: ServerOptions = Object.freeze({
   logController: Object.freeze(new RedactingLogController()),
   // Any server's request and reply (http, https, http2): the answer only uses what they share.
   frameworkErrors: answerFrameworkError as (error: FastifyError, request: unknown, reply: unknown) => void,
-  clientErrorHandler: answerClientError as NonNullable<FastifyServerOptions['clientErrorHandler']>
+  clientErrorHandler: answerFramingError as NonNullable<FastifyServerOptions['clientErrorHandler']>
 })
 
 type Compile = (route: { schema: object, method: string, url: string, httpPart: string }) => (data: unknown) => unknown

@@ -167,12 +167,23 @@ test('bad options throw at boot', async (t) => {
   t.throws(() => app.post('/x', { config: { contentLength: 'big' as never } }, async () => 'x'), { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION' })
 })
 
-test('RFC 9110 10.1.1: Expect: 100-continue gets its 100 only after the length check; a refused upload gets only its 411', async (t) => {
-  const { port, seen } = await framingServer(t)
+test('RFC 9110 10.1.1: 100 (Continue) comes only after the length check; a refused upload gets only its 411', async (t) => {
+  const app = await buildApp({}, { bodyLimit: 1000 })
+  const seen: string[] = []
+  app.post('/echo', async (req) => { seen.push(req.body as string); return 'ok' })
+  const port = await listen(app)
+  t.teardown(() => app.close())
   const ok = await rawExchange(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\nExpect: 100-continue\r\n\r\n`, { responses: 1, waitMs: 1500 })
   t.equal(ok.responses[0]?.status, 100, 'an acceptable upload is told to continue')
   const big = await rawExchange(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 5000\r\nExpect: 100-continue\r\n\r\n`, { responses: 1, waitMs: 1500 })
   t.same(big.responses.map((r) => r.status), [411], 'no 100 before the refusal')
+  t.same(seen, [])
+})
+
+test('RFC 9110 10.1.1: one 100 (Continue) per request, from the route, never a second from Node', async (t) => {
+  const { port, seen } = await framingServer(t)
+  const { raw } = await rawExchange(port, `POST /echo HTTP/1.1\r\n${H}Content-Length: 5\r\nExpect: 100-continue\r\n\r\n`, { waitMs: 300 })
+  t.equal(raw.split('HTTP/1.1 100 Continue').length - 1, 1, 'one 100')
   t.same(seen, [])
 })
 
@@ -208,6 +219,16 @@ test('a limit of 0 admits no body: any body is refused before it is read (411 sp
   t.teardown(() => app.close())
   t.equal((await rawRequest(port, `POST /any HTTP/1.1\r\n${H}Content-Length: 1\r\n\r\nx`)).status, 411, 'the plugin option bodyLimit: 0')
   t.equal((await rawRequest(port, `GET /ping HTTP/1.1\r\n${H}Content-Length: 1\r\n\r\nx`)).status, 411, 'a GET body too')
+})
+
+test('the not-found path is Fastify\'s: it reads a body up to the server\'s bodyLimit, then answers 404', async (t) => {
+  const { port } = await framingServer(t)
+  const chunked = await rawRequest(port, `POST /nowhere HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`)
+  t.equal(chunked.status, 404, 'chunked: read, then 404')
+  const big = await rawRequest(port, `PUT /nowhere HTTP/1.1\r\n${H}Content-Length: 1001\r\n\r\n`, { responses: undefined, waitMs: 1500 })
+  t.equal(big.status, 413, 'over the server\'s bodyLimit: Fastify\'s 413, from the declared length')
+  const small = await rawRequest(port, `POST /nowhere HTTP/1.1\r\n${H}Content-Length: 5\r\n\r\nhello`)
+  t.equal(small.status, 404, 'a body within the limit: the 404')
 })
 
 test('RFC 9113 8.2.2: over HTTP/2 no answer carries a connection-specific field (a 411, a 307), and Node warns of none', async (t) => {

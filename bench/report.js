@@ -27,7 +27,7 @@ const { performance } = require('node:perf_hooks')
 const { compare } = require('./harness')
 const { ARTICLE_IDS, BASIC, BODY_2KB } = require('./express-service')
 
-const SECTIONS = ['foundation', 'real-shaped', 'conditional', 'patch', 'auth', 'bodies', 'delta', 'delta-scale', 'vcdiff', 'express', 'postgres']
+const SECTIONS = ['allocation', 'foundation', 'real-shaped', 'conditional', 'patch', 'auth', 'bodies', 'delta', 'delta-scale', 'vcdiff', 'express', 'postgres']
 const EXPRESS_TARGET = '>= 1.6'
 
 // ---------------------------------------------------------------- options
@@ -200,6 +200,8 @@ async function runSection (name, o) {
       return captured(() => require(`./${name}.js`).run())
     case 'bodies':
       return captured(() => require('./bodies.js').run())
+    case 'allocation':
+      return captured(() => require('./allocation.js').run({ rounds: o.quick ? 1 : 3 }))
     case 'delta':
       return captured(() => require('./delta.js').run())
     case 'delta-scale':
@@ -305,6 +307,7 @@ function deltaTargets (v) {
 
 // The PostgreSQL comparison has no target: its ratio is printed for information.
 const TITLES = {
+  allocation: 'Bytes allocated per request: what each part of the suite costs a GET 2 KB JSON',
   express: 'Ours vs Express 5, same articles service',
   foundation: 'Foundation: Content-Type, Content-Length, validation',
   'real-shaped': 'An app shaped like a real service: a shared schema, a body schema that $refs it, a coerced query string',
@@ -327,6 +330,7 @@ function targetsOf (name, result) {
   if (name === 'delta') return deltaTargets(v)
   if (name === 'delta-scale') return require('./delta-scale.js').targets(v)
   if (name === 'bodies') return require('./bodies.js').targets(v)
+  if (name === 'allocation') return require('./allocation.js').targets(v)
   return v.map((row) => ratioTarget(name, row)).filter((t) => t !== null)
 }
 
@@ -405,6 +409,7 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
       continue
     }
     if (name === 'vcdiff') out.push(vcdiffTable(r.value))
+    else if (name === 'allocation') out.push(require('./allocation.js').table(r.value))
     else if (name === 'delta' || name === 'delta-scale' || name === 'bodies') out.push(r.output.trim())
     else out.push(rowsTable(r.value))
     if (name === 'express') {

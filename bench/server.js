@@ -33,6 +33,8 @@ const variants = {
     const app = Fastify({ ...suite.serverOptions })
     await app.register(suite.httpConventions, extra.options ?? {})
     routes(app, true)
+    // A route with the config a decomposition asks for (bench/allocation.js).
+    if (extra.config !== undefined) app.get('/custom', { config: extra.config }, async () => doc)
     return app
   },
   // An app shaped like a real service: one shared schema (addSchema), a body schema that
@@ -40,6 +42,25 @@ const variants = {
   // Only the server options the suite gives (no plugin): what spreading them costs.
   async serverOptions () {
     const app = Fastify({ ...suite.serverOptions })
+    routes(app)
+    return app
+  },
+  // Bare Fastify with the request decorators the suite adds (extra.names): what a field on every request costs.
+  async decorated () {
+    const app = Fastify()
+    for (const name of extra.names ?? []) app.decorateRequest(name, null)
+    routes(app)
+    return app
+  },
+  // Bare Fastify with no-op hooks of the named phases (extra.hooks) on every route, and
+  // optionally one that reads request.headers (extra.readHeaders): what a hook, and Node's
+  // lazily built headers object, cost a request.
+  async hooked () {
+    const app = Fastify()
+    for (const phase of extra.hooks ?? []) {
+      if (phase === 'onSend') app.addHook('onSend', function noop (_request, _reply, payload, done) { done(null, payload) })
+      else app.addHook(phase, function noop (request, _reply, done) { if (extra.readHeaders === true && request.headers['content-length'] !== undefined) return done(new Error('body')); done() })
+    }
     routes(app)
     return app
   },

@@ -167,12 +167,14 @@ function patchPlan (opts: PatchOptions, maxRetries: number, serverBodyLimit: num
 
 /** RFC 5789 3.1: Accept-Patch on the resource's 2xx answers and on the 415 (docs/conventions.md (PATCH)). */
 function addAcceptPatch (c: RouteCompiler, cell: AcceptPatchCell): void {
+  // Where no PATCH route is known yet at this URL (one may be declared later), the header
+  // rides along with the route's other onSend steps rather than adding a hook of its own.
   c.check('onSend', 'patch:accept-patch', function acceptPatchOnSend (_request: FastifyRequest, reply: FastifyReply): undefined {
     const value = cell.value
     if (value === undefined) return
     const status = reply.statusCode
     if ((status >= 200 && status < 300) || status === 415) reply.header('accept-patch', value)
-  })
+  }, { weak: cell.value === undefined })
 }
 
 function declareAnswers (c: RouteCompiler): void {
@@ -257,10 +259,9 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
 function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimit: number, checkers: SchemaCheckers): Convention {
   const plan = patchPlan(opts, maxRetries, serverBodyLimit, checkers)
   function compile (c: RouteCompiler): void {
-    if (c.methods.some((m) => ACCEPT_PATCH_METHODS.has(m))) addAcceptPatch(c, plan.cellFor(c.route.url))
     const config = routeConfig(c)
-    if (config === null) return
-    compilePatchRoute(plan, c, config)
+    if (config !== null) compilePatchRoute(plan, c, config)
+    if (c.methods.some((m) => ACCEPT_PATCH_METHODS.has(m))) addAcceptPatch(c, plan.cellFor(c.route.url))
   }
   return {
     key: 'patch',

@@ -184,6 +184,8 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
       policy: opts.protect === undefined || opts.protect === false ? undefined : () => true,
       compile (c) {
         const p = plan(c.route)
+        // RFC 9110 15.5.2: every 401 carries WWW-Authenticate, whoever produced it (another plugin, the app).
+        c.check('onSend', 'auth:challenges', (request, reply, payload) => completeChallenges(request, reply, payload, p ?? byDefault), { weak: true })
         if (p === null) return
         c.respond(401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate'] })
         if (insufficientStatus === 403 && p.scopes.length > 0) c.respond(403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html' })
@@ -205,33 +207,16 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
     if (p === null) throw invalidOption(WHERE, 'conventionAuth(config): config must ask for authentication (true or { scopes, schemes, algorithms })')
     return authHook(p)
   })
-  // The nearest registration of the plugin answers for a route (a child context may register its own).
-  const context = {}
-  ;(fastify as unknown as Record<symbol, unknown>)[kAuthContext] = context
-  fastify.addHook('onSend', function authChallengesOnSend (request, reply, payload, next) {
-    // RFC 9110 15.5.2: every 401 carries WWW-Authenticate, whoever produced it (another plugin, the app).
-    if (reply.statusCode !== 401 || hasChallenge(reply.getHeader('www-authenticate'))) return next(null, payload)
-    if ((request.server as unknown as Record<symbol, unknown>)[kAuthContext] !== context) return next(null, payload)
-    const lines = challenges(routePlan(request), 'plain', false)
+  /** A 401 another plugin or the app wrote without challenges gets the route's (an HTML page of the suite's is kept). */
+  function completeChallenges (request: FastifyRequest, reply: FastifyReply, payload: unknown, p: RoutePlan): unknown {
+    if (reply.statusCode !== 401 || hasChallenge(reply.getHeader('www-authenticate'))) return undefined
+    const lines = challenges(p, 'plain', false)
     const html = /^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))
     const r = render(unauthorized(request.headers.authorization === undefined ? MESSAGES.missing : MESSAGES.invalid, lines), serializeEnvelope)
     for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
-    // An HTML page (the suite's own, from `unauthorized(message, [])`) is kept; any other body becomes the suite's page.
-    if (html) return next(null, payload)
+    if (html) return undefined
     reply.header('content-type', r.contentType)
-    next(null, r.body)
-  })
-
-  /** The plan of the request's route: its own config.auth, else the context's schemes. */
-  function routePlan (request: FastifyRequest): RoutePlan {
-    const options = request.routeOptions
-    /* c8 ignore start: config.auth was checked when the route was compiled; a route no one compiled that asks for auth is refused by the kernel (500) before any 401 */
-    try {
-      return plan({ config: options.config, method: options.method, url: options.url ?? '' } as unknown as RouteOptions) ?? byDefault
-    } catch {
-      return byDefault
-    }
-    /* c8 ignore stop */
+    return r.body
   }
 
   function challenges (p: RoutePlan, bearerLine: keyof NonNullable<RoutePlan['bearer']>, stale: boolean): string[] {
@@ -332,7 +317,6 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
 }
 
 /** On a context instance: the registration of the plugin that answers for its routes. */
-const kAuthContext = Symbol('http-conventions.auth.context')
 
 /** What `conventionAuth(config)` plans from: a route with that `config.auth`. */
 function STRATEGY_ROUTE (config: AuthRouteConfig): RouteOptions {

@@ -17,7 +17,7 @@ import { kRecord } from './symbols'
 import { SENT, type CheckStep, type Convention, type HookStep, type Next, type PayloadCheck, type PayloadNext, type PayloadStep, type Provision, type RouteCompiler } from './types'
 import { appOf, asksFor, fixFor, snapshotOf, typos, type RouteRecord } from './check'
 
-interface Step { name: string, fn: unknown, sync: boolean }
+interface Step { name: string, fn: unknown, sync: boolean, weak?: boolean }
 type Phases = Record<RoutePhase, Step[]>
 
 export function compileRoute (this: FastifyInstance, route: RouteOptions): void {
@@ -39,7 +39,8 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
     if (entries.get(key) === undefined) app.problems.push(`${where} asks for ${key}, which is not registered in its context; ${fixFor(key)}`)
   }
   // A suite error (a route's step, or validation of its schema) the app's handlers pass on to Fastify's gets the suite's answer.
-  if (Object.values(phases).some((p) => p.length > 0) || route.schema !== undefined) phases.onSend.push({ name: 'errors:passed-on', fn: renderPassedOnError, sync: true })
+  // Validation errors, the most common, always; the others where the route answers through onSend anyway.
+  phases.onSend.push({ name: 'errors:passed-on', fn: renderPassedOnError, sync: true, weak: !hasValidation(route) })
   const hooks = attachHooks(route, phases)
   route.errorHandler = routeErrorHandler(policy, route.errorHandler, nearest(node, (n) => n.fallback))
   const record: RouteRecord = { where, route, node, entries, snapshot: snapshotOf(config), hooks }
@@ -56,7 +57,7 @@ function makeCompiler (route: RouteOptions, config: Record<string, unknown>, whe
     where,
     provided,
     step (phase, name, fn) { phases[phase].push({ name, fn, sync: false }) },
-    check (phase, name, fn) { phases[phase].push({ name, fn, sync: true }) },
+    check (phase, name, fn, opts) { phases[phase].push({ name, fn, sync: true, weak: opts?.weak }) },
     use: <T>(key: Provision<T>) => provided.get(key.name) as T | undefined,
     provide: (key, value) => { provided.set(key.name, value) },
     respond: (status, response) => recordResponse(route, status, response),
@@ -92,12 +93,17 @@ function compileConventions (node: Node, c: RouteCompiler & { provided: Map<stri
   return entries
 }
 
+function hasValidation (route: RouteOptions): boolean {
+  const schema = route.schema
+  return schema !== undefined && (schema.body !== undefined || schema.querystring !== undefined || schema.params !== undefined || schema.headers !== undefined)
+}
+
 /** One hook per phase that has steps, in the pipeline's order; returns what was attached. */
 function attachHooks (route: RouteOptions, phases: Phases): Array<readonly [RoutePhase, unknown]> {
   const hooks: Array<readonly [RoutePhase, unknown]> = []
   for (const phase of Object.keys(PIPELINE) as RoutePhase[]) {
     const steps = phases[phase]
-    if (steps.length === 0) continue
+    if (steps.every((s) => s.weak === true)) continue
     const order: readonly string[] = PIPELINE[phase]
     steps.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name))
     const hook = phase === 'onSend' || phase === 'preSerialization' ? joinPayloadSteps(steps) : joinSteps(steps)

@@ -37,6 +37,7 @@ export const PIPELINE = {
   preSerialization: ['content-type:xml'], // RFC 9110 12.5.1: XML when the client prefers it
   onSend: [
     'errors:passed-on', // a suite error the app's handlers passed on to Fastify's is answered as the suite's
+    'auth:challenges', // RFC 9110 15.5.2: a 401 another plugin wrote gets WWW-Authenticate
     'content-length:close', // an answer that closes its connection ends the connection's pipeline
     'conditional:elsewhere', // a 304 another plugin wrote on an opted-in route becomes the 412
     'content-type:charset', // the charset is settled before the ETag is computed

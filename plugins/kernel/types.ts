@@ -18,6 +18,12 @@ export type PayloadCheck = (request: FastifyRequest, reply: FastifyReply, payloa
 export const SENT = 'sent'
 export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 
+/**
+ * `weak`: the step rides along with the phase's other steps and adds no hook of its own (each
+ * Fastify hook costs a request about 300 bytes); a phase of weak steps only is left out.
+ */
+export interface StepOptions { readonly weak?: boolean }
+
 /** A typed key for what one convention provides to later ones while compiling a route. */
 export interface Provision<T> { readonly name: string, readonly type?: T }
 
@@ -34,7 +40,7 @@ export interface RouteCompiler {
   /** Adds a step; its position comes from the pipeline. */
   step: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadStep : HookStep) => void
   /** Adds a synchronous step (cheaper: no callback); its position comes from the pipeline. */
-  check: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadCheck : CheckStep) => void
+  check: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadCheck : CheckStep, opts?: StepOptions) => void
   /** A value an earlier convention provided for this route. */
   use: <T>(key: Provision<T>) => T | undefined
   provide: <T>(key: Provision<T>, value: T) => void

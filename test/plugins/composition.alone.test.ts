@@ -132,8 +132,8 @@ test('one policy for re-registration: the same convention twice in one context i
 
 test('compiled per route: a route that turns off the conventions that apply by default gets no hook; a default route and a route asking for many get at most one per phase', async (t) => {
   const app = Fastify(serverOptions)
-  // Without PATCH support: with it, every route of a resource carries Accept-Patch (one onSend step).
-  await app.register(httpConventions, { auth: AUTH, patch: false })
+  // Every plugin registered: steps such as Accept-Patch and other plugins' 401s ride along with a route's other steps.
+  await app.register(httpConventions, { auth: AUTH })
   const seen = new Map<string, RouteOptions>()
   app.addHook('onRoute', (route) => { seen.set(`${String(route.method)} ${route.url}`, route) })
   // Resource policy, Content-Length, Content-Type and "not modified" apply to every route by default.
@@ -143,6 +143,8 @@ test('compiled per route: a route that turns off the conventions that apply by d
     config: { auth: true, conditional: { validators: () => ({ etag: '"1"' }) }, contentType: { accept: ['application/json'] }, resourcePolicy: 'same-site' }
   }, async () => 'x')
   await app.ready()
+  const tree = app.printRoutes({ includeHooks: true, commonPrefix: false })
+  t.match(tree, /\/plain \(GET\)\n\S*\s*\/plain \(HEAD\)/, 'GET /plain runs no hook at all, of the context or of the route')
   const plain = seen.get('GET /plain') as RouteOptions
   for (const phase of ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend'] as const) {
     t.equal(plain[phase], undefined, `GET /plain: no ${phase} hook`)

@@ -29,7 +29,8 @@ import { profileDefaults, type Profile } from '../lib/profile'
 import { formatFor, problemBody, serializeEnvelope, type ErrorFormat } from './errors'
 import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './kernel/index'
 import { recordSuccessHeaders } from './openapi'
-import { assertProfile, isThenable, rejectUnknownKeys } from './shared'
+import { isThenable, rejectUnknownKeys } from './shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 
 /** The validators a route's provider gives for the current state of its resource. */
 export interface ProvidedValidators {
@@ -126,9 +127,32 @@ declare module 'fastify' {
 
 const PLUGIN = 'fastify-http-conventions-conditional'
 const WHERE = PLUGIN
-const OPTION_KEYS = new Set(['profile', 'notModifiedStatus', 'requirePrecondition', 'requirePreconditionMethods', 'etag', 'cacheControl'])
 const ROUTE_KEYS = new Set(['validators', 'requirePrecondition', 'creates'])
-const ETAG_KEYS = new Set(['algorithm', 'weak'])
+
+/** The plugin's options as JSON Schema, checked at registration (an unknown etag.algorithm is found when it first hashes). */
+export const conditionalOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    profile: PROFILE_SCHEMA,
+    notModifiedStatus: { enum: [412, 304], [MESSAGE]: 'must be 412 or 304' },
+    requirePrecondition: { type: 'boolean', [MESSAGE]: 'must be a boolean' },
+    requirePreconditionMethods: { type: 'array', items: { type: 'string', minLength: 1 }, [MESSAGE]: 'must be an array of method names' },
+    etag: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        algorithm: { type: 'string', [MESSAGE]: 'must be a hash name' },
+        weak: { type: 'boolean', [MESSAGE]: 'must be a boolean' }
+      },
+      [MESSAGE]: 'must be { algorithm?, weak? }'
+    },
+    // RFC 9110 5.5: a field value is visible ASCII and spaces, never CR or LF; not only spaces.
+    cacheControl: { type: ['string', 'boolean'], not: { const: true }, pattern: '^[ -~]*[!-~][ -~]*$', [MESSAGE]: 'must be a Cache-Control value or false' }
+  }
+} as const
+
+const checkOptions = optionsChecker(WHERE, conditionalOptionsSchema)
 const SAFE = new Set(['GET', 'HEAD'])
 const NO_CONDITIONS: ParsedConditions = Object.freeze({})
 const NOT_MODIFIED_ETAG = 'not modified: the current entity-tag matches If-None-Match'
@@ -265,24 +289,6 @@ function httpDate (ms: number): string {
   return lastDate
 }
 
-function validateOptions (opts: ConditionalOptions): void {
-  rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
-  assertProfile(WHERE, opts.profile)
-  if (opts.notModifiedStatus !== undefined && opts.notModifiedStatus !== 412 && opts.notModifiedStatus !== 304) throw invalidOption(WHERE, 'notModifiedStatus must be 412 or 304')
-  if (opts.requirePrecondition !== undefined && typeof opts.requirePrecondition !== 'boolean') throw invalidOption(WHERE, 'requirePrecondition must be a boolean')
-  const methods = opts.requirePreconditionMethods
-  if (methods !== undefined && (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || m === ''))) throw invalidOption(WHERE, 'requirePreconditionMethods must be an array of method names')
-  const cc = opts.cacheControl
-  // RFC 9110 5.5: a field value is visible ASCII and spaces, never CR or LF.
-  if (cc !== undefined && cc !== false && (typeof cc !== 'string' || !/^[\x20-\x7e]+$/.test(cc) || cc.trim() === '')) throw invalidOption(WHERE, 'cacheControl must be a Cache-Control value or false')
-  if (opts.etag !== undefined) {
-    if (typeof opts.etag !== 'object' || opts.etag === null) throw invalidOption(WHERE, 'etag must be { algorithm?, weak? }')
-    rejectUnknownKeys(WHERE, opts.etag, ETAG_KEYS, 'etag option')
-    if (opts.etag.weak !== undefined && typeof opts.etag.weak !== 'boolean') throw invalidOption(WHERE, 'etag.weak must be a boolean')
-    if (opts.etag.algorithm !== undefined && typeof opts.etag.algorithm !== 'string') throw invalidOption(WHERE, 'etag.algorithm must be a hash name')
-  }
-}
-
 function routeConfig (c: RouteCompiler): ConditionalRouteConfig | null {
   const config = c.config.conditional
   if (config === undefined || config === false) return null
@@ -318,7 +324,7 @@ function payloadHasher (opts: ConditionalOptions['etag'] = {}): (reply: FastifyR
 
 /** The conditional convention with its options: registered by the plugin, and used by PATCH routes when none is. */
 export function conditionalConvention (opts: ConditionalOptions): Convention {
-  validateOptions(opts)
+  checkOptions(opts)
   let hashPayload: (reply: FastifyReply, payload: unknown) => void
   try {
     hashPayload = payloadHasher(opts.etag)

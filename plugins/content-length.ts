@@ -13,7 +13,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemented, type ConventionError } from '../lib/errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import { declareConvention, type RouteCompiler } from './kernel/index'
-import { assertProfile, rejectUnknownKeys, declaresBody } from './shared'
+import { rejectUnknownKeys, declaresBody } from './shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 import { lingerOnClose } from './adapter'
 import { coalesceBody } from './body-reader'
 import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from './framing'
@@ -38,7 +39,20 @@ export interface ContentLengthRouteConfig {
 
 const PLUGIN = 'fastify-http-conventions-content-length'
 const WHERE = 'http-conventions/content-length'
-const OPTIONS: ReadonlyArray<keyof ContentLengthOptions> = ['profile', 'bodyLimit', 'methods', 'requireContentLength', 'limitStatus', 'mismatchStatus']
+
+/** The plugin's options as JSON Schema, checked at registration. */
+export const contentLengthOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    profile: PROFILE_SCHEMA,
+    bodyLimit: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, [MESSAGE]: 'must be a non-negative integer' },
+    methods: { type: 'array', items: { type: 'string' }, [MESSAGE]: 'must be an array of method names' },
+    requireContentLength: { type: 'boolean', [MESSAGE]: 'must be a boolean' },
+    limitStatus: { enum: [411, 413], [MESSAGE]: 'must be 411 or 413' },
+    mismatchStatus: { enum: [411, 400], [MESSAGE]: 'must be 411 or 400' }
+  }
+} as const
 
 // ---------------------------------------------------------------------------------------
 // Options
@@ -61,15 +75,7 @@ function isPositiveInt (n: unknown): n is number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
 }
 
-function validate (opts: ContentLengthOptions): void {
-  assertProfile(WHERE, opts.profile)
-  rejectUnknownKeys(WHERE, opts, OPTIONS, 'option')
-  if (opts.bodyLimit !== undefined && !isPositiveInt(opts.bodyLimit)) throw invalidOption(WHERE, 'bodyLimit must be a non-negative integer')
-  if (opts.methods !== undefined && (!Array.isArray(opts.methods) || opts.methods.some((m) => typeof m !== 'string'))) throw invalidOption(WHERE, 'methods must be an array of method names')
-  if (opts.requireContentLength !== undefined && typeof opts.requireContentLength !== 'boolean') throw invalidOption(WHERE, 'requireContentLength must be a boolean')
-  if (opts.limitStatus !== undefined && opts.limitStatus !== 411 && opts.limitStatus !== 413) throw invalidOption(WHERE, 'limitStatus must be 411 or 413')
-  if (opts.mismatchStatus !== undefined && opts.mismatchStatus !== 411 && opts.mismatchStatus !== 400) throw invalidOption(WHERE, 'mismatchStatus must be 411 or 400')
-}
+const validate = optionsChecker(WHERE, contentLengthOptionsSchema)
 
 function resolveSettings (fastify: FastifyInstance, opts: ContentLengthOptions): Settings {
   validate(opts)

@@ -14,7 +14,8 @@ import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, xmlReader, type Json
 import { type Profile } from '../lib/profile'
 import { declareConvention, type PayloadNext, type RouteCompiler } from './kernel/index'
 import { requestMediaType, useRequestMediaType } from './media-type'
-import { profileError, declaresBody, rejectUnknownKeys } from './shared'
+import { declaresBody, rejectUnknownKeys } from './shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
 
 export interface XmlConfig {
@@ -47,7 +48,20 @@ const XML_CHARSETS = new Set(['iso-8859-1', 'latin1', 'us-ascii', 'utf-16', 'utf
 
 const PLUGIN = 'fastify-http-conventions-content-type'
 const WHERE = 'http-conventions/content-type'
-const OPTIONS: ReadonlyArray<keyof ContentTypeOptions> = ['profile', 'xml', 'maxDepth', 'xmlMaxElements']
+
+/** The plugin's options as JSON Schema, checked at registration. */
+export const contentTypeOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    profile: PROFILE_SCHEMA,
+    xml: { type: 'boolean', [MESSAGE]: 'must be a boolean' },
+    maxDepth: { type: 'integer', minimum: 1, maximum: 10_000, [MESSAGE]: 'must be an integer from 1 to 10000' },
+    xmlMaxElements: { type: 'integer', minimum: 1, maximum: 10_000_000, [MESSAGE]: 'must be an integer from 1 to 10000000' }
+  }
+} as const
+
+const checkOptions = optionsChecker(WHERE, contentTypeOptionsSchema)
 const ROUTE_OPTIONS: ReadonlyArray<keyof ContentTypeRouteConfig> = ['accept', 'xml']
 const XML_OPTIONS: ReadonlyArray<keyof XmlConfig> = ['root', 'itemNames']
 
@@ -116,16 +130,9 @@ function xmlNegotiation (xml: { root: string, itemNames?: Record<string, string>
 }
 
 function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, done: (err?: Error) => void): void {
-  const badProfile = profileError(WHERE, opts.profile)
-  if (badProfile !== null) return done(badProfile)
-  try { rejectUnknownKeys(WHERE, opts, OPTIONS, 'option') } catch (err) { return done(err as Error) }
-  if (opts.xml !== undefined && typeof opts.xml !== 'boolean') {
-    return done(invalidOption(PLUGIN, 'xml must be a boolean'))
-  }
+  try { checkOptions(opts) } catch (err) { return done(err as Error) }
   const maxDepth = opts.maxDepth ?? DEFAULT_JSON_MAX_DEPTH
-  if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > 10_000) return done(invalidOption(PLUGIN, 'maxDepth must be an integer from 1 to 10000'))
   const maxElements = opts.xmlMaxElements ?? DEFAULT_XML_MAX_ELEMENTS
-  if (!Number.isSafeInteger(maxElements) || maxElements < 1 || maxElements > 10_000_000) return done(invalidOption(PLUGIN, 'xmlMaxElements must be an integer from 1 to 10000000'))
 
   function compile (c: RouteCompiler): void {
     const config = validateRouteConfig(c)

@@ -35,10 +35,11 @@ import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
 import type { InstanceStore } from '../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../lib/stores/instance-memory'
-import { checkTimeout, DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../lib/stores/deadline'
+import { DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS, withDeadline } from '../lib/stores/deadline'
 import { clientKey, digestKey, InsertBudget, RecentInstances } from '../lib/delta-bookkeeping'
 import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from './kernel/index'
-import { assertProfile, rejectUnknownKeys } from './shared'
+import { rejectUnknownKeys } from './shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
 export type InstanceManipulation = 'vcdiff' | 'gzip'
@@ -93,8 +94,6 @@ export type DeltaEncodingRouteConfig = DeltaEncodingRouteOptions | boolean
 
 const PLUGIN = 'fastify-http-conventions-delta-encoding'
 const WHERE = PLUGIN
-const OPTION_KEYS = new Set(['profile', 'store', 'manipulations', 'ttl', 'maxInstanceBytes', 'vcdiff', 'gzipLevel', 'maxBaseLookups', 'maxInsertsPerClient', 'offload', 'storeTimeoutMs'])
-const OFFLOAD_KEYS = new Set(['minBytes', 'threads', 'maxQueue', 'deadlineMs', 'cacheBytes'])
 const ROUTE_KEYS = new Set(['manipulations', 'ttl'])
 const KNOWN_MANIPULATIONS = new Set<string>(['vcdiff', 'gzip'])
 const SAFE = new Set(['GET', 'HEAD'])
@@ -128,11 +127,40 @@ function checkTtl (where: string, name: string, value: unknown): number | undefi
   return value
 }
 
-function checkPositiveInt (name: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) throw invalidOption(WHERE, `${name} must be an integer from 1 to ${max}`)
-  return value
+/** An integer from 1 to `max`. */
+function upTo (max = Number.MAX_SAFE_INTEGER): { type: 'integer', minimum: 1, maximum: number, [MESSAGE]: string } {
+  return { type: 'integer', minimum: 1, maximum: max, [MESSAGE]: `must be an integer from 1 to ${max}` }
 }
+
+/**
+ * The plugin's options as JSON Schema, checked at registration in the order they are
+ * documented. The store's methods and the VCDIFF encoder's options are checked after it.
+ */
+export const deltaEncodingOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    profile: PROFILE_SCHEMA,
+    store: { type: 'object', [MESSAGE]: 'must be an instance store: { get(key), set(key, value, ttl?) }' },
+    manipulations: { type: 'array', items: { enum: ['vcdiff', 'gzip'] }, [MESSAGE]: "must list 'vcdiff' and/or 'gzip'" },
+    ttl: { type: 'number', exclusiveMinimum: 0, [MESSAGE]: 'must be a positive number of milliseconds' },
+    maxInstanceBytes: upTo(),
+    gzipLevel: upTo(9),
+    maxBaseLookups: upTo(100),
+    maxInsertsPerClient: upTo(1_000_000),
+    storeTimeoutMs: { type: 'integer', minimum: 1, maximum: MAX_STORE_TIMEOUT_MS, [MESSAGE]: `must be an integer number of milliseconds from 1 to ${MAX_STORE_TIMEOUT_MS}` },
+    vcdiff: { type: 'object', [MESSAGE]: 'must be an object of encoder options' },
+    offload: {
+      type: ['boolean', 'object'],
+      not: { const: true },
+      additionalProperties: false,
+      properties: { minBytes: upTo(), threads: upTo(64), maxQueue: upTo(), deadlineMs: upTo(), cacheBytes: upTo() },
+      [MESSAGE]: 'must be false or { minBytes?, threads?, maxQueue?, deadlineMs?, cacheBytes? }'
+    }
+  }
+} as const
+
+const checkOptions = optionsChecker(WHERE, deltaEncodingOptionsSchema)
 
 function isStore (store: unknown): store is InstanceStore {
   return typeof store === 'object' && store !== null && typeof (store as InstanceStore).get === 'function' && typeof (store as InstanceStore).set === 'function'
@@ -226,17 +254,8 @@ interface DeltaPlan {
   offload: OffloadPlan
 }
 
-function checkStoreTimeout (value: unknown): number {
-  try {
-    return checkTimeout('storeTimeoutMs', value ?? DEFAULT_STORE_TIMEOUT_MS)
-  } catch (err) {
-    throw invalidOption(WHERE, (err as Error).message)
-  }
-}
-
 function checkVcdiffOptions (value: unknown): EncodeOptions {
   const vcdiffOptions = value ?? {}
-  if (typeof vcdiffOptions !== 'object' || vcdiffOptions === null) throw invalidOption(WHERE, 'vcdiff must be an object of encoder options')
   try {
     // The encoder checks its options on every call: check them once, now (a bad option fails at boot).
     encode(Buffer.alloc(0), Buffer.alloc(0), vcdiffOptions as EncodeOptions)
@@ -248,17 +267,13 @@ function checkVcdiffOptions (value: unknown): EncodeOptions {
 
 function offloadPlan (value: DeltaEncodingOptions['offload']): OffloadPlan {
   const offload = value ?? {}
-  if (offload !== false && (typeof offload !== 'object' || offload === null)) throw invalidOption(WHERE, 'offload must be false or { minBytes?, threads?, maxQueue?, deadlineMs?, cacheBytes? }')
-  if (offload !== false) {
-    rejectUnknownKeys(WHERE, offload, OFFLOAD_KEYS, 'offload option')
-  }
   const off = offload === false ? {} : offload
-  const minBytes = checkPositiveInt('offload.minBytes', off.minBytes, 256 * 1024)
-  const deadlineMs = checkPositiveInt('offload.deadlineMs', off.deadlineMs, 1000)
+  const minBytes = off.minBytes ?? 256 * 1024
+  const deadlineMs = off.deadlineMs ?? 1000
   const pool = {
-    threads: checkPositiveInt('offload.threads', off.threads, Math.max(1, Math.min(4, availableParallelism() - 1)), 64),
-    maxQueue: checkPositiveInt('offload.maxQueue', off.maxQueue, 64),
-    cacheBytes: checkPositiveInt('offload.cacheBytes', off.cacheBytes, 64 * 1024 * 1024),
+    threads: off.threads ?? Math.max(1, Math.min(4, availableParallelism() - 1)),
+    maxQueue: off.maxQueue ?? 64,
+    cacheBytes: off.cacheBytes ?? 64 * 1024 * 1024,
     deadlineMs
   }
   return { minBytes, deadlineMs, pool: offload === false ? null : pool }
@@ -266,16 +281,15 @@ function offloadPlan (value: DeltaEncodingOptions['offload']): OffloadPlan {
 
 /** Checks the plugin's options, in the order they are documented; throws FST_HTTP_CONVENTIONS_INVALID_OPTION. */
 function deltaPlan (opts: DeltaEncodingOptions): DeltaPlan {
-  rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
-  assertProfile(WHERE, opts.profile)
+  checkOptions(opts)
   if (opts.store !== undefined && !isStore(opts.store)) throw invalidOption(WHERE, 'store must be an instance store: { get(key), set(key, value, ttl?) }')
-  const manipulations = opts.manipulations === undefined ? ['vcdiff', 'gzip'] as InstanceManipulation[] : checkManipulations(WHERE, 'manipulations', opts.manipulations)
-  const ttl = checkTtl(WHERE, 'ttl', opts.ttl)
-  const maxInstanceBytes = checkPositiveInt('maxInstanceBytes', opts.maxInstanceBytes, 8 * 1024 * 1024)
-  const gzipLevel = checkPositiveInt('gzipLevel', opts.gzipLevel, 6, 9)
-  const maxBaseLookups = checkPositiveInt('maxBaseLookups', opts.maxBaseLookups, 4, 100)
-  const insertsPerMinute = checkPositiveInt('maxInsertsPerClient', opts.maxInsertsPerClient, 120, 1_000_000)
-  const storeTimeoutMs = checkStoreTimeout(opts.storeTimeoutMs)
+  const manipulations = opts.manipulations ?? ['vcdiff', 'gzip']
+  const ttl = opts.ttl
+  const maxInstanceBytes = opts.maxInstanceBytes ?? 8 * 1024 * 1024
+  const gzipLevel = opts.gzipLevel ?? 6
+  const maxBaseLookups = opts.maxBaseLookups ?? 4
+  const insertsPerMinute = opts.maxInsertsPerClient ?? 120
+  const storeTimeoutMs = opts.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS
   const maxPendingBytes = Math.max(2 * maxInstanceBytes, MIN_PENDING_BYTES)
   const vcdiffOptions = checkVcdiffOptions(opts.vcdiff)
   const store = opts.store ?? new MemoryInstanceStore()

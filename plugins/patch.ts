@@ -16,7 +16,8 @@ import { ajvErrorsToEntries, type AjvErrorLike } from '../lib/validation-errors'
 import { type Profile } from '../lib/profile'
 import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from './kernel/index'
 import { requestMediaType, useRequestMediaType } from './media-type'
-import { assertProfile, rejectUnknownKeys, type RouteRequest } from './shared'
+import { rejectUnknownKeys, type RouteRequest } from './shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 import { buildChecked, checkersOf, type SchemaCheckers } from './schema-check'
 import { conditionalConvention } from './conditional'
 import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
@@ -82,7 +83,22 @@ declare module 'fastify' {
 const PLUGIN = 'fastify-http-conventions-patch'
 const WHERE = PLUGIN
 const ROUTE_KEYS = new Set(['schema', 'load', 'save', 'formats'])
-const OPTION_KEYS = new Set(['profile', 'maxRetries', 'maxOperations', 'maxDepth', 'maxDocumentGrowth'])
+const POSITIVE_INTEGER = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, [MESSAGE]: 'must be a positive integer' } as const
+
+/** The plugin's options as JSON Schema, checked at registration. */
+export const patchOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    profile: PROFILE_SCHEMA,
+    maxRetries: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, [MESSAGE]: 'must be a non-negative integer' },
+    maxOperations: POSITIVE_INTEGER,
+    maxDepth: POSITIVE_INTEGER,
+    maxDocumentGrowth: POSITIVE_INTEGER
+  }
+} as const
+
+const checkOptions = optionsChecker(WHERE, patchOptionsSchema)
 const ACCEPT_PATCH_METHODS = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'OPTIONS'])
 const kLoaded = Symbol('http-conventions.patch.loaded')
 
@@ -276,14 +292,8 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
 
 function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?: Error) => void): void {
   try {
-    rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
-    assertProfile(WHERE, opts.profile)
+    checkOptions(opts)
     const maxRetries = opts.maxRetries ?? 5
-    if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw invalidOption(WHERE, 'maxRetries must be a non-negative integer')
-    for (const name of ['maxOperations', 'maxDepth', 'maxDocumentGrowth'] as const) {
-      const v = opts[name]
-      if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw invalidOption(WHERE, `${name} must be a positive integer`)
-    }
     // The app's server stands for the app: every context of it shares the one server.
     const checkers = checkersOf(fastify.server)
     declareConvention(fastify, patchConvention(opts, maxRetries, fastify.initialConfig.bodyLimit ?? 1048576, checkers), { profile: opts.profile })

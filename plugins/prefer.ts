@@ -13,12 +13,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { prefersMinimal } from '../lib/prefer'
 import { declareConvention, type RouteCompiler } from './kernel/index'
-import { rejectUnknownKeys } from './shared'
+import { optionsChecker } from './options'
 
 const PLUGIN = 'fastify-http-conventions-prefer'
 
 /** The Prefer convention has no options yet; an object keeps room for them. */
 export type PreferOptions = Record<string, never>
+
+/** The plugin's options as JSON Schema, checked at registration: none yet. */
+export const preferOptionsSchema = { type: 'object', additionalProperties: false } as const
+
+const checkOptions = optionsChecker(PLUGIN, preferOptionsSchema)
 
 /** `config.prefer`: true honours `Prefer: return=minimal` on the route's writes. */
 export type PreferRouteConfig = boolean
@@ -56,7 +61,7 @@ function compile (c: RouteCompiler): void {
 
 function preferPlugin (fastify: FastifyInstance, opts: PreferOptions, done: (err?: Error) => void): void {
   try {
-    rejectUnknownKeys(PLUGIN, opts, [], 'option')
+    checkOptions(opts)
     declareConvention(fastify, { key: 'prefer', plugin: PLUGIN, configKey: 'prefer', compile })
   } catch (err) {
     return done(err as Error)

@@ -9,7 +9,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption } from '../lib/errors'
 import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../lib/redirect'
 import { contextHeaders, declareConvention, SENT, type RouteCompiler } from './kernel/index'
-import { rejectUnknownKeys, declaresBody } from './shared'
+import { declaresBody } from './shared'
+import { MESSAGE, optionsChecker } from './options'
 import { markClosing } from './framing'
 
 export type { RedirectMatch, RedirectRule } from '../lib/redirect'
@@ -37,6 +38,17 @@ declare module 'fastify' {
 const PLUGIN = 'fastify-http-conventions-redirect'
 const WHERE = PLUGIN
 
+/** The plugin's options as JSON Schema, checked at registration; each rule is checked as it compiles (lib/redirect.ts). */
+export const redirectOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    rules: { type: 'array', [MESSAGE]: 'must be an array of { from, to, methods? }' }
+  }
+} as const
+
+const checkOptions = optionsChecker(WHERE, redirectOptionsSchema)
+
 function temporaryRedirect (this: FastifyReply, location: string): FastifyReply {
   const value = formatLocation(location)
   // RFC 9110 15.4: the content is a short hypertext note naming the new URI (ASCII: it is encoded).
@@ -46,7 +58,7 @@ function temporaryRedirect (this: FastifyReply, location: string): FastifyReply 
 function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: (err?: Error) => void): void {
   let redirectFor: Redirector
   try {
-    rejectUnknownKeys(WHERE, opts, ['rules'], 'option')
+    checkOptions(opts)
     redirectFor = compileRules(opts.rules ?? [], WHERE)
   } catch (err) {
     return done(err as Error)

@@ -16,7 +16,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { declareConvention, type RouteCompiler } from './kernel/index'
 import { invalidOption } from '../lib/errors'
-import { rejectUnknownKeys } from './shared'
+import { MESSAGE, optionsChecker } from './options'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
 export type ResourcePolicy = 'same-origin' | 'same-site' | 'cross-origin'
@@ -34,6 +34,17 @@ const WHERE = PLUGIN
 const HEADER = 'cross-origin-resource-policy'
 const POLICIES = new Set<unknown>(['same-origin', 'same-site', 'cross-origin'])
 
+/** The plugin's options as JSON Schema, checked at registration. */
+export const resourcePolicyOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    policy: { enum: ['same-origin', 'same-site', 'cross-origin', false], [MESSAGE]: "must be 'same-origin', 'same-site', 'cross-origin' or false, got {value}" }
+  }
+} as const
+
+const checkOptions = optionsChecker(WHERE, resourcePolicyOptionsSchema)
+
 function check (value: unknown, where: string, name: string): ResourcePolicy | false {
   if (value === false || POLICIES.has(value)) return value as ResourcePolicy | false
   throw invalidOption(where, `${name} must be 'same-origin', 'same-site', 'cross-origin' or false, got ${JSON.stringify(value)}`)
@@ -42,8 +53,8 @@ function check (value: unknown, where: string, name: string): ResourcePolicy | f
 function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOptions, done: (err?: Error) => void): void {
   let fallback: string | null
   try {
-    rejectUnknownKeys(WHERE, opts, ['policy'], 'option')
-    const policy = opts.policy === undefined ? 'same-origin' : check(opts.policy, WHERE, 'policy')
+    checkOptions(opts)
+    const policy = opts.policy ?? 'same-origin'
     fallback = policy === false ? null : policy
   } catch (err) {
     return done(err as Error)

@@ -7,12 +7,12 @@
 import fp from 'fastify-plugin'
 import { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { invalidOption } from '../lib/errors'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 import { createUrlRedactor } from '../lib/redact'
 import { type Profile } from '../lib/profile'
 import { declareConvention } from './kernel/index'
 import { answerFrameworkError } from './server-answers'
 import { answerFramingError } from './framing'
-import { profileError } from './shared'
 import { buildChecked, checkersOf, compilerPoolOf } from './schema-check'
 
 export interface ValidationOptions {
@@ -22,6 +22,19 @@ export interface ValidationOptions {
 }
 
 const PLUGIN = 'fastify-http-conventions-validation'
+const WHERE = 'http-conventions/validation'
+
+/** The plugin's options as JSON Schema, checked at registration. */
+export const validationOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    profile: PROFILE_SCHEMA,
+    checkServerOptions: { enum: ['throw', 'warn', 'ignore'], [MESSAGE]: "must be 'throw', 'warn' or 'ignore'" }
+  }
+} as const
+
+const checkOptions = optionsChecker(WHERE, validationOptionsSchema)
 
 type RouteCompile = (route: { httpPart?: string, schema?: unknown }) => unknown
 
@@ -253,13 +266,9 @@ export function probeValidator (compile: Compile): string | null {
 }
 
 function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, done: (err?: Error) => void): void {
-  const where = 'http-conventions/validation'
-  const badProfile = profileError(where, opts.profile)
-  if (badProfile !== null) return done(badProfile)
-  const unknown = Object.keys(opts).find((k) => k !== 'profile' && k !== 'checkServerOptions')
-  if (unknown !== undefined) return done(invalidOption(where, `unknown option ${JSON.stringify(unknown)}`))
+  const where = WHERE
+  try { checkOptions(opts) } catch (err) { return done(err as Error) }
   const mode = opts.checkServerOptions ?? 'throw'
-  if (mode !== 'throw' && mode !== 'warn' && mode !== 'ignore') return done(invalidOption(where, "checkServerOptions must be 'throw', 'warn' or 'ignore'"))
   try {
     declareConvention(fastify, {
       key: 'validation',

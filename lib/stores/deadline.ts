@@ -11,7 +11,7 @@
 export const DEFAULT_STORE_TIMEOUT_MS = 1000
 
 /** Largest deadline accepted: a minute (a longer wait is no deadline for a request). */
-const MAX_STORE_TIMEOUT_MS = 60_000
+export const MAX_STORE_TIMEOUT_MS = 60_000
 
 /** A store operation that did not settle within its deadline. */
 export class StoreTimeoutError extends Error {

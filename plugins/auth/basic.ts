@@ -28,9 +28,8 @@ export interface BasicAuthOptions {
 const INVALID = fail('invalid', 'basic: credentials refused')
 
 export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
-  if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'basic must be { users } or { verify }')
+  // Its shape was checked with the plugin's options (authOptionsSchema); here what JSON Schema cannot say.
   const defaultScopes = opts.scopes === undefined ? Object.freeze([]) : scopeList(opts.scopes, 'basic.scopes')
-  if ((opts.users === undefined) === (opts.verify === undefined)) throw invalidOption(WHERE, 'basic needs exactly one of users and verify')
 
   if (opts.verify !== undefined) {
     const verify = opts.verify
@@ -58,7 +57,8 @@ export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
   // time taken; an unknown user is compared against a secret nothing matches, so it costs the
   // same as a wrong password.
   const table = new Map<string, { secret: StoredSecret, scopes: readonly string[] }>()
-  for (const [user, entry] of userTable(opts.users, defaultScopes, 'basic')) {
+  // No verify: users, as the schema's oneOf says.
+  for (const [user, entry] of userTable(opts.users as object, defaultScopes, 'basic')) {
     table.set(user, { secret: storeSecret(entry.password), scopes: entry.scopes })
   }
   const nobody = unmatchableSecret()

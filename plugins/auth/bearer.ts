@@ -32,9 +32,8 @@ const UNKNOWN = fail('invalid', 'bearer: unknown token')
 const EXPIRED = fail('expired', 'bearer: token expired')
 
 export function createBearerAdapter (opts: BearerAuthOptions): SchemeAdapter {
-  if (opts === null || typeof opts !== 'object' || typeof opts.verify !== 'function') {
-    throw invalidOption(WHERE, 'bearer must be { verify(token) => { subject, scopes, expiresAt } | null }')
-  }
+  // Its shape was checked with the plugin's options (authOptionsSchema); here the functions.
+  if (typeof opts.verify !== 'function') throw invalidOption(WHERE, 'bearer must be { verify(token) => { subject, scopes, expiresAt } | null }')
   if (opts.now !== undefined && typeof opts.now !== 'function') throw invalidOption(WHERE, 'bearer.now must be a function')
   const verify = opts.verify
   const now = opts.now ?? Date.now

@@ -83,9 +83,8 @@ function hasControl (s: string): boolean {
 
 export interface UserEntry { password: string, scopes: readonly string[] }
 
-/** Validates a users map at boot; passwords NFC (RFC 7617 2.1, RFC 7616 3.3). */
-export function userTable (users: unknown, defaultScopes: readonly string[], name: string): Map<string, UserEntry> {
-  if (users === null || typeof users !== 'object' || Array.isArray(users)) throw invalidOption(WHERE, `${name}.users must be an object of user: password`)
+/** Validates the entries of a users map (an object, as authOptionsSchema says) at boot; passwords NFC (RFC 7617 2.1, RFC 7616 3.3). */
+export function userTable (users: object, defaultScopes: readonly string[], name: string): Map<string, UserEntry> {
   const table = new Map<string, UserEntry>()
   for (const [user, value] of Object.entries(users)) {
     if (user.length === 0 || user.includes(':') || hasControl(user)) {

@@ -13,7 +13,7 @@ import {
 import { MemoryNonceStore } from '../../lib/stores/memory-nonce'
 import type { NonceCountStore } from '../../lib/stores/nonce-store'
 import { invalidOption } from '../../lib/errors'
-import { checkTimeout, DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../../lib/stores/deadline'
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../../lib/stores/deadline'
 import {
   fail, runtimeScopes, scopeList, userTable, WHERE,
   type AuthUser, type Credentials, type Outcome, type SchemeAdapter
@@ -72,17 +72,9 @@ type UserLookup = (query: DigestUserQuery) => DigestLookupRecord | null | undefi
 
 function checkedStore (opts: DigestAuthOptions): NonceCountStore {
   const store: NonceCountStore = opts.store ?? new MemoryNonceStore()
-  if (store === null || typeof store !== 'object' || typeof store.seen !== 'function') throw invalidOption(WHERE, 'digest.store must have a seen(nonce, nc, ttlMs) method')
+  if (typeof store.seen !== 'function') throw invalidOption(WHERE, 'digest.store must have a seen(nonce, nc, ttlMs) method')
   if (store.generation !== undefined && typeof store.generation !== 'function') throw invalidOption(WHERE, 'digest.store.generation must be a method (the store generation new nonces carry)')
   return store
-}
-
-function checkedTimeout (opts: DigestAuthOptions): number {
-  try {
-    return checkTimeout('digest.storeTimeoutMs', opts.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS)
-  } catch (err) {
-    throw invalidOption(WHERE, (err as Error).message)
-  }
 }
 
 /** `store` made to fail closed: one that throws, rejects or does not answer in time raises a StoreFailure (see the plugin). */
@@ -173,13 +165,11 @@ async function verifyCredentials (
 }
 
 export function createDigestAdapter (opts: DigestAuthOptions, realm: string): DigestAdapter {
-  if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'digest must be { secret, users | lookup, ... }')
-  if (opts.secret === undefined || opts.secret === null) throw invalidOption(WHERE, 'digest.secret is required: the HMAC key of the nonces, at least 32 bytes, shared by every instance')
+  // Its shape was checked with the plugin's options (authOptionsSchema); here what JSON Schema cannot say.
   const defaultScopes = opts.scopes === undefined ? Object.freeze([]) : scopeList(opts.scopes, 'digest.scopes')
-  if ((opts.users === undefined) === (opts.lookup === undefined)) throw invalidOption(WHERE, 'digest needs exactly one of users and lookup')
   if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw invalidOption(WHERE, 'digest.lookup must be a function')
   const store = checkedStore(opts)
-  const timeoutMs = checkedTimeout(opts)
+  const timeoutMs = opts.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS
   const digest = digestCore(opts, realm, guardedStore(store, timeoutMs))
   const lookup = opts.users !== undefined ? tableLookup(opts, opts.users, defaultScopes, realm) : opts.lookup as UserLookup
   const algorithms = digest.algorithms

@@ -22,7 +22,9 @@ import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { serializeEnvelope } from '../errors'
 import { runtimeScopes, scopeList, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { assertProfile, isThenable, rejectUnknownKeys, routeWhere } from '../shared'
+import { isThenable, rejectUnknownKeys, routeWhere } from '../shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../options'
+import { MAX_STORE_TIMEOUT_MS } from '../../lib/stores/deadline'
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
 export type { BasicAuthOptions, BasicVerifyResult } from './basic'
@@ -99,7 +101,74 @@ declare module 'fastify' {
   }
 }
 
-const OPTION_KEYS = new Set(['profile', 'realm', 'basic', 'bearer', 'digest', 'app', 'digestFirst', 'protect', 'challengeLines', 'insufficientScopeStatus', 'storeFailureStatus'])
+/** Scopes: an array of scope tokens, or one space-separated string (the tokens are checked as they are read). */
+const SCOPES = { type: ['string', 'array'], [MESSAGE]: 'must be an array of scope tokens' } as const
+/** user: password, or user: { password, scopes } (the names and entries are checked as they are read). */
+const USERS = { type: 'object', [MESSAGE]: 'must be an object of user: password' } as const
+/** A function: JSON Schema has no type for it, so the plugin checks it after the schema. */
+const FUNCTION = {} as const
+
+/** A branch of anyOf or oneOf: the object has `name` (strict mode wants it declared beside `required`). */
+function has<N extends string> (name: N): { required: [N], properties: Record<N, true> } {
+  return { required: [name], properties: { [name]: true } as Record<N, true> }
+}
+
+/**
+ * The plugin's options as JSON Schema, checked at registration. Then, in code: the functions
+ * (`verify`, `lookup`, `now`, the store's methods), `digestFirst` against `digest.algorithms`,
+ * the realm as a header value, user names and scope tokens, and Digest's secret, algorithms and
+ * nonce lifetime (lib/auth/digest.ts).
+ */
+export const authOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    profile: PROFILE_SCHEMA,
+    realm: { type: 'string', [MESSAGE]: 'must be a string' },
+    basic: {
+      type: 'object',
+      properties: { users: USERS, verify: FUNCTION, scopes: SCOPES },
+      oneOf: [has('users'), has('verify')],
+      [MESSAGE]: { type: 'must be { users } or { verify }', oneOf: 'needs exactly one of users and verify' }
+    },
+    bearer: {
+      type: 'object',
+      required: ['verify'],
+      properties: { verify: FUNCTION, now: FUNCTION },
+      [MESSAGE]: 'must be { verify(token) => { subject, scopes, expiresAt } | null }'
+    },
+    digest: {
+      type: 'object',
+      required: ['secret'],
+      properties: {
+        secret: { not: { type: 'null' }, [MESSAGE]: 'is required: the HMAC key of the nonces, at least 32 bytes, shared by every instance' },
+        algorithms: {},
+        users: USERS,
+        lookup: FUNCTION,
+        nonceTtlMs: {},
+        store: { type: 'object', [MESSAGE]: 'must have a seen(nonce, nc, ttlMs) method' },
+        storeTimeoutMs: { type: 'integer', minimum: 1, maximum: MAX_STORE_TIMEOUT_MS, [MESSAGE]: `must be an integer number of milliseconds from 1 to ${MAX_STORE_TIMEOUT_MS}` },
+        userhash: {},
+        opaque: {},
+        scopes: SCOPES,
+        now: FUNCTION
+      },
+      oneOf: [has('users'), has('lookup')],
+      [MESSAGE]: { type: 'must be { secret, users | lookup, ... }', oneOf: 'needs exactly one of users and lookup' }
+    },
+    app: { type: 'object', required: ['verify'], properties: { verify: FUNCTION }, [MESSAGE]: 'must be { verify(request) }' },
+    digestFirst: { type: 'string', [MESSAGE]: 'must be one of digest.algorithms' },
+    protect: { type: ['boolean', 'object'], properties: { scopes: SCOPES }, [MESSAGE]: 'must be a boolean or { scopes }' },
+    challengeLines: { enum: ['separate', 'single'], [MESSAGE]: "must be 'separate' or 'single'" },
+    insufficientScopeStatus: { enum: [401, 403], [MESSAGE]: 'must be 401 or 403' },
+    storeFailureStatus: { enum: [401, 503], [MESSAGE]: 'must be 401 or 503' }
+  },
+  // RFC 9110 11.6.1: every 401 carries a challenge, so the app's own authentication (which has none) is not enough alone.
+  anyOf: [has('basic'), has('bearer'), has('digest')],
+  [MESSAGE]: { type: 'options must be an object', anyOf: 'enable at least one of basic, bearer and digest' }
+} as const
+
+const checkOptions = optionsChecker(WHERE, authOptionsSchema)
 const ROUTE_KEYS = new Set(['scopes', 'schemes', 'algorithms'])
 const SCHEMES: ReadonlyArray<Exclude<AuthScheme, 'app'>> = ['digest', 'basic', 'bearer'] // RFC 7616 3.7 / RFC 9110 11.6.1: strongest first
 
@@ -123,17 +192,8 @@ function repeatedAuthorization (raw: string[]): boolean {
 }
 
 function validate (opts: AuthOptions): void {
-  if (opts === null || typeof opts !== 'object') throw invalidOption(WHERE, 'options must be an object')
-  rejectUnknownKeys(WHERE, opts, OPTION_KEYS, 'option')
-  assertProfile(WHERE, opts.profile)
-  if (opts.challengeLines !== undefined && opts.challengeLines !== 'separate' && opts.challengeLines !== 'single') throw invalidOption(WHERE, "challengeLines must be 'separate' or 'single'")
-  if (opts.insufficientScopeStatus !== undefined && opts.insufficientScopeStatus !== 401 && opts.insufficientScopeStatus !== 403) throw invalidOption(WHERE, 'insufficientScopeStatus must be 401 or 403')
-  if (opts.storeFailureStatus !== undefined && opts.storeFailureStatus !== 401 && opts.storeFailureStatus !== 503) throw invalidOption(WHERE, 'storeFailureStatus must be 401 or 503')
-  // RFC 9110 11.6.1: every 401 carries a challenge, so the app's own authentication (which has none) is not enough alone.
-  if (opts.basic === undefined && opts.bearer === undefined && opts.digest === undefined) throw invalidOption(WHERE, 'enable at least one of basic, bearer and digest')
-  if (opts.app !== undefined && (opts.app === null || typeof opts.app !== 'object' || typeof opts.app.verify !== 'function')) throw invalidOption(WHERE, 'app must be { verify(request) }')
-  const p = opts.protect
-  if (p !== undefined && typeof p !== 'boolean' && (p === null || typeof p !== 'object')) throw invalidOption(WHERE, 'protect must be a boolean or { scopes }')
+  checkOptions(opts)
+  if (opts.app !== undefined && typeof opts.app.verify !== 'function') throw invalidOption(WHERE, 'app must be { verify(request) }')
 }
 
 /** Everything a protected route needs, computed once when the route is added (the work is done once, not per request). */
@@ -331,7 +391,6 @@ function hasChallenge (value: unknown): boolean {
 /** Validates the schemes once and returns the per-route planner (which validates `config.auth`). */
 function planner (opts: AuthOptions): { plan: (route: RouteOptions) => RoutePlan | null, digest: DigestAdapter | undefined } {
   const realm = opts.realm ?? 'api'
-  if (typeof realm !== 'string') throw invalidOption(WHERE, 'realm must be a string')
   const digestFirst = opts.digestFirst
   if (digestFirst !== undefined && (opts.digest === undefined || !(opts.digest.algorithms ?? ['SHA-256']).includes(digestFirst))) {
     throw invalidOption(WHERE, 'digestFirst must be one of digest.algorithms')

@@ -7,18 +7,6 @@
 import type { Socket } from 'node:net'
 
 /**
- * True when `handler` (a context's `fastify.errorHandler`) is Fastify's own default, i.e.
- * the app set no error handler from that context up to the root.
- *
- * Relies on: Fastify's default handler is named `defaultErrorHandler`, and every handler
- * set with `setErrorHandler` is bound (its name starts with `bound `), so an app's handler
- * is never taken for it, whatever its name.
- */
-export function isFastifyDefaultErrorHandler (handler: { name: string }): boolean {
-  return handler.name === 'defaultErrorHandler'
-}
-
-/**
  * Lingering close (RFC 9112 9.6): how the suite changes the way Node closes a connection.
  *
  * A server that closes while the client is still sending its body must not reset the

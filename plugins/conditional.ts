@@ -277,16 +277,18 @@ function conditionsOf (request: FastifyRequest): ParsedConditions {
   return parseConditions(conditionalHeadersFromRaw((request.raw as IncomingMessage).rawHeaders))
 }
 
-let lastDateMs = NaN
-let lastDate = ''
-/** IMF-fixdate (RFC 9110 5.6.7), remembering the last value: most responses repeat it. */
-function httpDate (ms: number): string {
-  const s = Math.floor(ms / 1000)
-  if (s !== lastDateMs) {
-    lastDate = formatHttpDate(ms)
-    lastDateMs = s
+/** IMF-fixdate (RFC 9110 5.6.7), remembering the last value (most responses repeat it): one per registration, never per process. */
+function httpDates (): (ms: number) => string {
+  let lastDateMs = NaN
+  let lastDate = ''
+  return function httpDate (ms: number): string {
+    const s = Math.floor(ms / 1000)
+    if (s !== lastDateMs) {
+      lastDate = formatHttpDate(ms)
+      lastDateMs = s
+    }
+    return lastDate
   }
-  return lastDate
 }
 
 function routeConfig (c: RouteCompiler): ConditionalRouteConfig | null {
@@ -325,6 +327,7 @@ function payloadHasher (opts: ConditionalOptions['etag'] = {}): (reply: FastifyR
 /** The conditional convention with its options: registered by the plugin, and used by PATCH routes when none is. */
 export function conditionalConvention (opts: ConditionalOptions): Convention {
   checkOptions(opts)
+  const httpDate = httpDates()
   let hashPayload: (reply: FastifyReply, payload: unknown) => void
   try {
     hashPayload = payloadHasher(opts.etag)

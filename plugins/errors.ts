@@ -9,7 +9,7 @@
  * error handler").
  */
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import {
   badFraming, badUrl, uriTooLong, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
@@ -19,7 +19,6 @@ import { formatHttpDate } from '../lib/headers/http-date'
 import { negotiateMediaType } from '../lib/headers/qlist'
 import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../lib/validation-errors'
 import { profileDefaults, type Profile } from '../lib/profile'
-import { isFastifyDefaultErrorHandler } from './adapter'
 import envelopeSchema from '../schemas/errors.json'
 import { profileError } from './shared'
 
@@ -305,9 +304,13 @@ export function renderPassedOnError (request: FastifyRequest, reply: FastifyRepl
   return writeConventionError(reply, err, passed.format)
 }
 
+/** Fastify's default error handler: the one function every instance without setErrorHandler exposes as `errorHandler`. */
+let fastifyDefaultHandler: unknown
+
 /** True when the route's context has no error handler but Fastify's own (no setErrorHandler of the app up to the root). */
 function onlyFastifyHandler (request: FastifyRequest): boolean {
-  return isFastifyDefaultErrorHandler(request.server.errorHandler)
+  fastifyDefaultHandler ??= Fastify().errorHandler
+  return request.server.errorHandler === fastifyDefaultHandler
 }
 
 /**

@@ -8,7 +8,7 @@ import http from 'node:http'
 import net from 'node:net'
 import { rawRequest } from '../helpers/raw'
 import fp from 'fastify-plugin'
-import { isFastifyDefaultErrorHandler, lingerOnClose } from '../../plugins/adapter'
+import { lingerOnClose } from '../../plugins/adapter'
 
 test('Fastify names the root context "fastify", and a plugin wrapped with fastify-plugin there "fastify -> name"; a child context by its plugin', async (t) => {
   // How the kernel knows it is installed where it sees every route (the documented pluginName).
@@ -68,12 +68,16 @@ test('a hook added to a context reaches its routes declared before it and its ch
   t.same(calls, ['/before', '/early', '/nowhere'])
 })
 
-test('Fastify\'s default error handler is named defaultErrorHandler; a handler set with setErrorHandler is bound, whatever its name', async (t) => {
+test('every Fastify instance without setErrorHandler exposes one and the same errorHandler; setErrorHandler replaces it', async (t) => {
+  // How the suite knows the app set no error handler for a route's context (by identity, never by name).
   const app = Fastify()
   t.teardown(() => app.close())
-  t.ok(isFastifyDefaultErrorHandler(app.errorHandler), 'no handler set')
+  t.equal(app.errorHandler, Fastify().errorHandler, 'the same function in two apps')
+  let child: FastifyInstance | undefined
+  await app.register(async (c) => { child = c })
+  t.equal(child?.errorHandler, app.errorHandler, 'a child context without a handler of its own')
   app.setErrorHandler(function defaultErrorHandler () {})
-  t.notOk(isFastifyDefaultErrorHandler(app.errorHandler), 'the app\'s handler, even named like Fastify\'s')
+  t.not(app.errorHandler, Fastify().errorHandler, 'the app\'s handler, even named like Fastify\'s')
 })
 
 test('Node behaviour the lingering close relies on: the HTTP server ends a Connection: close response by calling socket.destroySoon()', async (t) => {

@@ -195,18 +195,6 @@ test('over a real socket: a root handler that rethrows a 401 gives the suite\'s 
   t.same(seen.map((s) => s.code), ['FST_HTTP_CONVENTIONS_UNAUTHORIZED'])
 })
 
-test('what the suite reads of Fastify to know the app set no handler: fastify.errorHandler is Fastify\'s default handler, named defaultErrorHandler, until setErrorHandler, whose handlers are bound', async (t) => {
-  const app = Fastify()
-  t.equal(app.errorHandler.name, 'defaultErrorHandler')
-  let child: FastifyInstance | undefined
-  await app.register(async (c) => { child = c })
-  t.equal(child?.errorHandler.name, 'defaultErrorHandler', 'a child context without a handler of its own')
-  app.setErrorHandler(function defaultErrorHandler () {})
-  t.equal(app.errorHandler.name, 'bound defaultErrorHandler', 'even a handler of the app\'s named like Fastify\'s is told apart')
-  // Were that to change, the suite would pass its errors on to Fastify's default handler and
-  // write its answer in place of Fastify's (the cases above): slower, the same answers.
-})
-
 test('the umbrella, and a convention plugin registered alone: a rethrown suite error still gets the suite\'s answer', async (t) => {
   for (const register of [(a: FastifyInstance) => a.register(httpConventions), (a: FastifyInstance) => a.register(httpConventionsValidation)]) {
     const app = Fastify(serverOptions)

@@ -56,7 +56,8 @@ async function drive (pool, url, n) {
 /** Sums `allocated=` of the GC lines from the line after `from` characters up to the end. */
 function allocatedSince (text, from) {
   let sum = 0
-  for (const m of text.slice(from).matchAll(/allocated=(\d+)/g)) sum += Number(m[1])
+  // `allocated=N` (name=value lines, Node 22 and 24) or `"allocated":N` (JSON lines, Node 26).
+  for (const m of text.slice(from).matchAll(/(?:\ballocated=|"allocated":)(\d+)/g)) sum += Number(m[1])
   return sum
 }
 

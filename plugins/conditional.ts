@@ -324,8 +324,23 @@ function payloadHasher (opts: ConditionalOptions['etag'] = {}): (reply: FastifyR
   }
 }
 
-/** The conditional convention with its options: registered by the plugin, and used by PATCH routes when none is. */
-export function conditionalConvention (opts: ConditionalOptions): Convention {
+// ---------------------------------------------------------------------------------------
+// Options
+
+/** The plugin's options, resolved once per registration. */
+interface Settings {
+  readonly httpDate: (ms: number) => string
+  readonly hashPayload: (reply: FastifyReply, payload: unknown) => void
+  readonly notModifiedStatus: 412 | 304
+  readonly cacheControl: string | false
+  readonly requireAll: boolean
+  readonly requireMethods: ReadonlySet<string>
+  /** The two "not modified" envelopes (If-None-Match, If-Modified-Since), serialized once. */
+  readonly notModifiedEtagBody: Buffer
+  readonly notModifiedDateBody: Buffer
+}
+
+function resolveSettings (opts: ConditionalOptions): Settings {
   checkOptions(opts)
   const httpDate = httpDates()
   let hashPayload: (reply: FastifyReply, payload: unknown) => void
@@ -342,202 +357,241 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
   const cacheControl = opts.cacheControl ?? (notModifiedStatus === 412 ? 'no-store' : 'no-cache')
   const requireAll = opts.requirePrecondition ?? false
   const requireMethods = new Set((opts.requirePreconditionMethods ?? ['PUT', 'PATCH', 'DELETE']).map((m) => m.toUpperCase()))
-  // The two "not modified" envelopes (If-None-Match, If-Modified-Since), serialized once.
   const notModifiedEtagBody = Buffer.from(serializeEnvelope({ errors: [{ field: 'If-None-Match', message: NOT_MODIFIED_ETAG }] }))
   const notModifiedDateBody = Buffer.from(serializeEnvelope({ errors: [{ field: 'If-Modified-Since', message: NOT_MODIFIED_DATE }] }))
+  return { httpDate, hashPayload, notModifiedStatus, cacheControl, requireAll, requireMethods, notModifiedEtagBody, notModifiedDateBody }
+}
 
-  function compile (c: RouteCompiler): void {
-    const own = routeConfig(c)
-    // Conventions (Which answers the conditional convention governs): a 304 another plugin
-    // writes (@fastify/static, swagger-ui's assets) stays a 304 unless the route opts in.
-    if (notModifiedStatus === 412 && own !== null) c.check('onSend', 'conditional:elsewhere', notModifiedElsewhere)
-    // A PATCH route's loader doubles as its validators provider (one read per request).
-    const provided = c.use(PROVIDES.validators) as ValidatorsProvider | undefined
-    if (own === null && provided === undefined) return coveredByPolicy(c)
-    const config: ConditionalRouteConfig = own ?? {}
-    const methods = c.methods
-    const provider = config.validators ?? provided
-    const unsafe = methods.filter((m) => !SAFE.has(m))
-    if (provider === undefined && unsafe.length > 0) {
-      // RFC 9110 13.2.1: an unsafe method's preconditions must be known before it runs.
-      throw invalidOption(c.where, `config.conditional needs a validators provider on ${unsafe.join(', ')}: preconditions are evaluated before the handler`)
-    }
-    const require = config.requirePrecondition ?? requireAll
-    // The route's error format, where the kernel tells it (a direct "not modified" answer needs it).
-    const errorFormat = c.errorFormat
-    const creates = config.creates
-    const safe = methods.some((m) => SAFE.has(m))
-    const head = methods.includes('HEAD')
+// ---------------------------------------------------------------------------------------
+// Plan: what a conditional route gets, as data
 
-    // OpenAPI: what the answers of this route are, in this profile.
-    const notModifiedIs412 = safe && notModifiedStatus === 412
-    c.respond(412, {
-      description: notModifiedIs412
-        ? 'Precondition Failed: If-Match or If-Unmodified-Since does not hold, or (GET/HEAD) the client\'s copy is current: If-None-Match matches, or unchanged since If-Modified-Since (field: the header)'
-        : 'Precondition Failed: If-Match, If-None-Match, If-Unmodified-Since or If-Modified-Since does not hold (field: the header)',
-      body: 'envelope',
-      headers: ['ETag']
-    })
-    const cached = cacheControl === false ? [] : ['Cache-Control']
-    if (safe && notModifiedStatus === 304) c.respond(304, { description: 'Not Modified: the client\'s copy is current', body: 'none', headers: ['ETag', ...cached] })
-    // RFC 9110 8.8: GET/HEAD answers carry the validators (Last-Modified where a provider gives it).
-    if (safe) recordSuccessHeaders(c.route, provider === undefined ? ['ETag', ...cached] : ['ETag', 'Last-Modified', ...cached])
-    if (require && methods.some((m) => requireMethods.has(m))) c.respond(428, { description: 'Precondition Required: send If-Match with the ETag of a GET', body: 'envelope' })
+interface RoutePlan {
+  /** The route's validators provider; undefined: the ETag is hashed from the payload (GET/HEAD only). */
+  readonly provider: ValidatorsProvider | undefined
+  /** requirePrecondition on this route (428, RFC 6585 3). */
+  readonly require: boolean
+  /** The route's error format, where the kernel tells it (a direct "not modified" answer needs it). */
+  readonly errorFormat: ErrorFormat | undefined
+  readonly creates: boolean | undefined
+  /** The route serves GET or HEAD. */
+  readonly safe: boolean
+  readonly head: boolean
+}
 
-    c.step('preHandler', 'conditional', provider === undefined ? conditionalPreHandler : providerPreHandler(provider))
-    if (safe) c.step('onSend', 'conditional', conditionalOnSend)
-
-    function conditionalPreHandler (request: FastifyRequest, _reply: FastifyReply, done: Next): void {
-      // Payload-hashed GET/HEAD: evaluated in onSend; only a malformed If-Match is known now (RFC 9110 13.1.1).
-      const conditions = conditionsOf(request)
-      const current: Current = { exists: true, raw: undefined, etag: undefined, lastModified: undefined }
-      request.preconditions = new RequestPreconditions(request.method, conditions, current)
-      if (conditions.ifMatch === INVALID) return done(failedFor({ outcome: 'precondition-failed', header: 'If-Match' }, conditions, current))
-      done()
-    }
-
-    function providerPreHandler (read: ValidatorsProvider): HookStep {
-      return function conditionalProviderPreHandler (request: FastifyRequest, reply: FastifyReply, done: Next): void {
-        let value
-        try {
-          value = read(request as RouteRequest)
-        } catch (err) {
-          return done(err as Error)
-        }
-        if (isThenable(value)) value.then((v) => decide(request, reply, v, done), done)
-        else decide(request, reply, value, done)
-      }
-    }
-
-    function decide (request: FastifyRequest, reply: FastifyReply, value: ProvidedValidators | null | undefined, done: Next): void {
-      let current: Current
-      try {
-        current = readProvided(value)
-      } catch (err) {
-        return done(err as Error)
-      }
-      const method = request.method
-      const conditions = conditionsOf(request)
-      request.preconditions = new RequestPreconditions(method, conditions, current)
-      ;(request as Tracked)[kCurrent] = current
-      if (conditions === NO_CONDITIONS) {
-        // RFC 6585 3: the write must be conditional on the state it replaces.
-        if (require && current.exists && requireMethods.has(method)) return done(required(request))
-        return done()
-      }
-      const ifMatch = conditions.ifMatch
-      if (!current.exists && ifMatch !== INVALID && ifMatch !== '*' && !(creates ?? method === 'PUT')) {
-        // RFC 9110 13.2.1: without its preconditions this request would be a 404; the handler's own answer wins.
-        return done()
-      }
-      const outcome = evaluateParsed(method, conditions, toValidators(current))
-      if (outcome.outcome === 'proceed') {
-        if (require && current.exists && requireMethods.has(method) && !hasWritePrecondition(conditions)) return done(required(request))
-        return done()
-      }
-      if (outcome.outcome === 'not-modified') {
-        if (notModifiedStatus === 304) {
-          // RFC 9110 15.4.5: the 304 keeps the headers a 200 would carry, so the handler still
-          // runs (a safe method) and onSend turns its answer into the 304.
-          (request as Tracked)[kOutcome] = outcome
-          return done()
-        }
-        // Conventions (Conditional requests): "not modified" is a 412 answered here, before the
-        // handler, as a normal answer (not an error): its envelope is written once per process.
-        if (answerNotModified(request, reply, outcome.header, current, errorFormat)) return
-      }
-      // RFC 9110 13.1: 412, before an unsafe method runs; conventions (Conditional requests): also GET/HEAD "not modified".
-      done(failedFor(outcome, conditions, current))
-    }
-
-    function conditionalOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
-      const status = reply.statusCode
-      // Validators describe a 2xx GET/HEAD answer; never an error, never the outcome of a write.
-      if (status < 200 || status > 299 || !SAFE.has(request.method)) return done(null, payload)
-      // RFC 9110 15.4.5: a 304 made of this answer keeps its Cache-Control too.
-      if (cacheControl !== false && reply.getHeader('cache-control') === undefined) reply.header('cache-control', cacheControl)
-      const tracked = request as Tracked
-      const current = tracked[kCurrent]
-      if (current !== undefined) {
-        // Provider route: decided in preHandler; the response carries the validators (RFC 9110 8.8).
-        if (current.etag !== undefined && reply.getHeader('etag') === undefined) reply.header('etag', current.etag)
-        if (current.lastModified !== undefined && reply.getHeader('last-modified') === undefined) {
-          // RFC 9110 8.8.2.1: never later than the answer's Date. Within the current second
-          // Date is set from the same clock reading (Node caches its own Date per second).
-          const now = Date.now()
-          if (current.lastModified > now - 1000 && reply.getHeader('date') === undefined) reply.header('date', httpDate(now))
-          reply.header('last-modified', httpDate(Math.min(current.lastModified, now)))
-        }
-        const outcome = tracked[kOutcome]
-        if (outcome === undefined) return done(null, payload)
-        return done(null, notModified(request, reply))
-      }
-      hashPayload(reply, payload)
-      const etag = reply.getHeader('etag')
-      const conditions = request.preconditions?.conditions ?? NO_CONDITIONS
-      if (conditions === NO_CONDITIONS) return done(null, payload)
-      const lm = reply.getHeader('last-modified')
-      const lastModified = typeof lm === 'string' ? parseHttpDate(lm) ?? undefined : undefined
-      const computed: Current = { exists: true, raw: typeof etag === 'string' ? etag : undefined, etag: undefined, lastModified }
-      let outcome: PreconditionOutcome
-      try {
-        computed.etag = computed.raw === undefined ? undefined : normalizeEntityTag(computed.raw)
-        outcome = evaluateParsed(request.method, conditions, toValidators(computed))
-      } catch (err) {
-        return done(err as Error)
-      }
-      ;(request.preconditions as RequestPreconditions).current = computed
-      if (outcome.outcome === 'proceed') return done(null, payload)
-      if (outcome.outcome === 'not-modified' && notModifiedStatus === 304) return done(null, notModified(request, reply))
-      done(failedFor(outcome, conditions, computed))
-    }
-
-    function notModified (request: FastifyRequest, reply: FastifyReply): unknown {
-      reply.code(304)
-      for (const name of NOT_MODIFIED_DROPS) reply.removeHeader(name)
-      // RFC 9110 15.4.5: Last-Modified only helps a cache when there is no ETag.
-      if (reply.getHeader('etag') !== undefined) reply.removeHeader('last-modified')
-      // RFC 9110 8.6: no Content-Length on a 304. Fastify measures a HEAD answer's payload after
-      // this hook; an empty stream is one it leaves unmeasured.
-      return head && request.method === 'HEAD' ? Readable.from([]) : null
-    }
+function planRoute (c: RouteCompiler, s: Settings, own: ConditionalRouteConfig | null, provided: ValidatorsProvider | undefined): RoutePlan {
+  const config: ConditionalRouteConfig = own ?? {}
+  const methods = c.methods
+  const provider = config.validators ?? provided
+  const unsafe = methods.filter((m) => !SAFE.has(m))
+  if (provider === undefined && unsafe.length > 0) {
+    // RFC 9110 13.2.1: an unsafe method's preconditions must be known before it runs.
+    throw invalidOption(c.where, `config.conditional needs a validators provider on ${unsafe.join(', ')}: preconditions are evaluated before the handler`)
   }
+  const require = config.requirePrecondition ?? s.requireAll
+  const errorFormat = c.errorFormat
+  const creates = config.creates
+  const safe = methods.some((m) => SAFE.has(m))
+  const head = methods.includes('HEAD')
+  return { provider, require, errorFormat, creates, safe, head }
+}
 
-  /**
-   * Conventions (Conditional requests): a GET/HEAD whose current validators say "not modified"
-   * is answered 412 from the preHandler step, before the handler, as a normal answer: the
-   * envelope is written once (per field), no error object is built and none goes through the
-   * error handlers (a failed write precondition, by contrast, is an error). Returns false
-   * where the route's error format is not known: the 412 then travels as an error.
-   */
-  function answerNotModified (request: FastifyRequest, reply: FastifyReply, header: string, current: Current, format: ErrorFormat | undefined): boolean {
-    if (format === undefined) return false
-    reply.code(412)
-    if (current.etag !== undefined) reply.header('etag', current.etag)
-    const message = header === 'If-None-Match' ? NOT_MODIFIED_ETAG : NOT_MODIFIED_DATE
-    if (formatFor(request, format) === 'problem') {
-      // RFC 9457 3: problem details, as the error handler renders them.
-      reply.header('content-type', 'application/problem+json')
-      const q = request.url.indexOf('?')
-      reply.send(Buffer.from(problemBody(412, [{ field: header, message }], q === -1 ? request.url : request.url.slice(0, q))))
-    } else {
-      reply.header('content-type', 'application/json')
-      reply.send(header === 'If-None-Match' ? notModifiedEtagBody : notModifiedDateBody)
+/** OpenAPI: what the answers of this route are, in this profile. */
+function documentRoute (c: RouteCompiler, s: Settings, plan: RoutePlan): void {
+  const { safe, provider } = plan
+  const notModifiedIs412 = safe && s.notModifiedStatus === 412
+  c.respond(412, {
+    description: notModifiedIs412
+      ? 'Precondition Failed: If-Match or If-Unmodified-Since does not hold, or (GET/HEAD) the client\'s copy is current: If-None-Match matches, or unchanged since If-Modified-Since (field: the header)'
+      : 'Precondition Failed: If-Match, If-None-Match, If-Unmodified-Since or If-Modified-Since does not hold (field: the header)',
+    body: 'envelope',
+    headers: ['ETag']
+  })
+  const cached = s.cacheControl === false ? [] : ['Cache-Control']
+  if (safe && s.notModifiedStatus === 304) c.respond(304, { description: 'Not Modified: the client\'s copy is current', body: 'none', headers: ['ETag', ...cached] })
+  // RFC 9110 8.8: GET/HEAD answers carry the validators (Last-Modified where a provider gives it).
+  if (safe) recordSuccessHeaders(c.route, provider === undefined ? ['ETag', ...cached] : ['ETag', 'Last-Modified', ...cached])
+  if (plan.require && c.methods.some((m) => s.requireMethods.has(m))) c.respond(428, { description: 'Precondition Required: send If-Match with the ETag of a GET', body: 'envelope' })
+}
+
+/**
+ * requirePrecondition is a context-wide policy: a write of those methods is covered without
+ * config.conditional. One that gives no validators cannot say whether If-Match holds
+ * (RFC 9110 13.1.1), so it is refused at boot rather than served without preconditions.
+ */
+function coveredByPolicy (c: RouteCompiler, s: Settings): void {
+  const writes = c.methods.filter((m) => s.requireMethods.has(m))
+  if (!s.requireAll || c.config.conditional === false || writes.length === 0) return
+  throw invalidOption(c.where, `requirePrecondition covers ${writes.join(', ')}, but the route gives no validators: set config.conditional: { validators } (the current ETag or Last-Modified), or config.conditional: false to exempt it`)
+}
+
+// ---------------------------------------------------------------------------------------
+// Steps
+
+function conditionalPreHandler (request: FastifyRequest, _reply: FastifyReply, done: Next): void {
+  // Payload-hashed GET/HEAD: evaluated in onSend; only a malformed If-Match is known now (RFC 9110 13.1.1).
+  const conditions = conditionsOf(request)
+  const current: Current = { exists: true, raw: undefined, etag: undefined, lastModified: undefined }
+  request.preconditions = new RequestPreconditions(request.method, conditions, current)
+  if (conditions.ifMatch === INVALID) return done(failedFor({ outcome: 'precondition-failed', header: 'If-Match' }, conditions, current))
+  done()
+}
+
+function providerPreHandler (s: Settings, plan: RoutePlan, read: ValidatorsProvider): HookStep {
+  return function conditionalProviderPreHandler (request: FastifyRequest, reply: FastifyReply, done: Next): void {
+    let value
+    try {
+      value = read(request as RouteRequest)
+    } catch (err) {
+      return done(err as Error)
     }
-    return true
+    if (isThenable(value)) value.then((v) => decide(s, plan, request, reply, v, done), done)
+    else decide(s, plan, request, reply, value, done)
   }
+}
 
-  function required (request: FastifyRequest): ConventionError {
-    return preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`)
+/** A provider route's preconditions, evaluated against the validators its provider read. */
+function decide (s: Settings, plan: RoutePlan, request: FastifyRequest, reply: FastifyReply, value: ProvidedValidators | null | undefined, done: Next): void {
+  let current: Current
+  try {
+    current = readProvided(value)
+  } catch (err) {
+    return done(err as Error)
   }
+  const method = request.method
+  const conditions = conditionsOf(request)
+  request.preconditions = new RequestPreconditions(method, conditions, current)
+  ;(request as Tracked)[kCurrent] = current
+  if (conditions === NO_CONDITIONS) {
+    // RFC 6585 3: the write must be conditional on the state it replaces.
+    if (plan.require && current.exists && s.requireMethods.has(method)) return done(required(request))
+    return done()
+  }
+  const ifMatch = conditions.ifMatch
+  if (!current.exists && ifMatch !== INVALID && ifMatch !== '*' && !(plan.creates ?? method === 'PUT')) {
+    // RFC 9110 13.2.1: without its preconditions this request would be a 404; the handler's own answer wins.
+    return done()
+  }
+  const outcome = evaluateParsed(method, conditions, toValidators(current))
+  if (outcome.outcome === 'proceed') {
+    if (plan.require && current.exists && s.requireMethods.has(method) && !hasWritePrecondition(conditions)) return done(required(request))
+    return done()
+  }
+  if (outcome.outcome === 'not-modified') {
+    if (s.notModifiedStatus === 304) {
+      // RFC 9110 15.4.5: the 304 keeps the headers a 200 would carry, so the handler still
+      // runs (a safe method) and onSend turns its answer into the 304.
+      (request as Tracked)[kOutcome] = outcome
+      return done()
+    }
+    // Conventions (Conditional requests): "not modified" is a 412 answered here, before the
+    // handler, as a normal answer (not an error): its envelope is written once per process.
+    if (answerNotModified(s, request, reply, outcome.header, current, plan.errorFormat)) return
+  }
+  // RFC 9110 13.1: 412, before an unsafe method runs; conventions (Conditional requests): also GET/HEAD "not modified".
+  done(failedFor(outcome, conditions, current))
+}
 
-  /**
-   * Conventions (Conditional requests): "not modified" is a 412 under the spec profile, also
-   * where something else answered it (a handler's `reply.sendFile`) on a route that opted in
-   * with `config.conditional`: rendered in the envelope.
-   */
-  function notModifiedElsewhere (request: FastifyRequest, reply: FastifyReply): Buffer | undefined {
-    if (reply.statusCode !== 304 || notModifiedStatus !== 412) return undefined
+/** The onSend step of a GET/HEAD route: its validators, and for a payload-hashed route its preconditions. */
+function validatorsOnSend (s: Settings, plan: RoutePlan) {
+  return function conditionalOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
+    const status = reply.statusCode
+    // Validators describe a 2xx GET/HEAD answer; never an error, never the outcome of a write.
+    if (status < 200 || status > 299 || !SAFE.has(request.method)) return done(null, payload)
+    // RFC 9110 15.4.5: a 304 made of this answer keeps its Cache-Control too.
+    if (s.cacheControl !== false && reply.getHeader('cache-control') === undefined) reply.header('cache-control', s.cacheControl)
+    const tracked = request as Tracked
+    const current = tracked[kCurrent]
+    if (current !== undefined) {
+      // Provider route: decided in preHandler; the response carries the validators (RFC 9110 8.8).
+      sendValidators(s, reply, current)
+      const outcome = tracked[kOutcome]
+      if (outcome === undefined) return done(null, payload)
+      return done(null, notModified(plan, request, reply))
+    }
+    evaluatePayload(s, plan, request, reply, payload, done)
+  }
+}
+
+/** RFC 9110 8.8: a provider route's answer carries the validators its provider read. */
+function sendValidators (s: Settings, reply: FastifyReply, current: Current): void {
+  if (current.etag !== undefined && reply.getHeader('etag') === undefined) reply.header('etag', current.etag)
+  if (current.lastModified !== undefined && reply.getHeader('last-modified') === undefined) {
+    // RFC 9110 8.8.2.1: never later than the answer's Date. Within the current second
+    // Date is set from the same clock reading (Node caches its own Date per second).
+    const now = Date.now()
+    if (current.lastModified > now - 1000 && reply.getHeader('date') === undefined) reply.header('date', s.httpDate(now))
+    reply.header('last-modified', s.httpDate(Math.min(current.lastModified, now)))
+  }
+}
+
+/** A payload-hashed route: the preconditions, evaluated against the ETag of the answer. */
+function evaluatePayload (s: Settings, plan: RoutePlan, request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
+  s.hashPayload(reply, payload)
+  const etag = reply.getHeader('etag')
+  const conditions = request.preconditions?.conditions ?? NO_CONDITIONS
+  if (conditions === NO_CONDITIONS) return done(null, payload)
+  const lm = reply.getHeader('last-modified')
+  const lastModified = typeof lm === 'string' ? parseHttpDate(lm) ?? undefined : undefined
+  const computed: Current = { exists: true, raw: typeof etag === 'string' ? etag : undefined, etag: undefined, lastModified }
+  let outcome: PreconditionOutcome
+  try {
+    computed.etag = computed.raw === undefined ? undefined : normalizeEntityTag(computed.raw)
+    outcome = evaluateParsed(request.method, conditions, toValidators(computed))
+  } catch (err) {
+    return done(err as Error)
+  }
+  ;(request.preconditions as RequestPreconditions).current = computed
+  if (outcome.outcome === 'proceed') return done(null, payload)
+  if (outcome.outcome === 'not-modified' && s.notModifiedStatus === 304) return done(null, notModified(plan, request, reply))
+  done(failedFor(outcome, conditions, computed))
+}
+
+function notModified (plan: RoutePlan, request: FastifyRequest, reply: FastifyReply): unknown {
+  reply.code(304)
+  for (const name of NOT_MODIFIED_DROPS) reply.removeHeader(name)
+  // RFC 9110 15.4.5: Last-Modified only helps a cache when there is no ETag.
+  if (reply.getHeader('etag') !== undefined) reply.removeHeader('last-modified')
+  // RFC 9110 8.6: no Content-Length on a 304. Fastify measures a HEAD answer's payload after
+  // this hook; an empty stream is one it leaves unmeasured.
+  return plan.head && request.method === 'HEAD' ? Readable.from([]) : null
+}
+
+/**
+ * Conventions (Conditional requests): a GET/HEAD whose current validators say "not modified"
+ * is answered 412 from the preHandler step, before the handler, as a normal answer: the
+ * envelope is written once (per field), no error object is built and none goes through the
+ * error handlers (a failed write precondition, by contrast, is an error). Returns false
+ * where the route's error format is not known: the 412 then travels as an error.
+ */
+function answerNotModified (s: Settings, request: FastifyRequest, reply: FastifyReply, header: string, current: Current, format: ErrorFormat | undefined): boolean {
+  if (format === undefined) return false
+  reply.code(412)
+  if (current.etag !== undefined) reply.header('etag', current.etag)
+  const message = header === 'If-None-Match' ? NOT_MODIFIED_ETAG : NOT_MODIFIED_DATE
+  if (formatFor(request, format) === 'problem') {
+    // RFC 9457 3: problem details, as the error handler renders them.
+    reply.header('content-type', 'application/problem+json')
+    const q = request.url.indexOf('?')
+    reply.send(Buffer.from(problemBody(412, [{ field: header, message }], q === -1 ? request.url : request.url.slice(0, q))))
+  } else {
+    reply.header('content-type', 'application/json')
+    reply.send(header === 'If-None-Match' ? s.notModifiedEtagBody : s.notModifiedDateBody)
+  }
+  return true
+}
+
+function required (request: FastifyRequest): ConventionError {
+  return preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`)
+}
+
+/**
+ * Conventions (Conditional requests): "not modified" is a 412 under the spec profile, also
+ * where something else answered it (a handler's `reply.sendFile`) on a route that opted in
+ * with `config.conditional`: rendered in the envelope.
+ */
+function notModifiedElsewhereStep (s: Settings): (request: FastifyRequest, reply: FastifyReply) => Buffer | undefined {
+  return function notModifiedElsewhere (request, reply) {
+    if (reply.statusCode !== 304 || s.notModifiedStatus !== 412) return undefined
     const field = request.headers['if-none-match'] !== undefined ? 'If-None-Match' : 'If-Modified-Since'
     // The catalogue's 412, rendered here: the answer is already on its way through onSend.
     const err = preconditionFailed(field, `not modified: the current representation matches ${field}`)
@@ -545,20 +599,29 @@ export function conditionalConvention (opts: ConditionalOptions): Convention {
     reply.header('content-type', 'application/json')
     return Buffer.from(serializeEnvelope({ errors: err.errors }))
   }
+}
 
-  /**
-   * requirePrecondition is a context-wide policy: a write of those methods is covered without
-   * config.conditional. One that gives no validators cannot say whether If-Match holds
-   * (RFC 9110 13.1.1), so it is refused at boot rather than served without preconditions.
-   */
-  function coveredByPolicy (c: RouteCompiler): void {
-    const writes = c.methods.filter((m) => requireMethods.has(m))
-    if (!requireAll || c.config.conditional === false || writes.length === 0) return
-    throw invalidOption(c.where, `requirePrecondition covers ${writes.join(', ')}, but the route gives no validators: set config.conditional: { validators } (the current ETag or Last-Modified), or config.conditional: false to exempt it`)
-  }
+/** Puts the plan's steps on the route. */
+function compileRoute (c: RouteCompiler, s: Settings, elsewhere: ReturnType<typeof notModifiedElsewhereStep>): void {
+  const own = routeConfig(c)
+  // Conventions (Which answers the conditional convention governs): a 304 another plugin
+  // writes (@fastify/static, swagger-ui's assets) stays a 304 unless the route opts in.
+  if (s.notModifiedStatus === 412 && own !== null) c.check('onSend', 'conditional:elsewhere', elsewhere)
+  // A PATCH route's loader doubles as its validators provider (one read per request).
+  const provided = c.use(PROVIDES.validators) as ValidatorsProvider | undefined
+  if (own === null && provided === undefined) return coveredByPolicy(c, s)
+  const plan = planRoute(c, s, own, provided)
+  documentRoute(c, s, plan)
+  c.step('preHandler', 'conditional', plan.provider === undefined ? conditionalPreHandler : providerPreHandler(s, plan, plan.provider))
+  if (plan.safe) c.step('onSend', 'conditional', validatorsOnSend(s, plan))
+}
 
-  const policy = requireAll ? (methods: readonly string[]) => methods.some((m) => requireMethods.has(m)) : undefined
-  return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile, policy }
+/** The conditional convention with its options: registered by the plugin, and used by PATCH routes when none is. */
+export function conditionalConvention (opts: ConditionalOptions): Convention {
+  const s = resolveSettings(opts)
+  const elsewhere = notModifiedElsewhereStep(s)
+  const policy = s.requireAll ? (methods: readonly string[]) => methods.some((m) => s.requireMethods.has(m)) : undefined
+  return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile: (c) => compileRoute(c, s, elsewhere), policy }
 }
 
 function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOptions, done: (err?: Error) => void): void {

@@ -55,38 +55,27 @@ function temporaryRedirect (this: FastifyReply, location: string): FastifyReply 
   return this.code(307).header('location', value).header('content-type', 'text/plain; charset=utf-8').send(`Temporary Redirect\n${value}\n`)
 }
 
-function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: (err?: Error) => void): void {
-  let redirectFor: Redirector
-  try {
-    checkOptions(opts)
-    redirectFor = compileRules(opts.rules ?? [], WHERE)
-  } catch (err) {
-    return done(err as Error)
-  }
-  const rules = opts.rules ?? []
-  if (!fastify.hasReplyDecorator('temporaryRedirect')) fastify.decorateReply('temporaryRedirect', temporaryRedirect)
+// ---------------------------------------------------------------------------------------
+// Plan: the rule table, compiled once per registration
 
-  function compile (c: RouteCompiler): void {
-    const config = c.config.redirect
-    if (config !== undefined && config !== false) throw invalidOption(c.where, 'config.redirect can only be false (exempt from the rules)')
-    if (config === false || rules.length === 0) return
-    if (c.methods.some((m) => rulesForRoute(rules, m, c.route.url))) {
-      c.respond(307, { description: 'Temporary Redirect: repeat the same method and body at Location', body: 'text', headers: ['Location'] })
-    }
-    // Rules match request URLs: every request of the route is checked.
-    c.check('onRequest', 'redirect', applyRules)
-  }
+interface Plan {
+  /** The rules as given; none: the table is empty and no route gets a step. */
+  readonly rules: RedirectRule[]
+  /** The compiled table: the Location for a method and URL, or null. */
+  readonly redirectFor: Redirector
+}
 
-  /**
-   * Rules match URLs, routed or not: a URL no route serves reaches Fastify's not-found
-   * handler, which runs the hooks of the context. Routes run the rules in their own step.
-   */
-  function redirectUnrouted (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
-    if (!request.is404) return done()
-    const out = applyRules(request, reply)
-    if (out === SENT) return
-    done(out)
-  }
+function planRules (opts: RedirectOptions): Plan {
+  checkOptions(opts)
+  const redirectFor = compileRules(opts.rules ?? [], WHERE)
+  return { rules: opts.rules ?? [], redirectFor }
+}
+
+// ---------------------------------------------------------------------------------------
+// Steps
+
+function makeSteps (plan: Plan) {
+  const redirectFor = plan.redirectFor
 
   function applyRules (request: FastifyRequest, reply: FastifyReply): Error | typeof SENT | undefined {
     let location: string | null
@@ -109,13 +98,50 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
     return SENT
   }
 
+  /**
+   * Rules match URLs, routed or not: a URL no route serves reaches Fastify's not-found
+   * handler, which runs the hooks of the context. Routes run the rules in their own step.
+   */
+  function redirectUnrouted (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+    if (!request.is404) return done()
+    const out = applyRules(request, reply)
+    if (out === SENT) return
+    done(out)
+  }
+
+  return { applyRules, redirectUnrouted }
+}
+
+type Steps = ReturnType<typeof makeSteps>
+
+/** Puts the rules' step on the route, and documents the 307 where a rule can match it. */
+function compileRoute (c: RouteCompiler, plan: Plan, steps: Steps): void {
+  const config = c.config.redirect
+  if (config !== undefined && config !== false) throw invalidOption(c.where, 'config.redirect can only be false (exempt from the rules)')
+  if (config === false || plan.rules.length === 0) return
+  if (c.methods.some((m) => rulesForRoute(plan.rules, m, c.route.url))) {
+    c.respond(307, { description: 'Temporary Redirect: repeat the same method and body at Location', body: 'text', headers: ['Location'] })
+  }
+  // Rules match request URLs: every request of the route is checked.
+  c.check('onRequest', 'redirect', steps.applyRules)
+}
+
+function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: (err?: Error) => void): void {
+  let plan: Plan
   try {
-    declareConvention(fastify, { key: 'redirect', plugin: PLUGIN, configKey: 'redirect', compile })
+    plan = planRules(opts)
+  } catch (err) {
+    return done(err as Error)
+  }
+  if (!fastify.hasReplyDecorator('temporaryRedirect')) fastify.decorateReply('temporaryRedirect', temporaryRedirect)
+  const steps = makeSteps(plan)
+  try {
+    declareConvention(fastify, { key: 'redirect', plugin: PLUGIN, configKey: 'redirect', compile: (c) => compileRoute(c, plan, steps) })
   } catch (err) {
     return done(err as Error)
   }
   // The one hook of the suite that runs for every request of its context: only with rules.
-  if (rules.length > 0) fastify.addHook('onRequest', redirectUnrouted)
+  if (plan.rules.length > 0) fastify.addHook('onRequest', steps.redirectUnrouted)
   done()
 }
 

@@ -15,7 +15,7 @@ import { bearerChallenge } from '../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
-import { declareConvention, PROVIDES } from '../kernel/index'
+import { declareConvention, PROVIDES, type RouteCompiler } from '../kernel/index'
 import { recordSecurity } from '../openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
@@ -196,6 +196,29 @@ function validate (opts: AuthOptions): void {
   if (opts.app !== undefined && typeof opts.app.verify !== 'function') throw invalidOption(WHERE, 'app must be { verify(request) }')
 }
 
+// ---------------------------------------------------------------------------------------
+// Options
+
+/** The plugin's statuses and challenge layout, resolved once at registration. */
+interface Settings {
+  readonly insufficientStatus: 401 | 403
+  readonly storeFailureStatus: 401 | 503
+  /** `challengeLines: 'single'`: the challenges on one comma-separated line. */
+  readonly single: boolean
+}
+
+function resolveSettings (opts: AuthOptions): Settings {
+  validate(opts)
+  return {
+    insufficientStatus: opts.insufficientScopeStatus ?? profileDefaults(opts.profile).insufficientScopeStatus,
+    storeFailureStatus: opts.storeFailureStatus ?? 401,
+    single: opts.challengeLines === 'single'
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Plan: what a protected route gets, as data
+
 /** Everything a protected route needs, computed once when the route is added (the work is done once, not per request). */
 interface RoutePlan {
   scopes: readonly string[]
@@ -210,191 +233,33 @@ interface RoutePlan {
   bearer: { plain: string, invalid: string, expired: string, insufficient: string } | undefined
 }
 
-function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: Error) => void): void {
-  let plan: (route: RouteOptions) => RoutePlan | null
-  let digestAdapter: DigestAdapter | undefined
-  let insufficientStatus: 401 | 403
-  let storeFailureStatus: 401 | 503
-  let single: boolean
-  try {
-    validate(opts)
-    insufficientStatus = opts.insufficientScopeStatus ?? profileDefaults(opts.profile).insufficientScopeStatus
-    storeFailureStatus = opts.storeFailureStatus ?? 401
-    single = opts.challengeLines === 'single'
-    ;({ plan, digest: digestAdapter } = planner(opts))
-  } catch (err) {
-    return done(err as Error)
-  }
-  if (digestAdapter !== undefined) {
-    const adapter = digestAdapter
-    // The nonce store's generation is learnt before the first challenge (a Redis store asks
-    // Redis once); a store that is down delays the start by at most its timeout, never fails it.
-    fastify.addHook('onReady', async function digestNonceStoreReady () {
-      await adapter.refresh().catch((err: unknown) => fastify.log.warn({ err }, 'Digest nonce-count store not reached at start; the first nonces will be renewed (stale=true)'))
-    })
-  }
-  const byDefault = plan(STRATEGY_ROUTE(true)) as RoutePlan
+/** The plan of a route from its options, or null for an open route. */
+type Planner = (route: RouteOptions) => RoutePlan | null
 
-  try {
-    declareConvention(fastify, {
-      key: 'auth',
-      plugin: WHERE,
-      configKey: 'auth',
-      // protect is a context-wide policy: plan() covers every route without config.auth.
-      policy: opts.protect === undefined || opts.protect === false ? undefined : () => true,
-      compile (c) {
-        const p = plan(c.route)
-        // RFC 9110 15.5.2: every 401 carries WWW-Authenticate, whoever produced it (another plugin, the app).
-        c.check('onSend', 'auth:challenges', (request, reply, payload) => completeChallenges(request, reply, payload, p ?? byDefault), { weak: true })
-        if (p === null) return
-        c.respond(401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate'] })
-        if (insufficientStatus === 403 && p.scopes.length > 0) c.respond(403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html' })
-        if (storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
-        c.step('onRequest', 'auth', authHook(p))
-        // OpenAPI: the schemes this route offers, and the scopes it needs.
-        recordSecurity(c.route, { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes })
-        // Later conventions key per-user state by `request.principal` on protected routes.
-        c.provide(PROVIDES.auth, p)
-      }
-    }, { profile: opts.profile })
-  } catch (err) {
-    return done(err as Error)
-  }
-  if (!fastify.hasRequestDecorator('principal')) fastify.decorateRequest('principal', null)
-  // @fastify/auth strategies: the suite's schemes, checked as a route's config.auth would.
-  fastify.decorate('conventionAuth', function conventionAuth (config: AuthRouteConfig = true): ConventionAuthStrategy {
-    const p = plan(STRATEGY_ROUTE(config))
-    if (p === null) throw invalidOption(WHERE, 'conventionAuth(config): config must ask for authentication (true or { scopes, schemes, algorithms })')
-    return authHook(p)
-  })
-  /** A 401 another plugin or the app wrote without challenges gets the route's (an HTML page of the suite's is kept). */
-  function completeChallenges (request: FastifyRequest, reply: FastifyReply, payload: unknown, p: RoutePlan): unknown {
-    if (reply.statusCode !== 401 || hasChallenge(reply.getHeader('www-authenticate'))) return undefined
-    const lines = challenges(p, 'plain', false)
-    const html = /^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))
-    const r = render(unauthorized(request.headers.authorization === undefined ? MESSAGES.missing : MESSAGES.invalid, lines), serializeEnvelope)
-    for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
-    if (html) return undefined
-    reply.header('content-type', r.contentType)
-    return r.body
-  }
-
-  function challenges (p: RoutePlan, bearerLine: keyof NonNullable<RoutePlan['bearer']>, stale: boolean): string[] {
-    // RFC 9110 11.6.1: one challenge per scheme (and Digest algorithm), strongest first, or the
-    // algorithm of `digestFirst` first (RFC 7616 3.7 lets the server choose its preference order)
-    const lines = p.digest === undefined ? [] : p.digest.challenges(stale, p.algorithms)
-    if (p.digestFirst > 0) lines.unshift(...lines.splice(p.digestFirst, 1))
-    if (p.basicLine !== undefined) lines.push(p.basicLine)
-    if (p.bearer !== undefined) lines.push(p.bearer[bearerLine])
-    return single ? [lines.join(', ')] : lines
-  }
-
-  function authHook (p: RoutePlan): (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction) => void {
-    const required = p.scopes
-
-    function refuse (request: FastifyRequest, scheme: string, kind: FailureKind, reason: string): ConventionError {
-      request.log.debug({ auth: { scheme, reason } }, 'credentials refused')
-      const bearerSent = scheme === 'bearer'
-      switch (kind) {
-        case 'expired':
-          return unauthorized(MESSAGES.expired, challenges(p, bearerSent ? 'expired' : 'plain', false))
-        case 'stale':
-          // RFC 7616 3.3: stale=true, the client retries with the new nonce without asking the user
-          return unauthorized(MESSAGES.expired, challenges(p, 'plain', true))
-        case 'unavailable':
-          request.log.error({ auth: { scheme, reason } }, 'credentials could not be verified: refused (fail closed)')
-          return storeFailureStatus === 503 ? serviceUnavailable(MESSAGES.unavailable) : unauthorized(MESSAGES.unavailable, challenges(p, 'plain', false))
-        default:
-          // RFC 6750 3.1: invalid_token only answers a Bearer token
-          return unauthorized(MESSAGES.invalid, challenges(p, bearerSent ? 'invalid' : 'plain', false))
-      }
-    }
-
-    function conclude (request: FastifyRequest, outcome: Outcome, scheme: string, next: HookHandlerDoneFunction): void {
-      if (!outcome.ok) return next(refuse(request, scheme, outcome.kind, outcome.reason))
-      const principal = outcome.principal
-      for (let i = 0; i < required.length; i++) {
-        if (!principal.scopes.includes(required[i])) {
-          request.log.debug({ auth: { scheme, reason: 'insufficient scope' } }, 'credentials refused')
-          const bearerSent = scheme === 'bearer'
-          // Conventions (Authentication) (insufficient credentials): 401; RFC 6750 3.1: 403 with insufficient_scope
-          if (insufficientStatus === 403) return next(forbidden(MESSAGES.insufficient, bearerSent ? [(p.bearer as NonNullable<RoutePlan['bearer']>).insufficient] : []))
-          return next(unauthorized(MESSAGES.insufficient, challenges(p, bearerSent ? 'insufficient' : 'plain', false)))
-        }
-      }
-      request.principal = principal
-      next()
-    }
-
-    /** The app's own authentication first: a principal lets the request in, null leaves it to the HTTP schemes. */
-    function byApp (request: FastifyRequest, verify: NonNullable<RoutePlan['app']>, next: HookHandlerDoneFunction): void {
-      const settle = (found: AppPrincipal | null | undefined): void => {
-        if (found === null || found === undefined || typeof found.subject !== 'string') return byHeader(request, next)
-        conclude(request, { ok: true, principal: { scheme: 'app', subject: found.subject, scopes: runtimeScopes(found.scopes, []) } }, 'app', next)
-      }
-      let found
-      try {
-        found = verify(request)
-      } catch (err) {
-        return next(err as Error)
-      }
-      if (!isThenable(found)) return settle(found)
-      found.then(settle, (err: unknown) => next(err as Error))
-    }
-
-    const authOnRequest = function authOnRequest (request: FastifyRequest, _reply: FastifyReply, next: HookHandlerDoneFunction): void {
-      if (p.app !== undefined) return byApp(request, p.app, next)
-      byHeader(request, next)
-    }
-
-    function byHeader (request: FastifyRequest, next: HookHandlerDoneFunction): void {
-      const header = request.headers.authorization
-      // RFC 9110 11.6.2 / conventions (Authentication) step 1: no credentials, every challenge (and no Bearer error code, RFC 6750 3.1)
-      if (header === undefined) return next(unauthorized(MESSAGES.missing, challenges(p, 'plain', false)))
-      if (repeatedAuthorization(request.raw.rawHeaders)) return next(refuse(request, 'none', 'invalid', 'Authorization field repeated'))
-      const parsed: AuthorizationResult = parseAuthorization(header)
-      if (!parsed.ok) {
-        if (parsed.reason === 'missing') return next(unauthorized(MESSAGES.missing, challenges(p, 'plain', false)))
-        return next(refuse(request, 'none', 'invalid', `Authorization ${parsed.reason}`))
-      }
-      const scheme = parsed.scheme
-      const adapter = p.adapters.get(scheme)
-      if (adapter === undefined) return next(refuse(request, 'none', 'invalid', 'scheme not offered here'))
-      let verdict
-      try {
-        verdict = adapter.verify(parsed, request, p.algorithms)
-      } catch (err) {
-        return next(err as Error)
-      }
-      // A synchronous verdict (Basic with users, most verifiers) is concluded without closures.
-      if (!isThenable(verdict)) return conclude(request, verdict, scheme, next)
-      verdict.then((outcome) => conclude(request, outcome, scheme, next), (err: unknown) => next(err as Error))
-    }
-    return authOnRequest
-  }
-
-  done()
+/** The schemes enabled at registration, with the challenges they send: built once. */
+interface Schemes {
+  readonly adapters: ReadonlyMap<Exclude<AuthScheme, 'app'>, SchemeAdapter>
+  readonly digest: DigestAdapter | undefined
+  readonly basicLine: string | undefined
+  readonly bearerLines: RoutePlan['bearer']
 }
 
-/** On a context instance: the registration of the plugin that answers for its routes. */
-
-/** What `conventionAuth(config)` plans from: a route with that `config.auth`. */
-function STRATEGY_ROUTE (config: AuthRouteConfig): RouteOptions {
-  return { method: 'conventionAuth', url: '(strategy)', config: { auth: config } } as unknown as RouteOptions
+/** What every route's plan is made from, resolved once at registration. */
+interface Planning {
+  readonly realm: string
+  readonly schemes: Schemes
+  readonly app: AppAuthOptions | undefined
+  readonly digestFirst: DigestAlgorithm | undefined
+  readonly protect: NonNullable<AuthOptions['protect']>
+  readonly defaultScopes: readonly string[]
+  /** The schemes a route accepts unless its config names others, the app's own first. */
+  readonly enabled: readonly AuthScheme[]
+  /** The Bearer insufficient_scope challenge of each list of scopes, built once per list. */
+  readonly insufficientLines: Map<string, string>
 }
 
-/** RFC 9110 11.6.1: a WWW-Authenticate field with at least one challenge. */
-function hasChallenge (value: unknown): boolean {
-  return Array.isArray(value) ? value.some((v) => typeof v === 'string' && v !== '') : typeof value === 'string' && value !== ''
-}
-
-/** Validates the schemes once and returns the per-route planner (which validates `config.auth`). */
-function planner (opts: AuthOptions): { plan: (route: RouteOptions) => RoutePlan | null, digest: DigestAdapter | undefined } {
-  const realm = opts.realm ?? 'api'
-  const digestFirst = opts.digestFirst
-  if (digestFirst !== undefined && (opts.digest === undefined || !(opts.digest.algorithms ?? ['SHA-256']).includes(digestFirst))) {
-    throw invalidOption(WHERE, 'digestFirst must be one of digest.algorithms')
-  }
+/** Creates the adapters of the enabled schemes and their challenge lines. */
+function createSchemes (opts: AuthOptions, realm: string): Schemes {
   let basicLine: string | undefined
   let bearerLines: RoutePlan['bearer']
   const adapters = new Map<Exclude<AuthScheme, 'app'>, SchemeAdapter>()
@@ -424,78 +289,279 @@ function planner (opts: AuthOptions): { plan: (route: RouteOptions) => RoutePlan
     // formatChallenge refuses a realm that cannot travel in a header (RFC 9110 11.3)
     throw invalidOption(WHERE, (err as Error).message)
   }
+  return { adapters, digest, basicLine, bearerLines }
+}
+
+function resolvePlanning (opts: AuthOptions): Planning {
+  const realm = opts.realm ?? 'api'
+  const digestFirst = opts.digestFirst
+  if (digestFirst !== undefined && (opts.digest === undefined || !(opts.digest.algorithms ?? ['SHA-256']).includes(digestFirst))) {
+    throw invalidOption(WHERE, 'digestFirst must be one of digest.algorithms')
+  }
+  const schemes = createSchemes(opts, realm)
   const protect = opts.protect ?? false
   const defaultScopes = typeof protect === 'object' && protect.scopes !== undefined ? scopeList(protect.scopes, 'protect.scopes') : []
-  const insufficientLines = new Map<string, string>()
-
-  function build (scopes: readonly string[], schemes: readonly AuthScheme[], algorithms: ReadonlySet<string> | undefined): RoutePlan {
-    const routeDigest = schemes.includes('digest') ? digest : undefined
-    const routeAlgorithms = routeDigest === undefined ? [] : routeDigest.algorithms.filter((a) => algorithms === undefined || algorithms.has(a.toLowerCase()))
-    const routeAdapters = new Map<string, SchemeAdapter>()
-    for (const s of SCHEMES) {
-      if (schemes.includes(s)) routeAdapters.set(s, adapters.get(s) as SchemeAdapter)
-    }
-    let bearer = routeAdapters.has('bearer') ? bearerLines : undefined
-    if (bearer !== undefined) {
-      const key = scopes.join(' ')
-      let line = insufficientLines.get(key)
-      if (line === undefined) {
-        // RFC 6750 3.1: insufficient_scope names the scope needed (a route without scopes never answers it)
-        line = scopes.length === 0 ? '' : bearerChallenge({ realm, error: 'insufficient_scope', scope: scopes, errorDescription: 'The access token lacks a needed scope' })
-        insufficientLines.set(key, line)
-      }
-      bearer = { ...bearer, insufficient: line }
-    }
-    return {
-      scopes,
-      adapters: routeAdapters,
-      app: schemes.includes('app') ? opts.app?.verify : undefined,
-      digest: routeDigest,
-      algorithms,
-      digestFirst: digestFirst === undefined ? -1 : routeAlgorithms.indexOf(digestFirst),
-      basicLine: routeAdapters.has('basic') ? basicLine : undefined,
-      bearer
-    }
-  }
-
-  const enabled: AuthScheme[] = SCHEMES.filter((s) => adapters.has(s))
+  const enabled: AuthScheme[] = SCHEMES.filter((s) => schemes.adapters.has(s))
   // The app's own authentication is tried first on every protected route, unless a route's schemes leave it out.
   if (opts.app !== undefined) enabled.unshift('app')
-  const byDefault = build(defaultScopes, enabled, undefined)
+  return { realm, schemes, app: opts.app, digestFirst, protect, defaultScopes, enabled, insufficientLines: new Map() }
+}
 
-  return { plan: planRoute, digest }
-
-  function planRoute (route: RouteOptions): RoutePlan | null {
-    const config = (route.config as { auth?: unknown } | undefined)?.auth
-    const where = routeWhere(route)
-    if (config === false) return null
-    if (config === undefined) return protect === false ? null : byDefault
-    if (config === true) return byDefault
-    if (config === null || typeof config !== 'object') throw invalidOption(where, 'config.auth must be a boolean or { scopes, schemes, algorithms }')
-    rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.auth option')
-    const c = config as Exclude<AuthRouteConfig, boolean>
-    const scopes = c.scopes === undefined ? defaultScopes : scopeList(c.scopes, `${where} config.auth.scopes`)
-    let schemes = enabled
-    if (c.schemes !== undefined) {
-      if (!Array.isArray(c.schemes) || c.schemes.length === 0 || c.schemes.some((s) => !enabled.includes(s))) {
-        throw invalidOption(where, `config.auth.schemes must list enabled schemes (${enabled.join(', ')})`)
-      }
-      // RFC 9110 11.6.1: a 401 of the route must carry a challenge; the app's own authentication has none.
-      if (!c.schemes.some((s) => adapters.has(s as Exclude<AuthScheme, 'app'>))) throw invalidOption(where, 'config.auth.schemes needs basic, bearer or digest beside app (a 401 carries their challenges)')
-      schemes = c.schemes
-    }
-    let algorithms: Set<string> | undefined
-    if (c.algorithms !== undefined) {
-      if (digest === undefined || !schemes.includes('digest')) throw invalidOption(where, 'config.auth.algorithms needs Digest on the route')
-      const offered = digest.algorithms
-      if (!Array.isArray(c.algorithms) || c.algorithms.length === 0 || c.algorithms.some((a) => !offered.includes(a))) {
-        throw invalidOption(where, `config.auth.algorithms must list enabled Digest algorithms (${offered.join(', ')})`)
-      }
-      algorithms = new Set(c.algorithms.map((a) => a.toLowerCase()))
-    }
-    if (c.scopes === undefined && c.schemes === undefined && c.algorithms === undefined) return byDefault
-    return build(scopes, schemes, algorithms)
+/** The Bearer challenges of a route that needs `scopes`. */
+function bearerLinesFor (g: Planning, scopes: readonly string[]): NonNullable<RoutePlan['bearer']> {
+  const key = scopes.join(' ')
+  let line = g.insufficientLines.get(key)
+  if (line === undefined) {
+    // RFC 6750 3.1: insufficient_scope names the scope needed (a route without scopes never answers it)
+    line = scopes.length === 0 ? '' : bearerChallenge({ realm: g.realm, error: 'insufficient_scope', scope: scopes, errorDescription: 'The access token lacks a needed scope' })
+    g.insufficientLines.set(key, line)
   }
+  return { ...(g.schemes.bearerLines as NonNullable<RoutePlan['bearer']>), insufficient: line }
+}
+
+function buildPlan (g: Planning, scopes: readonly string[], schemes: readonly AuthScheme[], algorithms: ReadonlySet<string> | undefined): RoutePlan {
+  const routeDigest = schemes.includes('digest') ? g.schemes.digest : undefined
+  const routeAlgorithms = routeDigest === undefined ? [] : routeDigest.algorithms.filter((a) => algorithms === undefined || algorithms.has(a.toLowerCase()))
+  const routeAdapters = new Map<string, SchemeAdapter>()
+  for (const s of SCHEMES) {
+    if (schemes.includes(s)) routeAdapters.set(s, g.schemes.adapters.get(s) as SchemeAdapter)
+  }
+  const bearer = routeAdapters.has('bearer') ? bearerLinesFor(g, scopes) : undefined
+  return {
+    scopes,
+    adapters: routeAdapters,
+    app: schemes.includes('app') ? g.app?.verify : undefined,
+    digest: routeDigest,
+    algorithms,
+    digestFirst: g.digestFirst === undefined ? -1 : routeAlgorithms.indexOf(g.digestFirst),
+    basicLine: routeAdapters.has('basic') ? g.schemes.basicLine : undefined,
+    bearer
+  }
+}
+
+/** `config.auth.schemes`, checked against the enabled ones. */
+function routeSchemes (g: Planning, where: string, c: Exclude<AuthRouteConfig, boolean>): readonly AuthScheme[] {
+  if (c.schemes === undefined) return g.enabled
+  if (!Array.isArray(c.schemes) || c.schemes.length === 0 || c.schemes.some((s) => !g.enabled.includes(s))) {
+    throw invalidOption(where, `config.auth.schemes must list enabled schemes (${g.enabled.join(', ')})`)
+  }
+  // RFC 9110 11.6.1: a 401 of the route must carry a challenge; the app's own authentication has none.
+  if (!c.schemes.some((s) => g.schemes.adapters.has(s as Exclude<AuthScheme, 'app'>))) throw invalidOption(where, 'config.auth.schemes needs basic, bearer or digest beside app (a 401 carries their challenges)')
+  return c.schemes
+}
+
+/** `config.auth.algorithms`, checked against the enabled Digest algorithms (lower-cased). */
+function routeAlgorithms (g: Planning, where: string, c: Exclude<AuthRouteConfig, boolean>, schemes: readonly AuthScheme[]): Set<string> | undefined {
+  if (c.algorithms === undefined) return undefined
+  const digest = g.schemes.digest
+  if (digest === undefined || !schemes.includes('digest')) throw invalidOption(where, 'config.auth.algorithms needs Digest on the route')
+  const offered = digest.algorithms
+  if (!Array.isArray(c.algorithms) || c.algorithms.length === 0 || c.algorithms.some((a) => !offered.includes(a))) {
+    throw invalidOption(where, `config.auth.algorithms must list enabled Digest algorithms (${offered.join(', ')})`)
+  }
+  return new Set(c.algorithms.map((a) => a.toLowerCase()))
+}
+
+/** A route's plan from its `config.auth`: null (open), the default plan, or its own. */
+function planRoute (g: Planning, byDefault: RoutePlan, route: RouteOptions): RoutePlan | null {
+  const config = (route.config as { auth?: unknown } | undefined)?.auth
+  const where = routeWhere(route)
+  if (config === false) return null
+  if (config === undefined) return g.protect === false ? null : byDefault
+  if (config === true) return byDefault
+  if (config === null || typeof config !== 'object') throw invalidOption(where, 'config.auth must be a boolean or { scopes, schemes, algorithms }')
+  rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.auth option')
+  const c = config as Exclude<AuthRouteConfig, boolean>
+  const scopes = c.scopes === undefined ? g.defaultScopes : scopeList(c.scopes, `${where} config.auth.scopes`)
+  const schemes = routeSchemes(g, where, c)
+  const algorithms = routeAlgorithms(g, where, c, schemes)
+  if (c.scopes === undefined && c.schemes === undefined && c.algorithms === undefined) return byDefault
+  return buildPlan(g, scopes, schemes, algorithms)
+}
+
+/** Validates the schemes once and returns the per-route planner (which validates `config.auth`). */
+function planner (opts: AuthOptions): { plan: Planner, digest: DigestAdapter | undefined } {
+  const g = resolvePlanning(opts)
+  const byDefault = buildPlan(g, g.defaultScopes, g.enabled, undefined)
+  return { plan: (route) => planRoute(g, byDefault, route), digest: g.schemes.digest }
+}
+
+// ---------------------------------------------------------------------------------------
+// Steps
+
+function challenges (s: Settings, p: RoutePlan, bearerLine: keyof NonNullable<RoutePlan['bearer']>, stale: boolean): string[] {
+  // RFC 9110 11.6.1: one challenge per scheme (and Digest algorithm), strongest first, or the
+  // algorithm of `digestFirst` first (RFC 7616 3.7 lets the server choose its preference order)
+  const lines = p.digest === undefined ? [] : p.digest.challenges(stale, p.algorithms)
+  if (p.digestFirst > 0) lines.unshift(...lines.splice(p.digestFirst, 1))
+  if (p.basicLine !== undefined) lines.push(p.basicLine)
+  if (p.bearer !== undefined) lines.push(p.bearer[bearerLine])
+  return s.single ? [lines.join(', ')] : lines
+}
+
+/** A 401 another plugin or the app wrote without challenges gets the route's (an HTML page of the suite's is kept). */
+function completeChallenges (s: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown, p: RoutePlan): unknown {
+  if (reply.statusCode !== 401 || hasChallenge(reply.getHeader('www-authenticate'))) return undefined
+  const lines = challenges(s, p, 'plain', false)
+  const html = /^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))
+  const r = render(unauthorized(request.headers.authorization === undefined ? MESSAGES.missing : MESSAGES.invalid, lines), serializeEnvelope)
+  for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
+  if (html) return undefined
+  reply.header('content-type', r.contentType)
+  return r.body
+}
+
+function refuse (s: Settings, p: RoutePlan, request: FastifyRequest, scheme: string, kind: FailureKind, reason: string): ConventionError {
+  request.log.debug({ auth: { scheme, reason } }, 'credentials refused')
+  const bearerSent = scheme === 'bearer'
+  switch (kind) {
+    case 'expired':
+      return unauthorized(MESSAGES.expired, challenges(s, p, bearerSent ? 'expired' : 'plain', false))
+    case 'stale':
+      // RFC 7616 3.3: stale=true, the client retries with the new nonce without asking the user
+      return unauthorized(MESSAGES.expired, challenges(s, p, 'plain', true))
+    case 'unavailable':
+      request.log.error({ auth: { scheme, reason } }, 'credentials could not be verified: refused (fail closed)')
+      return s.storeFailureStatus === 503 ? serviceUnavailable(MESSAGES.unavailable) : unauthorized(MESSAGES.unavailable, challenges(s, p, 'plain', false))
+    default:
+      // RFC 6750 3.1: invalid_token only answers a Bearer token
+      return unauthorized(MESSAGES.invalid, challenges(s, p, bearerSent ? 'invalid' : 'plain', false))
+  }
+}
+
+function conclude (s: Settings, p: RoutePlan, request: FastifyRequest, outcome: Outcome, scheme: string, next: HookHandlerDoneFunction): void {
+  if (!outcome.ok) return next(refuse(s, p, request, scheme, outcome.kind, outcome.reason))
+  const principal = outcome.principal
+  const required = p.scopes
+  for (let i = 0; i < required.length; i++) {
+    if (!principal.scopes.includes(required[i])) {
+      request.log.debug({ auth: { scheme, reason: 'insufficient scope' } }, 'credentials refused')
+      const bearerSent = scheme === 'bearer'
+      // Conventions (Authentication) (insufficient credentials): 401; RFC 6750 3.1: 403 with insufficient_scope
+      if (s.insufficientStatus === 403) return next(forbidden(MESSAGES.insufficient, bearerSent ? [(p.bearer as NonNullable<RoutePlan['bearer']>).insufficient] : []))
+      return next(unauthorized(MESSAGES.insufficient, challenges(s, p, bearerSent ? 'insufficient' : 'plain', false)))
+    }
+  }
+  request.principal = principal
+  next()
+}
+
+/** The app's own authentication first: a principal lets the request in, null leaves it to the HTTP schemes. */
+function byApp (s: Settings, p: RoutePlan, request: FastifyRequest, verify: NonNullable<RoutePlan['app']>, next: HookHandlerDoneFunction): void {
+  const settle = (found: AppPrincipal | null | undefined): void => {
+    if (found === null || found === undefined || typeof found.subject !== 'string') return byHeader(s, p, request, next)
+    conclude(s, p, request, { ok: true, principal: { scheme: 'app', subject: found.subject, scopes: runtimeScopes(found.scopes, []) } }, 'app', next)
+  }
+  let found
+  try {
+    found = verify(request)
+  } catch (err) {
+    return next(err as Error)
+  }
+  if (!isThenable(found)) return settle(found)
+  found.then(settle, (err: unknown) => next(err as Error))
+}
+
+function byHeader (s: Settings, p: RoutePlan, request: FastifyRequest, next: HookHandlerDoneFunction): void {
+  const header = request.headers.authorization
+  // RFC 9110 11.6.2 / conventions (Authentication) step 1: no credentials, every challenge (and no Bearer error code, RFC 6750 3.1)
+  if (header === undefined) return next(unauthorized(MESSAGES.missing, challenges(s, p, 'plain', false)))
+  if (repeatedAuthorization(request.raw.rawHeaders)) return next(refuse(s, p, request, 'none', 'invalid', 'Authorization field repeated'))
+  const parsed: AuthorizationResult = parseAuthorization(header)
+  if (!parsed.ok) {
+    if (parsed.reason === 'missing') return next(unauthorized(MESSAGES.missing, challenges(s, p, 'plain', false)))
+    return next(refuse(s, p, request, 'none', 'invalid', `Authorization ${parsed.reason}`))
+  }
+  const scheme = parsed.scheme
+  const adapter = p.adapters.get(scheme)
+  if (adapter === undefined) return next(refuse(s, p, request, 'none', 'invalid', 'scheme not offered here'))
+  let verdict
+  try {
+    verdict = adapter.verify(parsed, request, p.algorithms)
+  } catch (err) {
+    return next(err as Error)
+  }
+  // A synchronous verdict (Basic with users, most verifiers) is concluded without closures.
+  if (!isThenable(verdict)) return conclude(s, p, request, verdict, scheme, next)
+  verdict.then((outcome) => conclude(s, p, request, outcome, scheme, next), (err: unknown) => next(err as Error))
+}
+
+/** The onRequest hook of a protected route (or a `conventionAuth` strategy). */
+function authHook (s: Settings, p: RoutePlan): (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction) => void {
+  return function authOnRequest (request: FastifyRequest, _reply: FastifyReply, next: HookHandlerDoneFunction): void {
+    if (p.app !== undefined) return byApp(s, p, request, p.app, next)
+    byHeader(s, p, request, next)
+  }
+}
+
+/** Puts the plan's steps on the route, and documents its answers and security. */
+function compileRoute (c: RouteCompiler, s: Settings, plan: Planner, byDefault: RoutePlan): void {
+  const p = plan(c.route)
+  // RFC 9110 15.5.2: every 401 carries WWW-Authenticate, whoever produced it (another plugin, the app).
+  c.check('onSend', 'auth:challenges', (request, reply, payload) => completeChallenges(s, request, reply, payload, p ?? byDefault), { weak: true })
+  if (p === null) return
+  c.respond(401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate'] })
+  if (s.insufficientStatus === 403 && p.scopes.length > 0) c.respond(403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html' })
+  if (s.storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
+  c.step('onRequest', 'auth', authHook(s, p))
+  // OpenAPI: the schemes this route offers, and the scopes it needs.
+  recordSecurity(c.route, { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes })
+  // Later conventions key per-user state by `request.principal` on protected routes.
+  c.provide(PROVIDES.auth, p)
+}
+
+/**
+ * The nonce store's generation is learnt before the first challenge (a Redis store asks
+ * Redis once); a store that is down delays the start by at most its timeout, never fails it.
+ */
+function readyNonceStore (fastify: FastifyInstance, adapter: DigestAdapter): void {
+  fastify.addHook('onReady', async function digestNonceStoreReady () {
+    await adapter.refresh().catch((err: unknown) => fastify.log.warn({ err }, 'Digest nonce-count store not reached at start; the first nonces will be renewed (stale=true)'))
+  })
+}
+
+function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: Error) => void): void {
+  let settings: Settings
+  let plan: Planner
+  let digestAdapter: DigestAdapter | undefined
+  try {
+    settings = resolveSettings(opts)
+    ;({ plan, digest: digestAdapter } = planner(opts))
+  } catch (err) {
+    return done(err as Error)
+  }
+  if (digestAdapter !== undefined) readyNonceStore(fastify, digestAdapter)
+  const byDefault = plan(STRATEGY_ROUTE(true)) as RoutePlan
+  try {
+    declareConvention(fastify, {
+      key: 'auth',
+      plugin: WHERE,
+      configKey: 'auth',
+      // protect is a context-wide policy: plan() covers every route without config.auth.
+      policy: opts.protect === undefined || opts.protect === false ? undefined : () => true,
+      compile: (c) => compileRoute(c, settings, plan, byDefault)
+    }, { profile: opts.profile })
+  } catch (err) {
+    return done(err as Error)
+  }
+  if (!fastify.hasRequestDecorator('principal')) fastify.decorateRequest('principal', null)
+  // @fastify/auth strategies: the suite's schemes, checked as a route's config.auth would.
+  fastify.decorate('conventionAuth', function conventionAuth (config: AuthRouteConfig = true): ConventionAuthStrategy {
+    const p = plan(STRATEGY_ROUTE(config))
+    if (p === null) throw invalidOption(WHERE, 'conventionAuth(config): config must ask for authentication (true or { scopes, schemes, algorithms })')
+    return authHook(settings, p)
+  })
+  done()
+}
+
+/** What `conventionAuth(config)` plans from: a route with that `config.auth`. */
+function STRATEGY_ROUTE (config: AuthRouteConfig): RouteOptions {
+  return { method: 'conventionAuth', url: '(strategy)', config: { auth: config } } as unknown as RouteOptions
+}
+
+/** RFC 9110 11.6.1: a WWW-Authenticate field with at least one challenge. */
+function hasChallenge (value: unknown): boolean {
+  return Array.isArray(value) ? value.some((v) => typeof v === 'string' && v !== '') : typeof value === 'string' && value !== ''
 }
 
 /** Basic, Bearer and Digest authentication (docs/conventions.md (Authentication)), per route through `config.auth`. */

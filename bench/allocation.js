@@ -12,6 +12,15 @@ const WARMUP = 3000
 const WINDOW = 20000
 const CONNECTIONS = 4
 
+const POST_VARIANTS = [
+  { name: 'POST: bare Fastify', variant: 'bare', path: '/doc', method: 'POST' },
+  { name: 'POST: bare Fastify (A/A twin)', variant: 'bare', path: '/doc', method: 'POST', extra: { twin: true } },
+  { name: 'POST: + Content-Length plugin alone', variant: 'alone', path: '/doc', method: 'POST', extra: { plugin: 'httpConventionsContentLength' } },
+  { name: 'POST: + Content-Type plugin alone', variant: 'alone', path: '/doc', method: 'POST', extra: { plugin: 'httpConventionsContentType' } },
+  { name: 'POST: + Validation plugin alone', variant: 'alone', path: '/doc', method: 'POST', extra: { plugin: 'httpConventionsValidation' } },
+  { name: 'POST: + whole suite', variant: 'suite', path: '/doc', method: 'POST', extra: { options: {} } }
+]
+
 const VARIANTS = [
   { name: 'bare Fastify', variant: 'bare', path: '/doc' },
   { name: 'bare Fastify (A/A twin)', variant: 'bare', path: '/doc', extra: { twin: true } },
@@ -42,11 +51,16 @@ function start (variant, extra) {
   return { child, next, output: () => out }
 }
 
-async function drive (pool, url, n) {
+const POST_BODY = JSON.stringify({ slug: 'hello-world', title: 'Hello', body: 'x'.repeat(500), tags: ['a', 'b'], published: true })
+
+async function drive (pool, v, n) {
   let left = n
+  const request = v.method === 'POST'
+    ? { path: v.path, method: 'POST', headers: { 'content-type': 'application/json' }, body: POST_BODY }
+    : { path: v.path, method: 'GET' }
   async function worker () {
     while (left-- > 0) {
-      const res = await pool.request({ path: url, method: 'GET' })
+      const res = await pool.request(request)
       await res.body.dump()
     }
   }
@@ -66,13 +80,13 @@ async function measure (v) {
   const { port } = await server.next('port')
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS })
   try {
-    await drive(pool, v.path, WARMUP)
+    await drive(pool, v, WARMUP)
     server.child.send('gc')
     await server.next('gc')
     const from = server.output().length
     server.child.send('cpu')
     const cpu0 = (await server.next('cpu')).cpu
-    await drive(pool, v.path, WINDOW)
+    await drive(pool, v, WINDOW)
     server.child.send('cpu')
     const cpu1 = (await server.next('cpu')).cpu
     server.child.send('gc')
@@ -88,16 +102,17 @@ async function measure (v) {
   }
 }
 
-async function run ({ rounds = 3 } = {}) {
-  const results = new Map(VARIANTS.map((v) => [v.name, []]))
+async function run ({ rounds = 3, post = false } = {}) {
+  const variants = post ? POST_VARIANTS : VARIANTS
+  const results = new Map(variants.map((v) => [v.name, []]))
   // Interleaved: each round runs every variant once, so drift in the machine spreads evenly.
   for (let r = 0; r < rounds; r++) {
-    for (const v of VARIANTS) results.get(v.name).push(await measure(v))
+    for (const v of variants) results.get(v.name).push(await measure(v))
   }
   const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-  const bare = median(results.get('bare Fastify').map((x) => x.bytes))
-  const bareCpu = median(results.get('bare Fastify').map((x) => x.cpuUs))
-  return VARIANTS.map((v) => {
+  const bare = median(results.get(variants[0].name).map((x) => x.bytes))
+  const bareCpu = median(results.get(variants[0].name).map((x) => x.cpuUs))
+  return variants.map((v) => {
     const xs = results.get(v.name)
     const bytes = median(xs.map((x) => x.bytes))
     const cpuUs = median(xs.map((x) => x.cpuUs))
@@ -128,5 +143,5 @@ function targets (rows) {
 module.exports = { run, table, targets, VARIANTS }
 
 if (require.main === module) {
-  run({ rounds: Number(process.env.BENCH_ROUNDS ?? 3) }).then((rows) => console.log(table(rows)), (err) => { console.error(err); process.exit(1) })
+  run({ rounds: Number(process.env.BENCH_ROUNDS ?? 3), post: process.argv.includes('--post') }).then((rows) => console.log(table(rows)), (err) => { console.error(err); process.exit(1) })
 }

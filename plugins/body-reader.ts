@@ -16,15 +16,13 @@ import { pipeline } from 'node:stream'
 import { errorCodes as fastifyErrors, type FastifyInstance, type FastifyReply, type FastifyRequest, type RequestPayload } from 'fastify'
 import { BodyBytes, CoalescedBody } from '../lib/json-body'
 import { requestMediaType } from './media-type'
+import { kReadBySuite } from './symbols'
 
 /** The request body as Fastify hands it to a parser that reads it itself. */
 export type BodyStream = NodeJS.ReadableStream & { receivedEncodedLength?: number }
 export type Done = (err: Error | null, value?: unknown) => void
 
 const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = fastifyErrors
-/** On a context: the media types (essences) whose parser there is one of the suite's. */
-const kReadBySuite = Symbol('http-conventions.read-by-suite')
-
 /**
  * Sets the suite's parser for `types` in `fastify`'s context, replacing one the context may
  * have inherited, and records that the suite reads those types there.

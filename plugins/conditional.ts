@@ -31,6 +31,7 @@ import { declareConvention, PROVIDES, type Convention, type HookStep, type Next,
 import { recordSuccessHeaders } from './openapi'
 import { isThenable, rejectUnknownKeys } from './shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
+import { kOutcome, kCurrent } from './symbols'
 
 /** The validators a route's provider gives for the current state of its resource. */
 export interface ProvidedValidators {
@@ -170,8 +171,6 @@ interface Current {
   lastModified: number | undefined
 }
 
-const kOutcome = Symbol('http-conventions.conditional.outcome')
-const kCurrent = Symbol('http-conventions.conditional.current')
 type Tracked = FastifyRequest & { [kOutcome]?: PreconditionOutcome, [kCurrent]?: Current }
 
 type Failed = Exclude<PreconditionOutcome, { outcome: 'proceed' }>

@@ -21,6 +21,7 @@ import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../lib/validat
 import { profileDefaults, type Profile } from '../lib/profile'
 import envelopeSchema from '../schemas/errors.json'
 import { profileError } from './shared'
+import { kPassedOn, kOwnHandler } from './symbols'
 
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
 
@@ -275,9 +276,6 @@ function renderError (error: FastifyError, request: FastifyRequest, reply: Fasti
   return true
 }
 
-/** On a reply: the suite error its route's handler passed on to the app's handlers, and its format. */
-const kPassedOn = Symbol('http-conventions.errors.passed-on')
-
 interface PassedOn { err: ConventionError, format: ErrorFormat }
 type WithPassedOn = FastifyReply & { [kPassedOn]?: PassedOn }
 
@@ -341,8 +339,6 @@ export function routeErrorHandler (policy: ErrorPolicy, own: ErrorHandler | unde
     throw err
   }
 }
-
-const kOwnHandler = Symbol('http-conventions.errors.handler')
 
 /**
  * The envelope for every error of a context: sets the context's error handler. The other

@@ -1,9 +1,8 @@
 /** The request's Content-Type, parsed once per request whichever convention asks first. */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { parseMediaType, type MediaType } from '../lib/headers/media-type'
+import { kMediaType } from './symbols'
 
-/** On a request (a decorator set by the plugins that read it): its Content-Type parsed (false: absent or not a media type). */
-const kMediaType = Symbol('http-conventions.media-type')
 type WithMediaType = FastifyRequest & { [kMediaType]?: MediaType | false | null }
 
 /** Adds the request decorator requestMediaType keeps its result in (once per app). */

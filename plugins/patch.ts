@@ -21,6 +21,7 @@ import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 import { buildChecked, checkersOf, type SchemaCheckers } from './schema-check'
 import { conditionalConvention } from './conditional'
 import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
+import { kLoaded } from './symbols'
 
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
@@ -100,7 +101,6 @@ export const patchOptionsSchema = {
 
 const checkOptions = optionsChecker(WHERE, patchOptionsSchema)
 const ACCEPT_PATCH_METHODS = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'OPTIONS'])
-const kLoaded = Symbol('http-conventions.patch.loaded')
 
 type Tracked = FastifyRequest & { [kLoaded]?: PatchableResource | null }
 

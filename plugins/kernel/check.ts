@@ -12,7 +12,7 @@ import { sendConventionError } from '../errors'
 import { asArray, methodsOf, routeWhere } from '../shared'
 import { CONFIG_KEYS, pluginOf, type ConventionKey, type RoutePhase } from './pipeline'
 import { lookup, nodeOf, type Node } from './registry'
-import { kApp, kRecord } from './symbols'
+import { kApp, kRecord } from '../symbols'
 import type { Convention } from './types'
 import type { RouteOptions } from 'fastify'
 

@@ -13,7 +13,7 @@ import { renderPassedOnError, routeErrorHandler, type ErrorPolicy } from '../err
 import { asArray, methodsOf, routeWhere } from '../shared'
 import { CONVENTIONS, PIPELINE, type ConventionKey, type RoutePhase } from './pipeline'
 import { formatOf, lookup, nearest, nodeOf, type Node } from './registry'
-import { kRecord } from './symbols'
+import { kRecord } from '../symbols'
 import { SENT, type CheckStep, type Convention, type HookStep, type Next, type PayloadCheck, type PayloadNext, type PayloadStep, type Provision, type RouteCompiler } from './types'
 import { appOf, asksFor, fixFor, snapshotOf, typos, type RouteRecord } from './check'
 

@@ -17,7 +17,7 @@ import { CONVENTIONS } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
 import { checkRoutes, guardUnseen, type AppState } from './check'
-import { kApp, kNode } from './symbols'
+import { kApp, kNode } from '../symbols'
 import type { Convention, ErrorFallback, Provision } from './types'
 
 export { SENT } from './types'

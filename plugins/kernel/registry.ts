@@ -10,7 +10,7 @@ import type { ErrorFormat } from '../errors'
 import type { Profile } from '../../lib/profile'
 import type { ConventionKey } from './pipeline'
 import type { Convention, ErrorFallback } from './types'
-import { kNode } from './symbols'
+import { kNode } from '../symbols'
 
 export interface Node {
   readonly parent: Node | null

@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { Agent, request } from 'undici'
+import Redis from 'ioredis'
 import { startRedis, type RedisServer } from '../helpers/redis'
+import { until } from '../helpers/until'
 import { peer } from '../helpers/peers'
 import { credentialsOf } from '../helpers/service'
 import { answer, authorization } from '../lib/auth/digest-client'
@@ -76,11 +78,15 @@ test('a delta base stored by one instance serves a 226 from the other', async (t
   if (peer(t, 'redis-server') === undefined) return
   const created = await post(a, BASIC)
   const id = (created.json as { id: string }).id
+  const keys = new Redis(redis.url)
+  t.teardown(() => keys.disconnect())
+  const stored = async () => (await keys.keys('fhc:instance:*')).length
+  const before = await stored()
   const first = await request(`${a}/articles/${id}`)
   const base = Buffer.from(await first.body.arrayBuffer())
   const oldTag = first.headers.etag as string
-  // A base is stored without waiting for Redis (the response is not held back): give it a moment.
-  await new Promise((resolve) => setTimeout(resolve, 200))
+  // A base is stored without waiting for Redis (the response is not held back): until it is there.
+  await until('the delta base in Redis', async () => (await stored()) > before, 10_000)
   const current = JSON.parse(base.toString()) as Record<string, unknown>
   const put = await request(`${b}/articles/${id}`, { method: 'PUT', body: JSON.stringify({ slug: current.slug, title: 'count 0', body: 'p1 edited\n\np2' }), headers: { 'content-type': 'application/json', authorization: BASIC, 'if-match': oldTag } })
   t.equal(put.statusCode, 200)
@@ -152,12 +158,11 @@ test('Redis returns: deltas and Digest recover', async (t) => {
   if (peer(t, 'redis-server') === undefined) return
   redis = await startRedis(redis.port)
   const { id } = (await post(a, BASIC)).json as { id: string }
-  let status = 0
-  for (let i = 0; i < 40 && status !== 201; i++) {
+  const status = await until('a Digest write through both instances', async () => {
     const challenge = (await post(b)).www[0]
-    status = (await post(a, authorization(answer(challenge, { username: 'demo', password: 'demo-password', method: 'POST', uri: '/articles' })))).status
-    if (status !== 201) await new Promise((resolve) => setTimeout(resolve, 250))
-  }
+    const s = (await post(a, authorization(answer(challenge, { username: 'demo', password: 'demo-password', method: 'POST', uri: '/articles' })))).status
+    return s === 201 && s
+  }, 10_000, 250)
   t.equal(status, 201, 'Digest works again once the instances reconnected')
   // The instances reconnect to Redis on their own schedule, and a base is stored without
   // waiting for Redis: try the whole round (store a base, change, ask for a delta) until it works.
@@ -165,18 +170,18 @@ test('Redis returns: deltas and Digest recover', async (t) => {
   // counted per client): this round is another client, from another loopback address.
   const client = new Agent({ localAddress: '127.0.0.2' })
   t.teardown(() => client.close())
-  let deltaStatus = 0
-  for (let n = 1; n <= 40 && deltaStatus !== 226; n++) {
+  let n = 0
+  const deltaStatus = await until('a 226 after a base was stored and the article changed', async () => {
+    n++
     const first = await request(`${a}/articles/${id}`, { dispatcher: client })
     const tag = first.headers.etag as string
     const current = await first.body.json() as { slug: string }
-    await new Promise((resolve) => setTimeout(resolve, 150))
     const put = await request(`${a}/articles/${id}`, { method: 'PUT', body: JSON.stringify({ slug: current.slug, title: `count ${n}`, body: 'p1\n\np2 changed' }), headers: { 'content-type': 'application/json', authorization: BASIC } })
     await put.body.dump()
     const delta = await request(`${b}/articles/${id}`, { dispatcher: client, headers: { 'a-im': 'vcdiff', 'if-none-match': tag } })
-    deltaStatus = delta.statusCode
     await delta.body.dump()
-  }
+    return delta.statusCode === 226 && delta.statusCode
+  }, 20_000, 150)
   t.equal(deltaStatus, 226, 'bases are stored and served again')
 })
 

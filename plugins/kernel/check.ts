@@ -30,7 +30,12 @@ export interface RouteRecord {
 }
 
 /** Per app (a decorator of its root): never shared between two apps of one process. */
-export interface AppState { records: RouteRecord[], problems: string[] }
+export interface AppState {
+  records: RouteRecord[]
+  problems: string[]
+  /** The guard's verdict per route it never compiled (by the route's config object): why it is refused, or null. */
+  unseen: WeakMap<object, string | null>
+}
 
 export function appOf (instance: FastifyInstance): AppState {
   return (instance as unknown as Record<symbol, AppState>)[kApp]
@@ -141,12 +146,20 @@ export function checkRoutes (this: FastifyInstance, done: (err?: Error) => void)
 export function guardUnseen (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
   const config = request.routeOptions.config as unknown as Record<string | symbol, unknown>
   if (request.is404 || config[kRecord] !== undefined) return done()
+  const unseen = appOf(this).unseen
+  let why = unseen.get(config)
+  if (why === undefined) unseen.set(config, why = verdict(request, config))
+  if (why === null) return done()
+  request.log.error({ reason: why }, 'route asks for a convention it was not compiled with; refused')
+  sendConventionError(reply, misconfigured(why))
+}
+
+/** Why a route no onRoute hook of the suite saw is refused (it asks for a convention, or a policy covers it), or null. */
+function verdict (request: FastifyRequest, config: Record<string | symbol, unknown>): string | null {
   const node = nodeOf(request.server)
   const methods = methodsOf({ method: config.method })
   const covered = CONFIG_KEYS.filter((a) => config[a.configKey] !== false && lookup(node, a.key)?.policy?.(methods) === true).map((a) => a.key)
   const asked = [...new Set([...asksFor(config), ...covered])]
-  if (asked.length === 0) return done()
-  const why = `${routeWhere({ method: config.method, url: String(config.url) })} asks for ${asked.join(', ')}, but it was declared before fastify-http-conventions was registered; ${fixFor(asked[0])}`
-  request.log.error({ reason: why }, 'route asks for a convention it was not compiled with; refused')
-  sendConventionError(reply, misconfigured(why))
+  if (asked.length === 0) return null
+  return `${routeWhere({ method: config.method, url: String(config.url) })} asks for ${asked.join(', ')}, but it was declared before fastify-http-conventions was registered; ${fixFor(asked[0])}`
 }

@@ -49,7 +49,7 @@ function install (fastify: FastifyInstance, plugin: string): void {
   if (!isRoot(fastify)) {
     throw invalidOption(plugin, 'the suite is installed in the root context of the app, where it sees every route: register fastify-http-conventions (or this plugin) on the instance Fastify() returned, or in a plugin wrapped with fastify-plugin, before the plugins that declare routes; a child context may then register a convention again with its own options')
   }
-  const app: AppState = { records: [], problems: [] }
+  const app: AppState = { records: [], problems: [], unseen: new WeakMap() }
   // Routes declared before the suite (another plugin's, such as @fastify/cors's preflight, or
   // a register() without await): no onRoute hook of the suite saw them, so a guard judges them.
   if (fastify.printRoutes({ commonPrefix: false }).trim() !== EMPTY_ROUTER) fastify.addHook('onRequest', guardUnseen)

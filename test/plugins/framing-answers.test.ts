@@ -3,7 +3,7 @@
  * (RFC 9112 6.3): which parser errors are framing errors of that body, decided without a
  * race against the handler's answer.
  */
-import { test } from 'tap'
+import { test, type Test } from 'tap'
 import { PassThrough } from 'node:stream'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -22,25 +22,24 @@ function socket (): Socket & { written: string } {
   return s
 }
 
-test('RFC 9112 6.3: bytes past the declared body of a request not yet answered read as a broken next request: 411, once', async (t) => {
+/** What the clientErrorHandler writes for a parser error `code` on a connection whose last request declared a body, not yet answered. */
+async function answerAfterBody (t: Test, code: string): Promise<string> {
   const app = Fastify(serverOptions)
   t.teardown(() => app.close())
   await app.register(httpConventions)
   await app.ready()
   const s = socket()
   trackBody({ httpVersionMajor: 1, socket: s, complete: true } as unknown as IncomingMessage, { headersSent: false, req: { complete: true } } as unknown as ServerResponse)
-  answerFramingError.call(app, Object.assign(new Error('bad method'), { code: 'HPE_INVALID_METHOD' }), s)
-  t.match(s.written, /^HTTP\/1\.1 411 Length Required\r\n/)
-  t.match(s.written, /the body is longer than its Content-Length/)
+  answerFramingError.call(app, Object.assign(new Error(code), { code }), s)
+  return s.written
+}
+
+test('RFC 9112 6.3: bytes past the declared body of a request not yet answered read as a broken next request: 411, once', async (t) => {
+  const written = await answerAfterBody(t, 'HPE_INVALID_METHOD')
+  t.match(written, /^HTTP\/1\.1 411 Length Required\r\n/)
+  t.match(written, /the body is longer than its Content-Length/)
 })
 
 test('a parser error that says nothing of the body (a header section too large) is answered as any client error: 431', async (t) => {
-  const app = Fastify(serverOptions)
-  t.teardown(() => app.close())
-  await app.register(httpConventions)
-  await app.ready()
-  const s = socket()
-  trackBody({ httpVersionMajor: 1, socket: s, complete: true } as unknown as IncomingMessage, { headersSent: false, req: { complete: true } } as unknown as ServerResponse)
-  answerFramingError.call(app, Object.assign(new Error('too large'), { code: 'HPE_HEADER_OVERFLOW' }), s)
-  t.match(s.written, /^HTTP\/1\.1 431 /)
+  t.match(await answerAfterBody(t, 'HPE_HEADER_OVERFLOW'), /^HTTP\/1\.1 431 /)
 })

@@ -9,7 +9,6 @@
  * 400, never a silent U+FFFD, and a string holding a lone surrogate is a 422 naming it.
  */
 import { isUtf8 } from 'node:buffer'
-import { Transform, type TransformCallback } from 'node:stream'
 import secureJson from 'secure-json-parse'
 import { malformedBody, unprocessable, type ConventionError } from './errors'
 
@@ -343,31 +342,29 @@ export class BodyBytes {
 }
 
 /**
- * A pass-through stream that joins the pieces of a body into blocks of 16 KiB (pieces of
- * that size or more pass as they are): whatever reads it (another parser that keeps one
- * buffer per piece, Fastify's own among them) holds a body sent in pieces of one byte (as
- * one-byte chunks, or one byte per TCP segment) in about one byte of memory per body byte.
- * `expected`, the declared length (Content-Length; 0 when unknown), sizes the blocks of a
- * shorter body to the body, and lets a body that arrives in one piece pass as it is.
- * `receivedEncodedLength` counts the bytes that came in.
+ * Joins the pieces of a body into blocks of 16 KiB (pieces of that size or more pass as
+ * they are): whatever reads the blocks (another parser that keeps one buffer per piece,
+ * Fastify's own among them) holds a body sent in pieces of one byte (as one-byte chunks, or
+ * one byte per TCP segment) in about one byte of memory per body byte. `expected`, the
+ * declared length (Content-Length; 0 when unknown), sizes the blocks of a shorter body to
+ * the body, and lets a body that arrives in one piece pass as it is. `received` counts the
+ * bytes that came in. No stream of its own: the caller hands each block on (`emit`).
  */
-export class CoalescedBody extends Transform {
-  receivedEncodedLength = 0
+export class BlockJoiner {
+  received = 0
   private block: Buffer | null = null
   private used = 0
 
-  constructor (private readonly expected = 0) {
-    super()
-  }
+  constructor (private readonly expected = 0) {}
 
-  override _transform (chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    const before = this.receivedEncodedLength
-    this.receivedEncodedLength += chunk.length
+  /** Takes one piece; calls `emit` with each block it completes (or the piece itself). */
+  add (chunk: Buffer, emit: (block: Buffer) => void): void {
+    const before = this.received
+    this.received += chunk.length
     // A large piece, or the whole rest of a declared body with nothing held: no copy.
-    if (chunk.length >= BODY_BLOCK || (this.used === 0 && this.expected > 0 && this.receivedEncodedLength >= this.expected)) {
-      this.flushBlock()
-      this.push(chunk)
-      return callback()
+    if (chunk.length >= BODY_BLOCK || (this.used === 0 && this.expected > 0 && this.received >= this.expected)) {
+      this.end(emit)
+      return emit(chunk)
     }
     let at = 0
     while (at < chunk.length) {
@@ -376,21 +373,17 @@ export class CoalescedBody extends Transform {
       const n = chunk.copy(this.block, this.used, at)
       this.used += n
       at += n
-      if (this.used === this.block.length) this.flushBlock()
+      if (this.used === this.block.length) this.end(emit)
     }
-    callback()
   }
 
-  override _flush (callback: TransformCallback): void {
-    this.flushBlock()
-    callback()
-  }
-
-  private flushBlock (): void {
+  /** Hands on what is held (at the end of the body, or before a piece that passes as it is). */
+  end (emit: (block: Buffer) => void): void {
     if (this.used === 0) return
     const block = this.block as Buffer
-    this.push(this.used === block.length ? block : block.subarray(0, this.used))
+    const out = this.used === block.length ? block : block.subarray(0, this.used)
     this.block = null
     this.used = 0
+    emit(out)
   }
 }

@@ -2,7 +2,7 @@ import { test } from 'tap'
 import fc from 'fast-check'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { BodyBytes, CoalescedBody, parseJsonBody, parseJsonBuffer, scanJsonText, fewOpeners, findLoneSurrogate, isWellFormedString, decodeUtf8Strict, DEFAULT_JSON_MAX_DEPTH } from '../../lib/json-body'
+import { BlockJoiner, BodyBytes, parseJsonBody, parseJsonBuffer, scanJsonText, fewOpeners, findLoneSurrogate, isWellFormedString, decodeUtf8Strict, DEFAULT_JSON_MAX_DEPTH } from '../../lib/json-body'
 
 function refusal (r: ReturnType<typeof parseJsonBody>): { statusCode: number, errors: unknown } | null {
   return r.ok ? null : { statusCode: r.error.statusCode, errors: r.error.errors }
@@ -139,40 +139,34 @@ test('BodyBytes: one-byte pieces cost about one byte of memory each, not one buf
   t.equal(body.bytes().toString(), 'a'.repeat(n))
 })
 
-test('CoalescedBody with a declared length: a body in one piece passes as it is; one-byte pieces fill blocks no longer than the body', async (t) => {
-  const collect = async (expected: number, pieces: Buffer[]): Promise<Buffer[]> => {
-    const stream = new CoalescedBody(expected)
-    const out: Buffer[] = []
-    stream.on('data', (b: Buffer) => out.push(b))
-    const ended = new Promise((resolve) => stream.on('end', resolve))
-    for (const p of pieces) stream.write(p)
-    stream.end()
-    await ended
-    return out
-  }
+function collect (joiner: BlockJoiner, pieces: Buffer[]): Buffer[] {
+  const out: Buffer[] = []
+  const emit = (b: Buffer): void => { out.push(b) }
+  for (const p of pieces) joiner.add(p, emit)
+  joiner.end(emit)
+  return out
+}
+
+test('BlockJoiner with a declared length: a body in one piece passes as it is; one-byte pieces fill blocks no longer than the body', async (t) => {
+  const collectFor = (expected: number, pieces: Buffer[]): Buffer[] => collect(new BlockJoiner(expected), pieces)
   const whole = Buffer.from('{"a":1}')
-  const one = await collect(whole.length, [whole])
+  const one = collectFor(whole.length, [whole])
   t.equal(one.length, 1)
   t.equal(one[0], whole, 'the very buffer, not a copy')
   const bytes = Buffer.alloc(20_000, 'x')
   const pieces = [...bytes].map((b) => Buffer.from([b]))
-  const out = await collect(bytes.length, pieces)
+  const out = collectFor(bytes.length, pieces)
   t.same(out.map((b) => b.length), [16 * 1024, 20_000 - 16 * 1024], 'a full block, then a block of what was left')
   t.equal(Buffer.concat(out).toString(), bytes.toString())
-  const longer = await collect(3, [Buffer.from('ab'), Buffer.from('cd'), Buffer.from('e')])
+  const longer = collectFor(3, [Buffer.from('ab'), Buffer.from('cd'), Buffer.from('e')])
   t.equal(Buffer.concat(longer).toString(), 'abcde', 'a body longer than declared still passes whole (the parser refuses it)')
 })
 
-test('CoalescedBody: small pieces come out in blocks of 16 KiB, large ones as they are, every byte in order', async (t) => {
-  const stream = new CoalescedBody()
-  const out: Buffer[] = []
-  stream.on('data', (b: Buffer) => out.push(b))
-  const ended = new Promise((resolve) => stream.on('end', resolve))
+test('BlockJoiner: small pieces come out in blocks of 16 KiB, large ones as they are, every byte in order', async (t) => {
+  const joiner = new BlockJoiner()
   const pieces = [Buffer.from('a'), Buffer.alloc(16 * 1024 - 2, 'b'), Buffer.from('cde'), Buffer.alloc(20_000, 'f'), Buffer.from('g')]
-  for (const p of pieces) stream.write(p)
-  stream.end()
-  await ended
+  const out = collect(joiner, pieces)
   t.same(out.map((b) => b.length), [16 * 1024, 2, 20_000, 1], 'a full block, the rest of it, a large piece, the tail')
   t.equal(Buffer.concat(out).toString(), Buffer.concat(pieces).toString())
-  t.equal(stream.receivedEncodedLength, Buffer.concat(pieces).length)
+  t.equal(joiner.received, Buffer.concat(pieces).length)
 })

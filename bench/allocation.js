@@ -3,8 +3,11 @@
 // runs in its own process under V8's `--trace-gc-nvp`; a full collection (`global.gc()`) opens
 // and closes a window of exactly N keep-alive requests after a warm-up, and the window's
 // `allocated=` fields are summed (each is what was allocated since the collection before).
-// Run: `npm run build && node bench/allocation.js` (or as the "allocation" section of npm run bench).
-const { fork } = require('node:child_process')
+// The CPU column is the server's own CPU time over the same window (server pinned to CPU 0,
+// this driver to CPU 1): steady enough to decompose, noisier than the bytes.
+// Run: `npm run build && node bench/allocation.js [--get]` (or as the "allocation" section of npm run bench).
+const { execFileSync, fork } = require('node:child_process')
+const os = require('node:os')
 const path = require('node:path')
 const { Pool } = require('undici')
 
@@ -15,9 +18,11 @@ const CONNECTIONS = 4
 const POST_VARIANTS = [
   { name: 'POST: bare Fastify', variant: 'bare', path: '/doc', method: 'POST' },
   { name: 'POST: bare Fastify (A/A twin)', variant: 'bare', path: '/doc', method: 'POST', extra: { twin: true } },
+  { name: 'POST: + serverOptions only', variant: 'serverOptions', path: '/doc', method: 'POST' },
   { name: 'POST: + Content-Length plugin alone', variant: 'alone', path: '/doc', method: 'POST', extra: { plugin: 'httpConventionsContentLength' } },
   { name: 'POST: + Content-Type plugin alone', variant: 'alone', path: '/doc', method: 'POST', extra: { plugin: 'httpConventionsContentType' } },
   { name: 'POST: + Validation plugin alone', variant: 'alone', path: '/doc', method: 'POST', extra: { plugin: 'httpConventionsValidation' } },
+  { name: 'POST: + whole suite, route with every convention off', variant: 'suite', path: '/plain', method: 'POST', extra: { options: {} } },
   { name: 'POST: + whole suite', variant: 'suite', path: '/doc', method: 'POST', extra: { options: {} } }
 ]
 
@@ -37,11 +42,18 @@ const VARIANTS = [
   { name: '+ whole suite, default route', variant: 'suite', path: '/doc', extra: { options: {} } }
 ]
 
+// The server on CPU 0 (every thread), this driver on CPU 1, as the CPU sections do (BENCH_PIN=0: off).
+const PIN = process.env.BENCH_PIN !== '0' && os.cpus().length >= 2
+function pin (pid, cpu) {
+  if (PIN) execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' })
+}
+
 function start (variant, extra) {
   const child = fork(path.join(__dirname, 'server.js'), [variant, JSON.stringify(extra ?? {})], {
     execArgv: ['--expose-gc', '--trace-gc', '--trace-gc-nvp'],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc']
   })
+  pin(child.pid, '0')
   let out = ''
   child.stdout.on('data', (chunk) => { out += chunk })
   const next = (key) => new Promise((resolve) => {
@@ -102,8 +114,14 @@ async function measure (v) {
   }
 }
 
-async function run ({ rounds = 3, post = false } = {}) {
-  const variants = post ? POST_VARIANTS : VARIANTS
+/** The GET decomposition, then (`post`) the POST one: each table against its own bare row. */
+async function run ({ rounds = 3, post = true } = {}) {
+  pin(process.pid, '1')
+  const rows = await runTable(VARIANTS, rounds)
+  return post ? rows.concat(await runTable(POST_VARIANTS, rounds)) : rows
+}
+
+async function runTable (variants, rounds) {
   const results = new Map(variants.map((v) => [v.name, []]))
   // Interleaved: each round runs every variant once, so drift in the machine spreads evenly.
   for (let r = 0; r < rounds; r++) {
@@ -121,9 +139,17 @@ async function run ({ rounds = 3, post = false } = {}) {
 }
 
 function table (rows) {
-  const lines = ['| variant (GET 2 KB JSON) | bytes/request | vs bare | max/min over rounds | CPU µs/request | speed vs bare |', '|---|---:|---:|---:|---:|---:|']
-  for (const r of rows) lines.push(`| ${r.name} | ${r.bytes} | ${r.bytesRatio.toFixed(3)} | ${r.spread.toFixed(3)} | ${r.cpuUs.toFixed(1)} | ${r.cpuRatio.toFixed(2)} |`)
+  const head = (what) => [`| variant (${what}) | bytes/request | vs bare | max/min over rounds | CPU µs/request | speed vs bare |`, '|---|---:|---:|---:|---:|---:|']
+  const get = rows.filter((r) => !r.name.startsWith('POST: '))
+  const post = rows.filter((r) => r.name.startsWith('POST: '))
+  const lines = head('GET 2 KB JSON')
+  for (const r of get) lines.push(row(r))
+  if (post.length > 0) lines.push('', ...head('POST JSON + body schema, 201'), ...post.map(row))
   return lines.join('\n')
+}
+
+function row (r) {
+  return `| ${r.name} | ${r.bytes} | ${r.bytesRatio.toFixed(3)} | ${r.spread.toFixed(3)} | ${r.cpuUs.toFixed(1)} | ${r.cpuRatio.toFixed(2)} |`
 }
 
 /** Targets: a route that uses no convention allocates what bare Fastify does; the default route at most 3% more. */
@@ -143,5 +169,5 @@ function targets (rows) {
 module.exports = { run, table, targets, VARIANTS }
 
 if (require.main === module) {
-  run({ rounds: Number(process.env.BENCH_ROUNDS ?? 3), post: process.argv.includes('--post') }).then((rows) => console.log(table(rows)), (err) => { console.error(err); process.exit(1) })
+  run({ rounds: Number(process.env.BENCH_ROUNDS ?? 3), post: !process.argv.includes('--get') }).then((rows) => console.log(table(rows)), (err) => { console.error(err); process.exit(1) })
 }

@@ -104,8 +104,10 @@ function realRoutes (app, query = true) {
 
 function routes (app, suiteRoute = false) {
   app.get('/doc', async () => doc)
-  app.get('/plain', { config: suiteRoute ? { resourcePolicy: false, contentLength: false, contentType: false, conditional: false } : {} }, async () => doc)
+  const off = { config: suiteRoute ? { resourcePolicy: false, contentLength: false, contentType: false, conditional: false } : {} }
+  app.get('/plain', off, async () => doc)
   app.post('/doc', { schema: { body: bodySchema } }, async (req, reply) => reply.code(201).send({ ok: true, slug: req.body.slug }))
+  app.post('/plain', { ...off, schema: { body: bodySchema } }, async (req, reply) => reply.code(201).send({ ok: true, slug: req.body.slug }))
   // A query-string schema as well, as most services have: the suite then builds both of its
   // validators (strict bodies, coerced query strings), and every row pays what that costs.
   app.get('/search', { schema: { querystring: { type: 'object', properties: { q: { type: 'string', maxLength: 100 }, limit: { type: 'integer', minimum: 1, maximum: 100 } } } } }, async (req) => ({ q: req.query.q ?? '', limit: req.query.limit ?? 10 }))

@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption, misconfigured } from '../../lib/errors'
+import { nearKey } from '../../lib/near-key'
 import { sendConventionError } from '../errors'
 import { asArray, methodsOf, routeWhere } from '../shared'
 import { CONFIG_KEYS, pluginOf, type ConventionKey, type RoutePhase } from './pipeline'
@@ -63,26 +64,10 @@ export function snapshotOf (config: Record<string | symbol, unknown>): Map<strin
 export function typos (config: Record<string | symbol, unknown>, where: string): string[] {
   const out: string[] = []
   for (const key of Object.keys(config)) {
-    const near = CONFIG_KEYS.find((a) => a.configKey !== key && isTypo(key, a.configKey))
-    if (near !== undefined) out.push(`${where} has config.${key}, which no convention reads: did you mean config.${near.configKey}?`)
+    const near = nearKey(key, CONFIG_KEYS.map((a) => a.configKey))
+    if (near !== undefined) out.push(`${where} has config.${key}, which no convention reads: did you mean config.${near}?`)
   }
   return out
-}
-
-/** Same letters but case, two neighbours swapped, or (keys of 7+ letters) one letter added, lost or changed. */
-function isTypo (typed: string, key: string): boolean {
-  const a = typed.toLowerCase()
-  const b = key.toLowerCase()
-  if (a === b) return true
-  if (a.length === b.length) {
-    const diff = [...a].flatMap((ch, i) => ch === b[i] ? [] : [i])
-    if (diff.length === 2 && diff[1] === diff[0] + 1 && a[diff[0]] === b[diff[1]] && a[diff[1]] === b[diff[0]]) return true
-    return b.length >= 7 && diff.length === 1
-  }
-  if (b.length < 7 || Math.abs(a.length - b.length) !== 1) return false
-  const [short, long] = a.length < b.length ? [a, b] : [b, a]
-  for (let i = 0; i < long.length; i++) if (long.slice(0, i) + long.slice(i + 1) === short) return true
-  return false
 }
 
 function describe (value: unknown): string {

@@ -54,14 +54,12 @@ const variants = {
   },
   // Bare Fastify with no-op hooks of the named phases (extra.hooks) on every route, and
   // optionally one that reads request.headers (extra.readHeaders): what a hook, and Node's
-  // lazily built headers object, cost a request.
+  // lazily built headers object, cost a request. extra.suite: the whole suite as well.
   async hooked () {
-    const app = Fastify()
-    for (const phase of extra.hooks ?? []) {
-      if (phase === 'onSend') app.addHook('onSend', function noop (_request, _reply, payload, done) { done(null, payload) })
-      else app.addHook(phase, function noop (request, _reply, done) { if (extra.readHeaders === true && request.headers['content-length'] !== undefined) return done(new Error('body')); done() })
-    }
-    routes(app)
+    const app = Fastify(extra.suite === true ? { ...suite.serverOptions } : {})
+    addNoopHooks(app)
+    if (extra.suite === true) await app.register(suite.httpConventions, {})
+    routes(app, extra.suite === true)
     return app
   },
   // One convention plugin alone, at the root (extra.plugin: its export name).
@@ -100,6 +98,14 @@ function realRoutes (app, query = true) {
   app.get('/doc', async () => doc)
   app.post('/doc', { schema: { body: { $ref: `${articleSchema.$id}#` } } }, async (req, reply) => reply.code(201).send({ ok: true, slug: req.body.slug }))
   if (query) app.get('/search', { schema: { querystring: { type: 'object', additionalProperties: false, properties: { q: { type: 'string', maxLength: 100 }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } } }, async (req) => ({ q: req.query.q ?? '', limit: req.query.limit }))
+}
+
+// No-op hooks of the named phases (extra.hooks), such as an app's other plugins add.
+function addNoopHooks (app) {
+  for (const phase of extra.hooks ?? []) {
+    if (phase === 'onSend') app.addHook('onSend', function noop (_request, _reply, payload, done) { done(null, payload) })
+    else app.addHook(phase, function noop (request, _reply, done) { if (extra.readHeaders === true && request.headers['content-length'] !== undefined) return done(new Error('body')); done() })
+  }
 }
 
 function routes (app, suiteRoute = false) {

@@ -84,12 +84,22 @@ async function drive (pool, v, n) {
   await Promise.all(Array.from({ length: CONNECTIONS }, worker))
 }
 
-/** Sums `allocated=` of the GC lines from the line after `from` characters up to the end. */
-function allocatedSince (text, from) {
-  let sum = 0
-  // `allocated=N` (name=value lines, Node 22 and 24) or `"allocated":N` (JSON lines, Node 26).
-  for (const m of text.slice(from).matchAll(/(?:\ballocated=|"allocated":)(\d+)/g)) sum += Number(m[1])
-  return sum
+/** Sums `allocated=` and `pause=` (ms) of the GC lines from the line after `from` characters up to the end. */
+function gcSince (text, from) {
+  let bytes = 0
+  let pauseMs = 0
+  // `allocated=N` (name=value lines, Node 22 and 24) or `"allocated":N` (JSON lines, Node 26); the same for pause.
+  for (const m of text.slice(from).matchAll(/(?:\b(allocated|pause)=|"(allocated|pause)":)([\d.]+)/g)) {
+    if ((m[1] ?? m[2]) === 'allocated') bytes += Number(m[3])
+    else pauseMs += Number(m[3])
+  }
+  return { bytes, pauseMs }
+}
+
+/** The pause of the last GC line (the forced collection that closed the window), in ms. */
+function lastPause (text) {
+  const all = [...text.matchAll(/(?:\bpause=|"pause":)([\d.]+)/g)]
+  return all.length === 0 ? 0 : Number(all[all.length - 1][1])
 }
 
 async function measure (v) {
@@ -110,9 +120,10 @@ async function measure (v) {
     await server.next('gc')
     // Lines are written before the acknowledgement; give the pipe a turn.
     await new Promise((resolve) => setTimeout(resolve, 50))
-    const bytes = allocatedSince(server.output(), from) / WINDOW
+    const gc = gcSince(server.output(), from)
     const cpuUs = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / WINDOW
-    return { name: v.name, bytes, cpuUs }
+    // The closing full collection is forced, not caused by the window: its pause is left out.
+    return { name: v.name, bytes: gc.bytes / WINDOW, gcUs: (gc.pauseMs - lastPause(server.output())) * 1000 / WINDOW, cpuUs }
   } finally {
     await pool.close()
     server.child.kill()
@@ -140,12 +151,12 @@ async function runTable (variants, rounds) {
     const base = v.against ?? variants[0].name
     const bytes = of(v.name, 'bytes')
     const cpuUs = of(v.name, 'cpuUs')
-    return { name: v.name, against: v.against, bytes: Math.round(bytes), bytesRatio: bytes / of(base, 'bytes'), spread: Math.max(...xs.map((x) => x.bytes)) / Math.min(...xs.map((x) => x.bytes)), cpuUs, cpuRatio: of(base, 'cpuUs') / cpuUs }
+    return { name: v.name, against: v.against, gcUs: of(v.name, 'gcUs'), bytes: Math.round(bytes), bytesRatio: bytes / of(base, 'bytes'), spread: Math.max(...xs.map((x) => x.bytes)) / Math.min(...xs.map((x) => x.bytes)), cpuUs, cpuRatio: of(base, 'cpuUs') / cpuUs }
   })
 }
 
 function table (rows) {
-  const head = (what) => [`| variant (${what}) | bytes/request | vs bare | max/min over rounds | CPU µs/request | speed vs bare |`, '|---|---:|---:|---:|---:|---:|']
+  const head = (what) => [`| variant (${what}) | bytes/request | vs bare | max/min over rounds | GC pause µs/request | CPU µs/request | speed vs bare |`, '|---|---:|---:|---:|---:|---:|---:|']
   const get = rows.filter((r) => !r.name.startsWith('POST: '))
   const post = rows.filter((r) => r.name.startsWith('POST: '))
   const lines = head('GET 2 KB JSON')
@@ -155,7 +166,7 @@ function table (rows) {
 }
 
 function row (r) {
-  return `| ${r.name}${r.against === undefined ? '' : ` (vs "${r.against}")`} | ${r.bytes} | ${r.bytesRatio.toFixed(3)} | ${r.spread.toFixed(3)} | ${r.cpuUs.toFixed(1)} | ${r.cpuRatio.toFixed(2)} |`
+  return `| ${r.name}${r.against === undefined ? '' : ` (vs "${r.against}")`} | ${r.bytes} | ${r.bytesRatio.toFixed(3)} | ${r.spread.toFixed(3)} | ${r.gcUs.toFixed(2)} | ${r.cpuUs.toFixed(1)} | ${r.cpuRatio.toFixed(2)} |`
 }
 
 /** Targets: a route that uses no convention allocates what bare Fastify does; the default route at most 3% more. */

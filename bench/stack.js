@@ -164,7 +164,7 @@ function num (v, d) {
 async function run ({ quick = process.env.BENCH_QUICK === '1', log = (line) => console.log(line) } = {}) {
   const env = process.env
   // Fewer processes, rounds and requests than the other CPU sections, to keep the section near 4 minutes; BENCH_* override.
-  const cpu = { processes: num(env.BENCH_PROCESSES, 2), rounds: num(env.BENCH_CPU_ROUNDS, 2), requests: num(env.BENCH_REQUESTS, 5000) }
+  const cpu = { processes: num(env.BENCH_PROCESSES, 3), rounds: num(env.BENCH_CPU_ROUNDS, 2), requests: num(env.BENCH_REQUESTS, 4000) }
   const checked = await check()
   for (const line of checked) log(`check: ${line}`)
   const side = (name, variant, key, extra) => ({ name, variant: `stack-server:${variant}`, request: REQUESTS[key].request, expectStatus: REQUESTS[key].expect, ...(extra ? { extra } : {}) })
@@ -183,7 +183,7 @@ async function run ({ quick = process.env.BENCH_QUICK === '1', log = (line) => c
   log('stack: A/A')
   rows.push(await comparePaired('A/A: ours against ours, GET /articles/:id', { ...side('ours (reference service)', 'ours', 'get'), target: 'reported' }, side('ours (reference service)', 'ours', 'get', { twin: true }), cpu))
   log('stack: bytes allocated per request')
-  const bytes = await allocations({ warmup: num(env.BENCH_STACK_WARMUP, quick ? 500 : 2000), window: num(env.BENCH_STACK_WINDOW, quick ? 1000 : 5000) })
+  const bytes = await allocations({ warmup: num(env.BENCH_STACK_WARMUP, quick ? 500 : 1500), window: num(env.BENCH_STACK_WINDOW, quick ? 1000 : 4000) })
   return { checked, rows, allocation: bytes }
 }
 

@@ -70,15 +70,26 @@ function start (variant, extra) {
 
 const POST_BODY = JSON.stringify({ slug: 'hello-world', title: 'Hello', body: 'x'.repeat(500), tags: ['a', 'b'], published: true })
 
+let uniques = 0
+
+/**
+ * Sends `n` requests of variant `v`: its `request` ({ path, method, headers, body, unique }, as
+ * bench/harness.js takes them: `unique` is a string of the body each request replaces with a
+ * value of its own), else a GET of `v.path` or the POST body to it. With `v.expectStatus`, any
+ * other status is an error.
+ */
 async function drive (pool, v, n) {
   let left = n
-  const request = v.method === 'POST'
+  const request = v.request ?? (v.method === 'POST'
     ? { path: v.path, method: 'POST', headers: { 'content-type': 'application/json' }, body: POST_BODY }
-    : { path: v.path, method: 'GET' }
+    : { path: v.path, method: 'GET' })
+  const { unique, ...fixed } = { method: 'GET', ...request }
+  const next = unique === undefined ? () => fixed : () => ({ ...fixed, body: fixed.body.replace(unique, `a${process.pid.toString(36)}-${++uniques}`) })
   async function worker () {
     while (left-- > 0) {
-      const res = await pool.request(request)
+      const res = await pool.request(next())
       await res.body.dump()
+      if (v.expectStatus !== undefined && res.statusCode !== v.expectStatus) throw new Error(`${v.name}: expected ${v.expectStatus}, got ${res.statusCode}`)
     }
   }
   await Promise.all(Array.from({ length: CONNECTIONS }, worker))
@@ -102,18 +113,23 @@ function lastPause (text) {
   return all.length === 0 ? 0 : Number(all[all.length - 1][1])
 }
 
-async function measure (v) {
+/**
+ * Bytes (and CPU µs) per request of variant `v` in a fresh server process. `v.request` may be
+ * a function of the started server ({ port }) that resolves the request.
+ */
+async function measure (v, { warmup = WARMUP, window = WINDOW } = {}) {
   const server = start(v.variant, v.extra)
   const { port } = await server.next('port')
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS })
   try {
-    await drive(pool, v, WARMUP)
+    if (typeof v.request === 'function') v = { ...v, request: await v.request({ port }) }
+    await drive(pool, v, warmup)
     server.child.send('gc')
     await server.next('gc')
     const from = server.output().length
     server.child.send('cpu')
     const cpu0 = (await server.next('cpu')).cpu
-    await drive(pool, v, WINDOW)
+    await drive(pool, v, window)
     server.child.send('cpu')
     const cpu1 = (await server.next('cpu')).cpu
     server.child.send('gc')
@@ -121,9 +137,9 @@ async function measure (v) {
     // Lines are written before the acknowledgement; give the pipe a turn.
     await new Promise((resolve) => setTimeout(resolve, 50))
     const gc = gcSince(server.output(), from)
-    const cpuUs = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / WINDOW
+    const cpuUs = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / window
     // The closing full collection is forced, not caused by the window: its pause is left out.
-    return { name: v.name, bytes: gc.bytes / WINDOW, gcUs: (gc.pauseMs - lastPause(server.output())) * 1000 / WINDOW, cpuUs }
+    return { name: v.name, bytes: gc.bytes / window, gcUs: (gc.pauseMs - lastPause(server.output())) * 1000 / window, cpuUs }
   } finally {
     await pool.close()
     server.child.kill()
@@ -187,7 +203,7 @@ function targets (rows) {
   })
 }
 
-module.exports = { run, table, targets, VARIANTS }
+module.exports = { run, table, targets, measure, VARIANTS }
 
 if (require.main === module) {
   run({ rounds: Number(process.env.BENCH_ROUNDS ?? 3), post: !process.argv.includes('--get') }).then((rows) => console.log(table(rows)), (err) => { console.error(err); process.exit(1) })

@@ -170,14 +170,28 @@ function pin (pid) {
 
 const hex = (s) => Buffer.from(s).toString('hex')
 
-/** A wrk script that sends `request` and counts the answers whose status is not `expect`. */
-function wrkScript ({ method = 'GET', headers = {}, body }, expect) {
+let wrkRuns = 0
+
+/**
+ * A wrk script that sends `request` and counts the answers whose status is not `expect`.
+ * `request.unique`: a string of the body that each request replaces with a value of its own
+ * (`<run>-<n>`, unique in this process), for writes that must not repeat (a POST whose slug
+ * is unique); wrk then builds each request in its `request()` function.
+ */
+function wrkScript ({ method = 'GET', headers = {}, body, unique }, expect) {
   const lines = [
     'local function unhex (s) return (s:gsub("..", function (c) return string.char(tonumber(c, 16)) end)) end',
     `wrk.method = unhex("${hex(method)}")`
   ]
   if (body !== undefined) lines.push(`wrk.body = unhex("${hex(body)}")`)
   for (const [k, v] of Object.entries(headers)) lines.push(`wrk.headers[unhex("${hex(k)}")] = unhex("${hex(String(v))}")`)
+  if (unique !== undefined) {
+    const at = body === undefined ? -1 : body.indexOf(unique)
+    if (at === -1) throw new Error(`request.unique ${JSON.stringify(unique)} is not in the body`)
+    lines.push(
+      `local before, after, run, n = unhex("${hex(body.slice(0, at))}"), unhex("${hex(body.slice(at + unique.length))}"), "${process.pid.toString(36)}x${(++wrkRuns).toString(36)}", 0`,
+      'function request () n = n + 1; return wrk.format(nil, nil, nil, before .. run .. "-" .. n .. after) end')
+  }
   lines.push(
     `expected = ${expect}`,
     'bad = 0',
@@ -236,7 +250,8 @@ async function startPinned (variant, extra) {
 }
 
 /**
- * Measures a pair of server variants by CPU time per request. `a` and `b` as for `compare`.
+ * Measures a pair of server variants by CPU time per request. `a` and `b` as for `compare`
+ * (`request` may also be a function of the started server that resolves the request).
  * Each side runs as `processes` server processes (a fresh pair each time; one process for
  * both sides when they are the same variant, two kinds of request); each pair of processes
  * gets `rounds` paired rounds (A then B, then B then A, ...) of `requests` requests each.
@@ -256,7 +271,11 @@ async function comparePaired (title, a, b, opts = {}) {
     const sa = await startPinned(a.variant, a.extra)
     const sb = shared ? sa : await startPinned(b.variant, b.extra)
     try {
-      const run = (side, s) => measure(s, `http://127.0.0.1:${s.port}${side.request.path}`, side.request, { requests, expect: side.expectStatus ?? 200 })
+      // `request` may be a function of the started server (e.g. an If-None-Match with the ETag it gives)
+      const reqA = typeof a.request === 'function' ? await a.request(sa) : a.request
+      const reqB = shared && a.request === b.request ? reqA : typeof b.request === 'function' ? await b.request(sb) : b.request
+      const requestOf = (side) => (side === a ? reqA : reqB)
+      const run = (side, s) => measure(s, `http://127.0.0.1:${s.port}${requestOf(side).path}`, requestOf(side), { requests, expect: side.expectStatus ?? 200 })
       // warm-up: the JIT settles on both sides before anything is counted
       await run(a, sa)
       await run(b, sb)

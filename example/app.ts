@@ -262,9 +262,13 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   })
 
   const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id
+  // What validators read, per request: a GET serves the very version its preconditions were
+  // evaluated against, with one read of the store rather than two.
+  const readFor = new WeakMap<FastifyRequest, Stored | undefined>()
   // The current validators of an article (RFC 9110 8.8): read before the handler, for preconditions.
   const validators = async (request: FastifyRequest): Promise<{ etag: string, lastModified: number } | null> => {
     const stored = await store.get(idOf(request))
+    readFor.set(request, stored)
     return stored === undefined ? null : { etag: etagFor(request, stored.etag), lastModified: stored.updatedAtMs }
   }
   // The ETag the compare-and-set must find in the store (the JSON one), from the one the request named.
@@ -277,7 +281,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     schema: { params: idParams, response: { 200: { $ref: `${articleSchema.$id}#` } } },
     config: { contentType: { xml: XML }, conditional: { validators }, deltaEncoding: true }
   }, async (request, reply) => {
-    const stored = await store.get(idOf(request))
+    const stored = readFor.has(request) ? readFor.get(request) : await store.get(idOf(request))
     if (stored === undefined) return reply.callNotFound()
     return sendArticle(request, reply, stored)
   })

@@ -1,0 +1,225 @@
+'use strict'
+/**
+ * The `stack` section: the reference service against the stack a user would assemble for
+ * the same service, and against the same app without the suite (bench/stack-server.js).
+ *
+ * - ours vs hand-built stack (Fastify + @fastify/etag + @fastify/basic-auth + fast-json-patch
+ *   + a hand-written errors[] mapper): target >= 1.0 on every read and write row;
+ * - ours vs plain Fastify (same routes and handlers, no convention): reported, no target;
+ * - an A/A row (ours against ours, in other processes);
+ * - bytes allocated per request of the three (bench/allocation.js's method).
+ *
+ * CPU rows: bench/harness.js `comparePaired` (server on CPU 0, wrk on CPU 1); the ratio is B's
+ * CPU per request over A's (A = ours): above 1, ours costs less. Before anything is timed,
+ * `check()` sends every benchmarked request to the three servers and fails unless ours and the
+ * stack give the same status, the same body and the same convention headers, and ours and
+ * plain the same status and body.
+ *
+ *   npm run build && NODE_LINE=24 node scripts/node-line.js node bench/stack.js
+ *   node bench/stack.js --check     # only the answers check
+ */
+const { isDeepStrictEqual } = require('node:util')
+const { comparePaired, printRows, startServer } = require('./harness')
+const allocation = require('./allocation')
+const { ARTICLE_IDS, BASIC, BODY_2KB } = require('./express-service')
+
+// ---------------------------------------------------------------- the benchmarked requests
+
+const UNIQUE = 'uniq0'
+const ITEM = `/articles/${ARTICLE_IDS[0]}`
+
+/** If-None-Match with the ETag the server gives the article (each process hashes its own timestamps). */
+async function notModified (server) {
+  const res = await fetch(`http://127.0.0.1:${server.port}${ITEM}`)
+  await res.arrayBuffer()
+  const etag = res.headers.get('etag')
+  if (etag === null) throw new Error(`GET ${ITEM} gave no ETag`)
+  return { path: ITEM, headers: { 'if-none-match': etag } }
+}
+
+const REQUESTS = {
+  get: { title: 'GET /articles/:id (2 KB article)', kind: 'read', expect: 200, request: { path: ITEM } },
+  list: { title: 'GET /articles?limit=5 (5 articles, 10 KB)', kind: 'read', expect: 200, request: { path: '/articles?limit=5' } },
+  notModified: { title: 'GET /articles/:id, If-None-Match hit', kind: 'read', expect: 304, request: notModified },
+  post: {
+    title: 'POST /articles (Basic auth, body schema, insert)',
+    kind: 'write',
+    expect: 201,
+    // every POST creates an article: the harness gives each its own slug
+    request: { path: '/articles', method: 'POST', headers: { authorization: BASIC, 'content-type': 'application/json' }, body: JSON.stringify({ slug: `post-${UNIQUE}`, title: 'A new article', body: BODY_2KB.slice(0, 1000), tags: ['bench', 'new'], published: true }), unique: UNIQUE }
+  },
+  patch: {
+    title: 'PATCH /articles/:id (Basic auth, JSON Patch, validated, replace)',
+    kind: 'write',
+    expect: 200,
+    request: { path: `/articles/${ARTICLE_IDS[1]}`, method: 'PATCH', headers: { authorization: BASIC, 'content-type': 'application/json-patch+json' }, body: JSON.stringify([{ op: 'test', path: '/slug', value: 'bench-article-2' }, { op: 'replace', path: '/title', value: 'Patched' }]) }
+  }
+}
+
+// Plain Fastify has no conditional requests: its answer to the If-None-Match hit is a 200.
+const PLAIN_KEYS = ['get', 'list', 'post', 'patch']
+
+// Not benchmarked, checked only: the hand-written errors[] mapper and basic-auth give the suite's answers.
+const ERROR_CHECKS = [
+  { title: 'POST, invalid body', request: { path: '/articles', method: 'POST', headers: { authorization: BASIC, 'content-type': 'application/json' }, body: JSON.stringify({ slug: 'Not A Slug', title: 'x', extra: 1 }) } },
+  { title: 'GET ?limit=500', request: { path: '/articles?limit=500' } },
+  { title: 'PATCH, a read-only property', request: { ...REQUESTS.patch.request, body: JSON.stringify([{ op: 'replace', path: '/id', value: 'x' }]) } },
+  { title: 'PATCH, a title that is not a string', request: { ...REQUESTS.patch.request, body: JSON.stringify([{ op: 'replace', path: '/title', value: 5 }]) } },
+  { title: 'POST without credentials', statusOnly: true, request: { path: '/articles', method: 'POST', headers: { 'content-type': 'application/json' }, body: REQUESTS.post.request.body } }
+]
+
+// ---------------------------------------------------------------- the answers check
+
+// Headers the conventions give these answers; Date, Content-Length, Connection, Keep-Alive
+// and Vary (ours negotiates XML too, the stack serves JSON only) are not compared.
+const COMPARED = ['cache-control', 'accept-patch', 'cross-origin-resource-policy']
+
+/** The request to send `server`; `unique` becomes `check` (each side is its own process and database). */
+async function resolve (request, server) {
+  const r = typeof request === 'function' ? await request(server) : request
+  const { unique, ...rest } = r
+  return unique === undefined ? rest : { ...rest, body: rest.body.replace(unique, 'check') }
+}
+
+async function answer (server, request) {
+  const r = await resolve(request, server)
+  const res = await fetch(`http://127.0.0.1:${server.port}${r.path}`, { method: r.method ?? 'GET', headers: r.headers, body: r.body })
+  const text = await res.text()
+  let body = text
+  try { body = text === '' ? '' : JSON.parse(text) } catch {}
+  return { status: res.status, headers: Object.fromEntries(res.headers), body }
+}
+
+/** The parts of an answer that must match: times and the id a POST gave are the server's own. */
+function normal (body) {
+  if (body === null || typeof body !== 'object') return body
+  if (Array.isArray(body)) return body.map(normal)
+  const out = { ...body }
+  if ('createdAt' in out) out.createdAt = '<time>'
+  if ('updatedAt' in out) out.updatedAt = '<time>'
+  if ('id' in out && /^[0-9a-f-]{36}$/.test(out.id) && !ARTICLE_IDS.includes(out.id)) out.id = '<new id>'
+  return out
+}
+
+function headerDifferences (a, b) {
+  const out = []
+  const essence = (h) => (h['content-type'] ?? '').split(';')[0].trim()
+  if (essence(a.headers) !== essence(b.headers)) out.push(`content-type ${a.headers['content-type']} vs ${b.headers['content-type']}`)
+  const strong = (h) => (h.etag === undefined ? 'none' : h.etag.startsWith('"') ? 'strong' : 'weak')
+  if (strong(a.headers) !== strong(b.headers)) out.push(`etag ${a.headers.etag} vs ${b.headers.etag}`)
+  for (const h of ['last-modified', 'location']) if ((a.headers[h] === undefined) !== (b.headers[h] === undefined)) out.push(`${h} ${a.headers[h]} vs ${b.headers[h]}`)
+  const location = /^\/articles\/[0-9a-f-]{36}$/
+  if (a.headers.location !== undefined && !(location.test(a.headers.location) && location.test(b.headers.location))) out.push(`location ${a.headers.location} vs ${b.headers.location}`)
+  for (const h of COMPARED) if (a.headers[h] !== b.headers[h]) out.push(`${h} ${a.headers[h]} vs ${b.headers[h]}`)
+  return out
+}
+
+/**
+ * Sends every benchmarked request (and the error checks) to ours, the stack and plain, and
+ * throws unless the answers match as the section claims. Returns what was compared.
+ */
+async function check () {
+  const servers = {}
+  try {
+    for (const name of ['ours', 'stack', 'plain']) servers[name] = await startServer(`stack-server:${name}`)
+    const problems = []
+    const lines = []
+    const compare = (title, a, b, versus, { headers = true, statusOnly = false } = {}) => {
+      const p = []
+      if (a.status !== b.status) p.push(`status ${a.status} vs ${b.status}`)
+      if (!statusOnly && !isDeepStrictEqual(normal(a.body), normal(b.body))) p.push(`body ${JSON.stringify(a.body).slice(0, 200)} vs ${JSON.stringify(b.body).slice(0, 200)}`)
+      if (headers && !statusOnly) p.push(...headerDifferences(a, b))
+      if (p.length > 0) problems.push(`${title}, ours vs ${versus}: ${p.join('; ')}`)
+      lines.push(`${title}: ours ${a.status}, ${versus} ${b.status}${p.length === 0 ? ' (same answer)' : ' DIFFERENT'}`)
+    }
+    for (const [key, { title, expect, request }] of Object.entries(REQUESTS)) {
+      const ours = await answer(servers.ours, request)
+      if (ours.status !== expect) problems.push(`${title}: ours answered ${ours.status}, the bench expects ${expect}`)
+      compare(title, ours, await answer(servers.stack, request), 'stack')
+      if (PLAIN_KEYS.includes(key)) compare(title, ours, await answer(servers.plain, request), 'plain', { headers: false })
+    }
+    for (const { title, request, statusOnly } of ERROR_CHECKS) compare(title, await answer(servers.ours, request), await answer(servers.stack, request), 'stack', { statusOnly })
+    if (problems.length > 0) throw new Error(`the hand-built services do not answer as the reference service does:\n- ${problems.join('\n- ')}`)
+    return lines
+  } finally {
+    for (const s of Object.values(servers)) await s.stop()
+  }
+}
+
+// ---------------------------------------------------------------- CPU rows
+
+// What each side does per request, for a missed target (bench/report.js prints it).
+const DETAILS = {
+  get: 'ours reads the article twice from SQLite (the conditional validators, then the handler), negotiates Accept (JSON or XML) and keeps each 200 as a possible delta base (a sha256 of its name per answer in the bookkeeping); the stack reads it once and @fastify/etag only compares If-None-Match with the stored ETag',
+  list: 'both read 5 rows and serialize them with the same response schema; ours also negotiates Accept and runs its per-route hooks (Content-Type, resource policy)',
+  notModified: 'under rfc9110 ours evaluates If-None-Match on its validators (one SQLite read), then still runs the handler (a second read, the 2 KB serialization) so that the 304 keeps the headers a 200 carries, and turns the answer into the 304 in onSend; the stack runs the handler once and @fastify/etag drops the body',
+  post: 'ours runs its auth plugin (Basic among Digest and Bearer), Content-Length and media-type checks and its bounded Ajv (a first-problem pass); the stack runs @fastify/basic-auth and Fastify\'s Ajv; both hash the article (sha256) and insert it',
+  patch: 'ours reads the body with its own reader, applies the patch with its own JSON Patch, checks readOnly and the article schema (its Ajv) and writes with a compare-and-set; the stack parses with Fastify\'s JSON parser, applies fast-json-patch (a deep clone) and does the same checks and write'
+}
+
+function num (v, d) {
+  return v === undefined || v === '' ? d : Number(v)
+}
+
+async function run ({ quick = process.env.BENCH_QUICK === '1', log = (line) => console.log(line) } = {}) {
+  const env = process.env
+  // Fewer processes, rounds and requests than the other CPU sections, to keep the section near 4 minutes; BENCH_* override.
+  const cpu = { processes: num(env.BENCH_PROCESSES, 3), rounds: num(env.BENCH_CPU_ROUNDS, 2), requests: num(env.BENCH_REQUESTS, 4000) }
+  const checked = await check()
+  for (const line of checked) log(`check: ${line}`)
+  const side = (name, variant, key, extra) => ({ name, variant: `stack-server:${variant}`, request: REQUESTS[key].request, expectStatus: REQUESTS[key].expect, ...(extra ? { extra } : {}) })
+  const rows = []
+  for (const key of Object.keys(REQUESTS)) {
+    const { title, kind } = REQUESTS[key]
+    log(`stack: ${title}, ours vs hand-built stack`)
+    const row = await comparePaired(`${kind}: ${title}, ours vs hand-built stack`, { ...side('ours (reference service)', 'ours', key), target: '>= 1.0' }, side('hand-built stack', 'stack', key), cpu)
+    rows.push({ ...row, detail: DETAILS[key] })
+  }
+  for (const key of PLAIN_KEYS) {
+    const { title, kind } = REQUESTS[key]
+    log(`stack: ${title}, ours vs plain Fastify`)
+    rows.push(await comparePaired(`${kind}: ${title}, ours vs plain Fastify`, { ...side('ours (reference service)', 'ours', key), target: 'reported' }, side('plain Fastify', 'plain', key), cpu))
+  }
+  log('stack: A/A')
+  rows.push(await comparePaired('A/A: ours against ours, GET /articles/:id', { ...side('ours (reference service)', 'ours', 'get'), target: 'reported' }, side('ours (reference service)', 'ours', 'get', { twin: true }), cpu))
+  log('stack: bytes allocated per request')
+  const bytes = await allocations({ warmup: num(env.BENCH_STACK_WARMUP, quick ? 500 : 1500), window: num(env.BENCH_STACK_WINDOW, quick ? 1000 : 4000) })
+  return { checked, rows, allocation: bytes }
+}
+
+// ---------------------------------------------------------------- bytes per request
+
+/** Bytes allocated per request of the three sides (bench/allocation.js `measure`, one process each), with an A/A of ours. */
+async function allocations (opts) {
+  const out = []
+  for (const [key, { title, request, expect }] of Object.entries(REQUESTS)) {
+    const row = { request: title, key }
+    for (const name of PLAIN_KEYS.includes(key) ? ['ours', 'stack', 'plain'] : ['ours', 'stack']) {
+      row[name] = Math.round((await allocation.measure({ name: `${name}: ${title}`, variant: `stack-server:${name}`, request, expectStatus: expect }, opts)).bytes)
+    }
+    if (key === 'get') row.oursTwin = Math.round((await allocation.measure({ name: `ours (A/A twin): ${title}`, variant: 'stack-server:ours', extra: { twin: true }, request, expectStatus: expect }, opts)).bytes)
+    out.push(row)
+  }
+  return out
+}
+
+const fixed = (x, d = 3) => (typeof x === 'number' ? x.toFixed(d) : '-')
+
+function allocationTable (rows) {
+  const lines = [
+    '| request | ours B/req | hand-built stack B/req | plain Fastify B/req | stack/ours | plain/ours | ours A/A twin B/req |',
+    '|---|---:|---:|---:|---:|---:|---:|'
+  ]
+  for (const r of rows) lines.push(`| ${r.request} | ${r.ours} | ${r.stack} | ${r.plain ?? '-'} | ${fixed(r.stack / r.ours)} | ${r.plain === undefined ? '-' : fixed(r.plain / r.ours)} | ${r.oursTwin ?? '-'} |`)
+  return lines.join('\n')
+}
+
+module.exports = { run, check, allocationTable, REQUESTS }
+
+if (require.main === module) {
+  if (process.argv.includes('--check')) {
+    check().then((lines) => console.log(lines.join('\n')), (err) => { console.error(err.message); process.exit(1) })
+  } else {
+    run().then((v) => console.log(`${printRows(v.rows)}\n\n${allocationTable(v.allocation)}`), (err) => { console.error(err); process.exit(1) })
+  }
+}

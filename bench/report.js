@@ -560,6 +560,8 @@ async function report (opts = {}) {
   const files = { markdown: path.join(o.outDir, 'RESULTS.md'), svg: path.join(o.outDir, 'results.svg') }
   fs.writeFileSync(files.markdown, md)
   fs.writeFileSync(files.svg, chart)
+  // Machine-readable targets, for a table across Node.js lines (bench/lines.js).
+  fs.writeFileSync(path.join(o.outDir, 'targets.json'), JSON.stringify({ node: process.version, started: started.toISOString(), elapsedS: Math.round(elapsedS), load, targets }, null, 2) + '\n')
   return { results, targets, bars, files, elapsedS }
 }
 

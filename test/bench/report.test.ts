@@ -57,6 +57,15 @@ test('the report in quick mode, on the Express vs ours GET pair, writes RESULTS.
   else t.match(md, /Every target measured in this run is met\./)
   t.match(md, /!\[ratios against their targets\]\(results\.svg\)/)
 
+  // targets.json beside it, and the table across Node.js lines made of such files.
+  const saved = JSON.parse(readFileSync(join(outDir, 'targets.json'), 'utf8')) as { node: string, targets: Array<{ section: string, status: string }> }
+  t.equal(saved.node, process.version)
+  t.same(saved.targets.map((x) => [x.section, x.status]), targets.map((x) => [x.section, x.status]))
+  const { lines } = require(join(ROOT, 'bench', 'lines.js')) as { lines: (dirs: string[]) => string }
+  const table = lines([outDir, outDir]).split('\n')
+  t.equal(table[0], `| section | target | Node ${process.version} | Node ${process.version} |`)
+  t.match(table[2], /^\| express \| GET \/articles\/:id \(2 KB article\): >= 1\.6x \| [\d.]+x (MET|\*\*MISSED\*\*) \| [\d.]+x (MET|\*\*MISSED\*\*) \|$/)
+
   const svg = readFileSync(files.svg, 'utf8')
   t.equal(XMLValidator.validate(svg), true, 'the SVG is well-formed XML')
   const doc = new XMLParser({ ignoreAttributes: false, isArray: (name) => name === 'g' || name === 'line' || name === 'rect' || name === 'text' }).parse(svg) as {

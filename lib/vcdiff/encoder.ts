@@ -21,7 +21,7 @@
 import { prepareLazily, type EncodeOptions, type TryEncodeOptions } from './prepared-source'
 
 export { prepareSource, DEFAULT_WINDOW_SIZE } from './prepared-source'
-export type { EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './prepared-source'
+export type { EncodeLevel, EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './prepared-source'
 
 /** Encode `target` as a VCDIFF delta against `source` (RFC 3284). */
 export function encode (source: Uint8Array, target: Uint8Array, options: EncodeOptions = {}): Uint8Array {

@@ -1,16 +1,21 @@
 'use strict'
 /**
- * VCDIFF encoder benchmark: our encoder against xdelta3 on one generated corpus.
+ * VCDIFF encoder benchmark: our encoder, at both levels, against xdelta3 on one generated corpus.
  *
  *   npx tsc -p tsconfig.build.json && node bench/vcdiff.js
  *   VCDIFF_DIST=/tmp/vcdiff-build node bench/vcdiff.js   # compiled elsewhere (tsc --outDir)
  *   BENCH_ONLY='8MB' node bench/vcdiff.js   # only the documents whose label contains this
  *   BENCH_FULL=1 node bench/vcdiff.js     # adds the 32 MB documents
- *   VCDIFF_OPTIONS='{"maxProbes":8}' node bench/vcdiff.js   # encoder options (JSON)
+ *   VCDIFF_OPTIONS='{"maxProbes":8}' node bench/vcdiff.js   # encoder options (JSON), both levels
+ *   VCDIFF_LEVELS=fast node bench/vcdiff.js   # only these levels (comma-separated; default: default,fast)
  *   VCDIFF_COMPARE=/tmp/old-build node bench/vcdiff.js   # also time another build, interleaved
  *                                                        # with ours in the same run (column "other")
  *
+ * One row per document and level: `default` (deltas about the size of xdelta3 -3's) and
+ * `fast` (at least the speed of xdelta3 -1, deltas no larger than its own).
+ *
  * Columns:
+ *   level       the encoder level (`level` option)
  *   MB/s        our encode throughput (target bytes / best encode time)
  *   prep MB/s   the same with the source prepared once (prepareSource), as for many targets
  *               against one base
@@ -21,9 +26,13 @@
  *               so that both see the same load on a shared machine; best of the rounds.
  *   med         the same ratio from the medians of the rounds (per round, xdelta3 less its
  *               start in that round), as a check on the best-of figure
+ *   size/xd3-1  our delta size / `xdelta3 -1 -S none -A -n` delta size: the fast level's size
+ *               target is <= 1.0
  *   size/xd3-3  our delta size / `xdelta3 -3 -S none -A -n` delta size
- *   gz/xd3-3    gzip(our delta) / gzip(xdelta3 -3 delta): the size target is <= 1.0
- *   status      met, or what is missed: speed (vs xd3 -1 < 1.0), size (gz/xd3-3 > 1.0)
+ *   gz/xd3-3    gzip(our delta) / gzip(xdelta3 -3 delta): the default level's size target is <= 1.0
+ *   status      met, or what is missed of the level's targets: default: size (gz/xd3-3 > 1.0);
+ *               fast: speed (vs xd3 -1 < 1.0), size (size/xd3-1 > 1.0). The default level's
+ *               speed is shown against xdelta3 -1 too, for information.
  *   other       (VCDIFF_COMPARE) MB/s of the other build, measured alternately with ours
  *   oth size    (VCDIFF_COMPARE) its delta size / xdelta3 -3
  * A last row, "unrelated", encodes random bytes against a text source with
@@ -40,7 +49,9 @@ const { spawnSync } = require('node:child_process')
 const DIST = process.env.VCDIFF_DIST !== undefined ? path.resolve(process.env.VCDIFF_DIST) : path.join(__dirname, '..', 'dist')
 const { encode: encode0, decode, prepareSource } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
 const OPTIONS = process.env.VCDIFF_OPTIONS ? JSON.parse(process.env.VCDIFF_OPTIONS) : {}
-const encode = (s, t) => encode0(s, t, OPTIONS)
+const LEVELS = (process.env.VCDIFF_LEVELS ?? 'default,fast').split(',')
+/** The options of one level (a dist/ built before levels existed ignores `level`). */
+const optionsOf = (level) => ({ ...OPTIONS, level })
 const OTHER = process.env.VCDIFF_COMPARE !== undefined
   ? require(path.join(path.resolve(process.env.VCDIFF_COMPARE), 'lib', 'vcdiff', 'index.js'))
   : null
@@ -218,7 +229,7 @@ function timePair (source, target, enc, other) {
   return { ms: best / 1e6, delta, otherMs: bestOther / 1e6, otherDelta }
 }
 
-function timeOurs (source, target, enc = encode) {
+function timeOurs (source, target, enc) {
   // Warm up, then repeat until at least 300 ms (or 50 runs) have been measured.
   enc(source, target)
   let runs = 0
@@ -302,53 +313,13 @@ async function run (opts = {}) {
     const only = opts.only ?? process.env.BENCH_ONLY
     for (const c of corpus(full)) {
       if (only !== undefined && !`${c.kind} ${fmtSize(c.size)} ${c.level}`.includes(only)) continue
-      const name = `${c.kind} ${c.size} ${c.level}`
       fs.writeFileSync(path.join(dir, 's'), c.source)
       fs.writeFileSync(path.join(dir, 't'), c.target)
-      const big = c.target.length > 4 * MB
-      const vs = timeAgainstXdelta(dir, c.source, c.target, encode, big ? 7 : 11)
-      const other = OTHER === null ? null : timePair(c.source, c.target, encode, (s, t) => OTHER.encode(s, t, OPTIONS))
-      // The plugin's case: many targets against one base, its index built once (prepareSource).
-      // (A dist/ built before prepareSource existed has no such column.)
-      let oursPrepared = null
-      if (prepareSource !== undefined) {
-        const prepared = prepareSource(c.source, OPTIONS)
-        oursPrepared = timeOurs(c.source, c.target, (s, t) => prepared.encode(t))
-      }
-      const delta = vs.delta
-      if (Buffer.compare(Buffer.from(decode(c.source, delta)), c.target) !== 0) throw new Error(`round trip failed for ${name}`)
-      if (Buffer.compare(Buffer.from(ablyDecode(delta, c.source)), c.target) !== 0) throw new Error(`@ably/vcdiff-decoder: round trip failed for ${name}`)
-      fs.writeFileSync(path.join(dir, 'd'), delta)
-      xdelta3(['-d', '-f', '-s', path.join(dir, 's'), path.join(dir, 'd'), path.join(dir, 'o')])
-      if (Buffer.compare(fs.readFileSync(path.join(dir, 'o')), c.target) !== 0) throw new Error(`xdelta3 -d: round trip failed for ${name}`)
       xdelta3(['-e', '-f', '-3', '-S', 'none', '-A', '-n', '-s', path.join(dir, 's'), path.join(dir, 't'), path.join(dir, 'x')])
       const x3 = fs.readFileSync(path.join(dir, 'x'))
-      const mbps = c.target.length / MB / (vs.ms / 1000)
-      const gzipVs = round(zlib.gzipSync(delta).length / zlib.gzipSync(x3).length, 3)
-      const speed = round(vs.ratio, 2)
-      const missed = [...(speed < 1 ? ['speed'] : []), ...(gzipVs > 1 ? ['size'] : [])]
-      rows.push({
-        doc: `${c.kind} ${fmtSize(c.size)} ${c.level}`,
-        targetBytes: c.target.length,
-        encodeMs: round(vs.ms, 3),
-        mbPerS: round(mbps, 1),
-        preparedMbPerS: oursPrepared === null ? '-' : round(c.target.length / MB / (oursPrepared.ms / 1000), 1),
-        rounds: vs.rounds,
-        xd3Fast1Ms: round(vs.x1Ms, 2),
-        xd3StartMs: round(vs.startMs, 2),
-        xd3Fast1NetMs: round(vs.x1NetMs, 2),
-        speedVsXd3Fast1: speed,
-        speedVsXd3Fast1Median: round(vs.medianRatio, 2),
-        deltaBytes: delta.length,
-        xd3Level3Bytes: x3.length,
-        sizeVsXd3Level3: round(delta.length / x3.length, 3),
-        gzipBytes: zlib.gzipSync(delta).length,
-        xd3Level3GzipBytes: zlib.gzipSync(x3).length,
-        gzipVsXd3Level3: gzipVs,
-        status: missed.length === 0 ? 'met' : `MISSED ${missed.join('+')}`,
-        otherMbPerS: other === null ? '-' : round(c.target.length / MB / (other.otherMs / 1000), 1),
-        otherSizeVsXd3Level3: other === null ? '-' : round(other.otherDelta.length / x3.length, 3)
-      })
+      xdelta3(['-e', '-f', '-1', '-S', 'none', '-A', '-n', '-s', path.join(dir, 's'), path.join(dir, 't'), path.join(dir, 'x')])
+      const x1 = fs.readFileSync(path.join(dir, 'x'))
+      for (const level of LEVELS) rows.push(measure(dir, c, level, x1, x3))
     }
     if (tryEncode !== undefined && (only === undefined || 'unrelated'.includes(only))) rows.push(unrelatedRow())
     rows.spawnMs = spawnMs
@@ -358,21 +329,78 @@ async function run (opts = {}) {
   return rows
 }
 
+/** One document at one level: timed against xdelta3 -1, verified by three decoders, sized against xdelta3 -1 and -3. */
+function measure (dir, c, level, x1, x3) {
+  const name = `${c.kind} ${c.size} ${c.level} (level ${level})`
+  const options = optionsOf(level)
+  const encode = (s, t) => encode0(s, t, options)
+  const vs = timeAgainstXdelta(dir, c.source, c.target, encode, c.target.length > 4 * MB ? 7 : 11)
+  const other = OTHER === null ? null : timePair(c.source, c.target, encode, (s, t) => OTHER.encode(s, t, options))
+  // The plugin's case: many targets against one base, its index built once (prepareSource).
+  // (A dist/ built before prepareSource existed has no such column.)
+  let oursPrepared = null
+  if (prepareSource !== undefined) {
+    const prepared = prepareSource(c.source, options)
+    oursPrepared = timeOurs(c.source, c.target, (s, t) => prepared.encode(t))
+  }
+  const delta = vs.delta
+  if (Buffer.compare(Buffer.from(decode(c.source, delta)), c.target) !== 0) throw new Error(`round trip failed for ${name}`)
+  if (Buffer.compare(Buffer.from(ablyDecode(delta, c.source)), c.target) !== 0) throw new Error(`@ably/vcdiff-decoder: round trip failed for ${name}`)
+  fs.writeFileSync(path.join(dir, 'd'), delta)
+  xdelta3(['-d', '-f', '-s', path.join(dir, 's'), path.join(dir, 'd'), path.join(dir, 'o')])
+  if (Buffer.compare(fs.readFileSync(path.join(dir, 'o')), c.target) !== 0) throw new Error(`xdelta3 -d: round trip failed for ${name}`)
+  const mbps = c.target.length / MB / (vs.ms / 1000)
+  const gzipVs = round(zlib.gzipSync(delta).length / zlib.gzipSync(x3).length, 3)
+  const speed = round(vs.ratio, 2)
+  const sizeVs1 = round(delta.length / x1.length, 3)
+  const missed = level === 'fast'
+    ? [...(speed < 1 ? ['speed'] : []), ...(sizeVs1 > 1 ? ['size'] : [])]
+    : gzipVs > 1 ? ['size'] : []
+  return {
+    doc: `${c.kind} ${fmtSize(c.size)} ${c.level}`,
+    level,
+    targetBytes: c.target.length,
+    encodeMs: round(vs.ms, 3),
+    mbPerS: round(mbps, 1),
+    preparedMbPerS: oursPrepared === null ? '-' : round(c.target.length / MB / (oursPrepared.ms / 1000), 1),
+    rounds: vs.rounds,
+    xd3Fast1Ms: round(vs.x1Ms, 2),
+    xd3StartMs: round(vs.startMs, 2),
+    xd3Fast1NetMs: round(vs.x1NetMs, 2),
+    speedVsXd3Fast1: speed,
+    speedVsXd3Fast1Median: round(vs.medianRatio, 2),
+    deltaBytes: delta.length,
+    xd3Level1Bytes: x1.length,
+    sizeVsXd3Level1: sizeVs1,
+    xd3Level3Bytes: x3.length,
+    sizeVsXd3Level3: round(delta.length / x3.length, 3),
+    gzipBytes: zlib.gzipSync(delta).length,
+    xd3Level3GzipBytes: zlib.gzipSync(x3).length,
+    gzipVsXd3Level3: gzipVs,
+    status: missed.length === 0 ? 'met' : `MISSED ${missed.join('+')}`,
+    otherMbPerS: other === null ? '-' : round(c.target.length / MB / (other.otherMs / 1000), 1),
+    otherSizeVsXd3Level3: other === null ? '-' : round(other.otherDelta.length / x3.length, 3)
+  }
+}
+
 /** Random bytes against 1 MB of text: tryEncode gives up (null) instead of searching the whole target. */
 function unrelatedRow () {
   const r = rng(7)
   const source = Buffer.from(textDoc(MB, r))
   const target = Buffer.alloc(MB)
   for (let i = 0; i < target.length; i++) target[i] = Math.floor(r() * 256)
-  const res = timeOurs(source, target, (s, t) => tryEncode(s, t, OPTIONS))
+  const res = timeOurs(source, target, (s, t) => tryEncode(s, t, optionsOf('default')))
   if (res.delta !== null) throw new Error('tryEncode did not give up on unrelated bytes')
   return {
     doc: 'unrelated 1MB (null)',
+    level: 'default',
     mbPerS: round(target.length / MB / (res.ms / 1000), 1),
     preparedMbPerS: '-',
     speedVsXd3Fast1: '-',
     speedVsXd3Fast1Median: '-',
     deltaBytes: target.length,
+    xd3Level1Bytes: '-',
+    sizeVsXd3Level1: '-',
     xd3Level3Bytes: '-',
     sizeVsXd3Level3: '-',
     gzipVsXd3Level3: '-',
@@ -393,22 +421,28 @@ function fmtSize (n) {
 
 function print (rows) {
   const cols = [
-    ['doc', 22], ['mbPerS', 8, 'MB/s'], ['preparedMbPerS', 9, 'prep MB/s'], ['speedVsXd3Fast1', 10, 'vs xd3 -1'],
-    ['speedVsXd3Fast1Median', 6, 'med'], ['deltaBytes', 10, 'delta B'],
+    ['doc', 22], ['level', 7], ['mbPerS', 8, 'MB/s'], ['preparedMbPerS', 9, 'prep MB/s'], ['speedVsXd3Fast1', 10, 'vs xd3 -1'],
+    ['speedVsXd3Fast1Median', 6, 'med'], ['deltaBytes', 10, 'delta B'], ['xd3Level1Bytes', 10, 'xd3-1 B'], ['sizeVsXd3Level1', 10, 'size/xd3-1'],
     ['xd3Level3Bytes', 10, 'xd3-3 B'], ['sizeVsXd3Level3', 11, 'size/xd3-3'], ['gzipVsXd3Level3', 9, 'gz/xd3-3'], ['status', 20, 'status'],
     ...(OTHER === null ? [] : [['otherMbPerS', 8, 'other'], ['otherSizeVsXd3Level3', 9, 'oth size']])
   ]
-  const line = (cells) => cells.map((c, i) => i === 0 ? String(c).padEnd(cols[i][1]) : String(c).padStart(cols[i][1])).join(' ')
+  const line = (cells) => cells.map((c, i) => i <= 1 ? String(c).padEnd(cols[i][1]) : String(c).padStart(cols[i][1])).join(' ')
   console.log(`xdelta3 -1 process start on empty files: ${round(rows.spawnMs, 2)} ms before the rounds; each round measures it again and the best is subtracted`)
-  console.log('target: every document encodes at >= 1.0x the speed of xdelta3 -1 (net of its process start), gzipped delta <= 1.0x gzipped xdelta3 -3')
+  console.log('targets: default level: gzipped delta <= 1.0x gzipped xdelta3 -3 (its speed vs xdelta3 -1 for information); ' +
+    'fast level: >= 1.0x the speed of xdelta3 -1 (net of its process start) and delta <= 1.0x xdelta3 -1 (-S none -A -n), on every document')
   console.log(line(cols.map((c) => c[2] ?? c[0])))
   for (const r of rows) console.log(line(cols.map((c) => r[c[0]])))
-  const corpusRows = rows.filter((r) => typeof r.sizeVsXd3Level3 === 'number')
-  const geo = (key) => Math.exp(corpusRows.reduce((s, r) => s + Math.log(r[key]), 0) / corpusRows.length)
-  console.log(`geometric means: speed vs xd3 -1 ${round(geo('speedVsXd3Fast1'), 2)}, size vs xd3 -3 ${round(geo('sizeVsXd3Level3'), 3)}, gzip vs xd3 -3 ${round(geo('gzipVsXd3Level3'), 3)}`)
-  console.log(`worst size vs xd3 -3: ${Math.max(...corpusRows.map((r) => r.sizeVsXd3Level3))}, worst gzip vs xd3 -3: ${Math.max(...corpusRows.map((r) => r.gzipVsXd3Level3))}`)
-  const missed = corpusRows.filter((r) => r.status !== 'met')
-  console.log(`target met on ${corpusRows.length - missed.length} of ${corpusRows.length} documents${missed.length === 0 ? '' : `; missed: ${missed.map((r) => `${r.doc} (${r.speedVsXd3Fast1}x, gz ${r.gzipVsXd3Level3})`).join(', ')}`}`)
+  for (const level of LEVELS) {
+    const corpusRows = rows.filter((r) => typeof r.sizeVsXd3Level3 === 'number' && r.level === level)
+    if (corpusRows.length === 0) continue
+    const geo = (key) => Math.exp(corpusRows.reduce((s, r) => s + Math.log(r[key]), 0) / corpusRows.length)
+    const worst = (key) => Math.max(...corpusRows.map((r) => r[key]))
+    const slowest = corpusRows.reduce((m, r) => (r.speedVsXd3Fast1 < m.speedVsXd3Fast1 ? r : m))
+    console.log(`level ${level}: geometric means: speed vs xd3 -1 ${round(geo('speedVsXd3Fast1'), 2)}, size vs xd3 -1 ${round(geo('sizeVsXd3Level1'), 3)}, size vs xd3 -3 ${round(geo('sizeVsXd3Level3'), 3)}, gzip vs xd3 -3 ${round(geo('gzipVsXd3Level3'), 3)}`)
+    console.log(`level ${level}: slowest ${slowest.doc} ${slowest.speedVsXd3Fast1}x; worst size vs xd3 -1: ${worst('sizeVsXd3Level1')}, vs xd3 -3: ${worst('sizeVsXd3Level3')}, worst gzip vs xd3 -3: ${worst('gzipVsXd3Level3')}`)
+    const missed = corpusRows.filter((r) => r.status !== 'met')
+    console.log(`level ${level}: targets met on ${corpusRows.length - missed.length} of ${corpusRows.length} documents${missed.length === 0 ? '' : `; missed: ${missed.map((r) => `${r.doc} (${r.speedVsXd3Fast1}x, size/xd3-1 ${r.sizeVsXd3Level1}, gz ${r.gzipVsXd3Level3})`).join(', ')}`}`)
+  }
 }
 
 module.exports = { run, corpus, editText, textDoc }

@@ -8,6 +8,9 @@
  * instructions included) and the default address caches (section 5.1,
  * s_near = 4, s_same = 3). No checksum bits, no VCD_TARGET windows.
  *
+ * Two levels (`level` option): 'default', deltas about the size of `xdelta3 -3`'s, and
+ * 'fast', a cheaper search over 512 KiB of source (prepared-source.ts says what it drops).
+ *
  * The work is split along these seams:
  * - varint.ts: section 2 integers and the byte sink;
  * - block-hash.ts: the source hash index and the cursor rolling it along a target;
@@ -21,7 +24,7 @@
 import { prepareLazily, type EncodeOptions, type TryEncodeOptions } from './prepared-source'
 
 export { prepareSource, DEFAULT_WINDOW_SIZE } from './prepared-source'
-export type { EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './prepared-source'
+export type { EncodeLevel, EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './prepared-source'
 
 /** Encode `target` as a VCDIFF delta against `source` (RFC 3284). */
 export function encode (source: Uint8Array, target: Uint8Array, options: EncodeOptions = {}): Uint8Array {

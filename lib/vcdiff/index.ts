@@ -3,7 +3,7 @@
  * instance manipulation (docs/conventions.md (Delta encoding), RFC 3229).
  */
 export { encode, tryEncode, prepareSource, DEFAULT_WINDOW_SIZE } from './encoder'
-export type { EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './encoder'
+export type { EncodeLevel, EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions } from './encoder'
 export { decode, VcdiffError, DEFAULT_MAX_TARGET_SIZE } from './decoder'
 export type { DecodeOptions } from './decoder'
 export { createEncoderPool } from './pool'

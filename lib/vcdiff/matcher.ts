@@ -59,14 +59,18 @@ export class Matcher {
   /** Estimated bytes of the delta so far (window headers not counted), for giving up early. */
   estimate = 0
 
+  /** Positions a match may be deferred by: MAX_LAZY, 0 without lazy matching. */
+  private readonly maxLazy: number
+
   /**
    * `limit`: give up (`scan` returns false) once the delta is estimated to reach
-   * this many bytes; Infinity never gives up.
+   * this many bytes; Infinity never gives up. `lazy`: false for the fast level.
    */
   constructor (
     readonly src: Uint8Array, readonly tgt: Uint8Array, long: SourceIndex | null, short: SourceIndex | null,
-    readonly targetMatches: boolean, windowSize: number, readonly limit: number
+    readonly targetMatches: boolean, windowSize: number, readonly limit: number, lazy = true
   ) {
+    this.maxLazy = lazy ? MAX_LAZY : 0
     this.long = long === null ? null : new HashCursor(long, tgt, this.best)
     this.short = short === null ? null : new HashCursor(short, tgt, this.best)
     const tBits = Math.min(Math.max(log2ceil(Math.min(tgt.length, windowSize)), 10), 16)
@@ -83,7 +87,7 @@ export class Matcher {
   scan (from: number, to: number, m: Matches, ws = from): boolean {
     const { best, long, short } = this
     const longLast = long !== null ? to - long.index.look : -1
-    const limit = this.limit
+    const { limit, maxLazy } = this
     const startEstimate = this.estimate
     let estimate = startEstimate
     let nextCheck = limit === Infinity ? 0x7fffffff : from + CHECK_EVERY
@@ -114,7 +118,7 @@ export class Matcher {
       let bestSrc = this.probe(i, ws, to, floor, diag, mainDiag, lastSrcEnd)
       // Lazy matching: a short match may start one byte later and save more
       // (its length less its address cost, once trimmed to what is not yet covered).
-      for (let lazy = 0; lazy < MAX_LAZY && best[0] >= MIN_MATCH && best[0] < LAZY_BELOW && i + 1 <= to - MIN_MATCH; lazy++) {
+      for (let lazy = 0; lazy < maxLazy && best[0] >= MIN_MATCH && best[0] < LAZY_BELOW && i + 1 <= to - MIN_MATCH; lazy++) {
         const b0 = best[0]
         const b1 = best[1]
         const b2 = best[2]

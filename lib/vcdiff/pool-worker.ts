@@ -8,7 +8,14 @@
  * and is charged to the cache from then on.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { prepareLazily, type PreparedSource } from './prepared-source'
+import { prepareLazily, type EncodeOptions, type PreparedSource } from './prepared-source'
+
+/** The encoder options of a pool (see `EncoderPoolOptions`), in the worker's `workerData`. */
+export interface WorkerOptions {
+  encoder: EncodeOptions
+  /** Bases of at least this many bytes are prepared at level 'fast' when `encoder.level` is not set. */
+  fastFromBytes: number
+}
 
 export interface EncodeRequest {
   id: number
@@ -42,6 +49,8 @@ interface Entry { prepared: PreparedSource, bytes: number }
 const port = parentPort
 if (port === null) throw new Error('pool-worker.js runs in a worker thread (see pool.ts)')
 const limit: number = (workerData as { cacheBytes: number }).cacheBytes
+const { encoder, fastFromBytes } = workerData as WorkerOptions
+const fastEncoder: EncodeOptions = { ...encoder, level: 'fast' }
 /** Map iteration order is insertion order: the first key is the least recently used. */
 const cache = new Map<string, Entry>()
 let cacheBytes = 0
@@ -69,7 +78,8 @@ function remember (key: string, entry: Entry): void {
 }
 
 function entryOf (source: Uint8Array): Entry {
-  return { prepared: prepareLazily(source), bytes: source.length }
+  const options = encoder.level === undefined && source.length >= fastFromBytes ? fastEncoder : encoder
+  return { prepared: prepareLazily(source, options), bytes: source.length }
 }
 
 /** Charges a cached entry its index, once an encode built it (evicting others, or itself, beyond the limit). */

@@ -25,14 +25,25 @@ import { Matcher } from './matcher'
 import { Sink, varintSize } from './varint'
 import { HEADER, Matches, WindowWriter } from './window-writer'
 
+/**
+ * How hard the encoder searches. 'default': deltas about the size of `xdelta3 -3`'s
+ * (gzipped, no larger). 'fast': the same search below 512 KiB of source (where it is
+ * already several times as fast as `xdelta3 -1`); above, one candidate a lookup, no lazy
+ * matching and, over 4 MiB, the short index every 16th source position: at least as fast
+ * as `xdelta3 -1`, with deltas no larger than its own (docs/plugins.md has the numbers).
+ */
+export type EncodeLevel = 'fast' | 'default'
+
 export interface EncodeOptions {
+  /** 'default' or 'fast' (see `EncodeLevel`): fixed when a source is prepared. */
+  level?: EncodeLevel
   /** Largest target window in bytes, 1..64 MiB (default 8 MiB). */
   windowSize?: number
   /** Bytes covered by the short rolling hash, 4..64 (default 8). */
   hashLength?: number
-  /** Distance between indexed source positions, 1..64 (default 2, 4 for sources over 512 KiB). */
+  /** Distance between indexed source positions, 1..64 (default 2, 4 for sources over 512 KiB; fast level: 16 over 4 MiB). */
   sourceStep?: number
-  /** Source candidates examined per lookup in each index, 1..1024 (default 4). */
+  /** Source candidates examined per lookup in each index, 1..1024 (default 4; fast level: 1 for sources over 512 KiB). */
   maxProbes?: number
   /** Look for COPY instructions into the target already written (default true). */
   targetMatches?: boolean
@@ -71,6 +82,10 @@ const LOCAL_SHARE = 1 / 4
 /** Bytes compared at a time when looking for the common prefix and suffix. */
 const SPAN = 64 * 1024
 const SPAN_SMALL = 256
+/** The fast level's short index of a source over 4 MiB samples every 16th position (xdelta3 -1 samples sparsely too). */
+const FAST_SPARSE_SOURCE = 4 * 1024 * 1024
+const FAST_SPARSE_STEP = 16
+const LEVELS = new Set<unknown>(['fast', 'default'])
 /** Native comparison of two byte ranges (memcmp). */
 const compareRange = Buffer.prototype.compare
 
@@ -144,11 +159,15 @@ class Prepared implements PreparedSource {
   private whole: Indexes | null = null
   private readonly look: number
   private readonly maxProbes: number
+  /** The fast level's cheaper search (a source over 512 KiB at level 'fast'). */
+  private readonly fast: boolean
 
   constructor (readonly source: Uint8Array, readonly options: EncodeOptions, eager: boolean) {
+    if (options.level !== undefined && !LEVELS.has(options.level)) throw new RangeError("level must be 'fast' or 'default'")
+    this.fast = options.level === 'fast' && source.length > LARGE_SOURCE
     this.look = checkInt('hashLength', options.hashLength, 4, 64, 8)
     checkInt('sourceStep', options.sourceStep, 1, 64, 2)
-    this.maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, 4)
+    this.maxProbes = checkInt('maxProbes', options.maxProbes, 1, 1024, this.fast ? 1 : 4)
     checkOptions(options)
     if (eager) this.wholeIndexes()
   }
@@ -170,8 +189,9 @@ class Prepared implements PreparedSource {
     const part = start === 0 && end === source.length ? source : source.subarray(start, end)
     const large = len > LARGE_SOURCE
     const look = this.look
-    // Every 2nd position (xdelta3 samples its source checksum finely); every 4th for large sources.
-    const step = this.options.sourceStep ?? (large ? 4 : 2)
+    // Every 2nd position (xdelta3 samples its source checksum finely); every 4th for large
+    // sources, every 16th for the fast level over 4 MiB.
+    const step = this.options.sourceStep ?? (this.fast && len > FAST_SPARSE_SOURCE ? FAST_SPARSE_STEP : large ? 4 : 2)
     const maxProbes = this.maxProbes
     // Long look on aligned blocks (whole blocks only for large sources) finds the long
     // matches reliably; the short look, sampled every `step` bytes, finds the short ones.
@@ -243,7 +263,7 @@ class Prepared implements PreparedSource {
 
     const out = new Sink((Math.min(target.length, 1 << 20) >> 2) + 64)
     for (const b of HEADER) out.byte(b)
-    const matcher = new Matcher(source, target, long, short, targetMatches, windowSize, maxSize)
+    const matcher = new Matcher(source, target, long, short, targetMatches, windowSize, maxSize, !this.fast)
     const m = new Matches()
     const w = new WindowWriter()
     let ws = 0

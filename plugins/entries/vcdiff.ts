@@ -4,6 +4,6 @@
  */
 export { encode, tryEncode, prepareSource, decode, createEncoderPool, VcdiffError, DEFAULT_WINDOW_SIZE, DEFAULT_MAX_TARGET_SIZE } from '../../lib/vcdiff/index'
 export type {
-  EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions, DecodeOptions,
+  EncodeLevel, EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions, DecodeOptions,
   EncoderPool, EncoderPoolOptions, EncoderPoolStats, PoolEncodeOptions
 } from '../../lib/vcdiff/index'

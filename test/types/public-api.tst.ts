@@ -9,7 +9,7 @@ import {
   httpConventionsContentLength, serverOptions, unprocessable, isConventionError, errorCodes,
   type ConventionError, type ErrorEntry, type HttpConventionsOptions, type Profile, type PatchableResource, type AuthPrincipal
 } from 'fastify-http-conventions'
-import { encode, decode, prepareSource, tryEncode, createEncoderPool, type EncoderPool, type PreparedSource } from 'fastify-http-conventions/vcdiff'
+import { encode, decode, prepareSource, tryEncode, createEncoderPool, type EncodeLevel, type EncoderPool, type PreparedSource } from 'fastify-http-conventions/vcdiff'
 import {
   DeltaClient, DeltaClientError, type DeltaResult, type DeltaClientOptions, authInterceptor, framingInterceptor, redirectInterceptor, deltaInterceptor,
   createConventionsClient, ConventionsClient, ConventionsClientError, clientErrorCodes, isConventionsClientError,
@@ -111,6 +111,17 @@ test('vcdiff: encode and decode bytes', () => {
   expect(prepareSource(source)).type.toBe<PreparedSource>()
   expect(tryEncode).type.not.toBeCallableWith('a', 'b')
   expect(createEncoderPool()).type.toBe<EncoderPool>()
+})
+
+test('vcdiff: the encoder level is fast or default, in the encoder, the pool and the plugin', () => {
+  const source = new Uint8Array(4)
+  expect(encode(source, source, { level: 'fast' })).type.toBe<Uint8Array>()
+  expect(encode).type.not.toBeCallableWith(source, source, { level: 'turbo' })
+  expect<EncodeLevel>().type.toBe<'fast' | 'default'>()
+  expect(createEncoderPool({ encoder: { level: 'default' }, fastFromBytes: 1 })).type.toBe<EncoderPool>()
+  const app = Fastify()
+  expect(app.register).type.toBeCallableWith(httpConventions, { deltaEncoding: { vcdiff: { level: 'fast' } } })
+  expect(app.register).type.not.toBeCallableWith(httpConventions, { deltaEncoding: { vcdiff: { level: 'turbo' } } })
 })
 
 test('client: DeltaClient and its error', () => {

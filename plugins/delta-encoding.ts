@@ -186,11 +186,9 @@ function accepted (aim: string, settings: Settings): { vcdiff: boolean, gzip: bo
   return { vcdiff: settings.vcdiff && vcdiff === true, gzip: settings.gzip && gzip === true }
 }
 
-/** The body of a 200 as bytes, or null when it cannot be manipulated (a stream, nothing). */
-function bytesOf (payload: unknown): Buffer | null {
-  if (typeof payload === 'string') return Buffer.from(payload, 'utf8')
-  if (Buffer.isBuffer(payload)) return payload
-  return null
+/** The body of a 200 as bytes (instanceHead took only strings and buffers). */
+function bytesOf (payload: unknown): Buffer {
+  return typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload as Buffer
 }
 
 /**
@@ -353,6 +351,7 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
     // GET's body (RFC 9110 9.3.2).
     const onSend = deltaOnSend(state, settings)
     c.step('onSend', 'delta-encoding', function deltaEncodingStep (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) {
+      if (request.headers['a-im'] === undefined) return next(null, keepPlain(state, settings, request, reply, payload))
       onSend(request, reply, payload).then((value) => next(null, value), (err: Error) => next(err))
     })
   }
@@ -379,26 +378,45 @@ function routeSettings (c: RouteCompiler, plan: DeltaPlan): Settings | null {
 interface Instance { body: Buffer, current: EntityTag, selector: string }
 
 /**
- * The instance a response carries, or `{ payload }` to send unchanged: only a complete 200
+ * The instance a response carries, or null (the payload is sent unchanged): only a complete 200
  * to GET/HEAD is an instance (RFC 3229 10.4.1): never an error, a 206, a 304.
  */
-function instanceOf (state: DeltaState, settings: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown): Instance | { payload: unknown } {
-  if (reply.statusCode !== 200 || !SAFE.has(request.method)) return { payload }
-  const body = bytesOf(payload)
-  if (body === null || body.length > state.plan.maxInstanceBytes) return { payload }
+function instanceOf (state: DeltaState, settings: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown): Instance | null {
+  const head = instanceHead(state, settings, request, reply, payload)
+  return head === null ? null : { ...head, body: bytesOf(payload) }
+}
+
+/** What makes the response an instance, short of its bytes (never converted here): null when it is none. */
+function instanceHead (state: DeltaState, settings: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown): Omit<Instance, 'body'> | null {
+  if (reply.statusCode !== 200 || !SAFE.has(request.method)) return null
+  const size = typeof payload === 'string' ? Buffer.byteLength(payload) : Buffer.isBuffer(payload) ? payload.length : -1
+  if (size < 0 || size > state.plan.maxInstanceBytes) return null
   // RFC 3229 10.7: a content-coded response is not the instance; leave it alone.
   const coding = reply.getHeader('content-encoding')
-  if (coding !== undefined && String(coding).toLowerCase() !== 'identity') return { payload: body }
-  if (reply.getHeader('content-range') !== undefined) return { payload: body }
+  if (coding !== undefined && String(coding).toLowerCase() !== 'identity') return null
+  if (reply.getHeader('content-range') !== undefined) return null
   const etagValue = reply.getHeader('etag')
   const current = typeof etagValue === 'string' ? parseEntityTag(etagValue) : null
   // RFC 3229 10.4.1: a 226 carries the ETag of the current instance; a weak one does not
   // name one sequence of bytes (RFC 9110 8.8.1), so it can be no delta base either.
-  if (current === null || current.weak) return { payload: body }
+  if (current === null || current.weak) return null
   // No Content-Type at all is a key of its own ('undefined').
   const selector = selectorOf(request, reply, settings.protectedRoute)
-  if (selector === null) return { payload: body }
-  return { body, current, selector }
+  return selector === null ? null : { current, selector }
+}
+
+/**
+ * A request without A-IM: nothing to manipulate, the instance is only kept. The version kept
+ * a moment ago (most 200s of a read-mostly route) costs no conversion of the payload to bytes.
+ */
+function keepPlain (state: DeltaState, settings: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  const head = instanceHead(state, settings, request, reply, payload)
+  if (head === null) return payload
+  const recentKey = digestKey(head.selector)
+  if (state.stored.recently(recentKey, head.current.opaque)) return payload
+  const instance = { ...head, body: bytesOf(payload) }
+  keepInstance(state, settings, request, instance, recentKey)
+  return instance.body
 }
 
 /**
@@ -410,10 +428,9 @@ function instanceOf (state: DeltaState, settings: Settings, request: FastifyRequ
  * is counted. Writes not settled yet hold their bodies: past maxPendingBytes of them, nothing
  * more is handed to the store (a store that stopped answering cannot gather every body).
  */
-function keepInstance (state: DeltaState, settings: Settings, request: FastifyRequest, instance: Instance): void {
+function keepInstance (state: DeltaState, settings: Settings, request: FastifyRequest, instance: Instance, recentKey = digestKey(instance.selector)): void {
   const { body, current, selector } = instance
   const { stored, plan } = state
-  const recentKey = digestKey(selector)
   if (stored.recently(recentKey, current.opaque) || state.pendingBytes + body.length > plan.maxPendingBytes) return
   if (!stored.known(recentKey) && !state.inserts.allow(clientKey(request.principal, request.ip))) return
   stored.mark(recentKey, current.opaque)
@@ -499,13 +516,12 @@ function imUsed (request: FastifyRequest, reply: FastifyReply, applied: Instance
 function deltaOnSend (state: DeltaState, settings: Settings): OnSendHook {
   return async function deltaEncodingOnSend (request, reply, payload) {
     const instance = instanceOf(state, settings, request, reply, payload)
-    if (!('body' in instance)) return instance.payload
+    if (instance === null) return payload
     const { body } = instance
     keepInstance(state, settings, request, instance)
-    const aim = request.headers['a-im']
-    if (aim === undefined) return body
-    // Node joins repeated field lines of an unknown field with ", " (RFC 9110 5.3): one string.
-    const want = accepted(String(aim), settings)
+    // Only requests with A-IM come here (keepPlain takes the others). Node joins repeated
+    // field lines of an unknown field with ", " (RFC 9110 5.3): one string.
+    const want = accepted(String(request.headers['a-im']), settings)
     if (!want.vcdiff && !want.gzip) return body
     // A large instance was just converted and stored: other requests run before its delta
     // is looked up and handed to the pool, so the two do not add up to one long block.

@@ -389,8 +389,10 @@ function instanceOf (state: DeltaState, settings: Settings, request: FastifyRequ
 /** What makes the response an instance, short of its bytes (never converted here): null when it is none. */
 function instanceHead (state: DeltaState, settings: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown): Omit<Instance, 'body'> | null {
   if (reply.statusCode !== 200 || !SAFE.has(request.method)) return null
-  const size = typeof payload === 'string' ? Buffer.byteLength(payload) : Buffer.isBuffer(payload) ? payload.length : -1
-  if (size < 0 || size > state.plan.maxInstanceBytes) return null
+  const max = state.plan.maxInstanceBytes
+  // A string of n UTF-16 units is at most 3n bytes of UTF-8: most need no count of their bytes.
+  const size = typeof payload === 'string' ? (payload.length * 3 <= max ? 0 : Buffer.byteLength(payload)) : Buffer.isBuffer(payload) ? payload.length : -1
+  if (size < 0 || size > max) return null
   // RFC 3229 10.7: a content-coded response is not the instance; leave it alone.
   const coding = reply.getHeader('content-encoding')
   if (coding !== undefined && String(coding).toLowerCase() !== 'identity') return null

@@ -11,6 +11,7 @@ import { httpConventions, serverOptions } from '../../../plugins/index'
 import { decode } from '../../../lib/vcdiff/index'
 import { startRedis } from '../../helpers/redis'
 import { peer } from '../../helpers/peers'
+import { until } from '../../helpers/until'
 
 async function stop (proc: ChildProcess): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return
@@ -54,7 +55,8 @@ test('RedisInstanceStore against a real redis-server', async (t) => {
     const pc = await redis.pttl(own.redisKey('c'))
     t.ok(pc > 50_000 && pc <= 60_000, `the store's own ttlMs: PTTL ${pc}`)
     await store.set('short', Buffer.from('x'), 1)
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // Redis expires the key on its own clock: wait until it is gone (a deadline, not a sleep).
+    await until('the 1 ms instance expired', async () => (await redis.exists(store.redisKey('short'))) === 0)
     t.equal(await store.get('short'), undefined, 'an expired instance is gone')
   })
 
@@ -123,8 +125,9 @@ test('a Redis that is down: the plugin answers an ordinary 200 and logs a warnin
   t.comment(`answered in ${Date.now() - started} ms (ioredis gave up its one retry)`)
   const plain = await app.inject({ url: '/doc' })
   t.equal(plain.statusCode, 200, 'a GET whose instance cannot be stored is a 200 too')
-  await new Promise((resolve) => setTimeout(resolve, 400))
-  const warnings = lines.map((l) => JSON.parse(l) as { level: number, msg: string }).filter((l) => l.level === 40).map((l) => l.msg)
+  // The failed write is logged once the store's command gives up, after the answer.
+  const warningsNow = (): string[] => lines.map((l) => JSON.parse(l) as { level: number, msg: string }).filter((l) => l.level === 40).map((l) => l.msg)
+  const warnings = await until('the failed write logged', () => warningsNow().some((m) => /cannot be a delta base/.test(m)) && warningsNow(), 10_000)
   t.ok(warnings.some((m) => /answering without a delta/.test(m)), 'the failed read is logged')
   t.ok(warnings.some((m) => /cannot be a delta base/.test(m)), 'the failed write is logged')
 })
@@ -141,13 +144,17 @@ test('RedisInstanceStore bounds every command by timeoutMs', async (t) => {
   const store = new RedisInstanceStore(hanging, { timeoutMs: 30 })
   await t.rejects(store.get('k'), /Redis GET did not answer within 30 ms/)
   await t.rejects(store.set('k', Buffer.from('x')), /Redis SET did not answer within 30 ms/)
+  let failedLate: () => void = () => {}
+  const lateFailure = new Promise<void>((resolve) => { failedLate = resolve })
   const late: RedisBufferClient = {
-    getBuffer: () => new Promise((_resolve, reject) => setTimeout(() => reject(new Error('late failure')), 60)),
+    getBuffer: () => new Promise((_resolve, reject) => setTimeout(() => { reject(new Error('late failure')); failedLate() }, 60)),
     set: async () => 'OK'
   }
   const lateStore = new RedisInstanceStore(late, { timeoutMs: 20 })
   await t.rejects(lateStore.get('k'), /did not answer/)
-  await new Promise((resolve) => setTimeout(resolve, 80))
+  // The client's failure comes after the timeout; one more turn lets an unhandled rejection surface.
+  await lateFailure
+  await new Promise((resolve) => setImmediate(resolve))
   t.equal(await lateStore.set('k', Buffer.from('x')), undefined, 'a failure after the timeout is not an unhandled rejection')
 })
 

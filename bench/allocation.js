@@ -148,9 +148,22 @@ async function measure (v, { warmup = WARMUP, window = WINDOW } = {}) {
 
 /** The GET decomposition, then (`post`) the POST one: each table against its own bare row. */
 async function run ({ rounds = 3, post = true } = {}) {
+  // This process drives the requests from CPU 1 while the section runs, then gets back the
+  // CPUs it had: the report's later sections fork servers and load generators from it.
+  const before = affinity(process.pid)
   pin(process.pid, '1')
-  const rows = await runTable(VARIANTS, rounds)
-  return post ? rows.concat(await runTable(POST_VARIANTS, rounds)) : rows
+  try {
+    const rows = await runTable(VARIANTS, rounds)
+    return post ? rows.concat(await runTable(POST_VARIANTS, rounds)) : rows
+  } finally {
+    if (before !== null) pin(process.pid, before)
+  }
+}
+
+/** The CPU list a process may run on (`taskset -c -p`), or null where pinning is off. */
+function affinity (pid) {
+  if (!PIN) return null
+  return execFileSync('taskset', ['-c', '-p', String(pid)], { encoding: 'utf8' }).trim().split(': ').pop()
 }
 
 async function runTable (variants, rounds) {

@@ -186,7 +186,7 @@ function bodyProblem (s: Settings, request: FastifyRequest, limit: number, reads
 
 function makeHooks (s: Settings) {
   return {
-    /** onRequest of GET/HEAD: Host lines; a body (never read) refused when chunked or over the limit. */
+    /** preParsing of GET/HEAD: Host lines; a body (never read) refused when chunked or over the limit. */
     checkUnreadBody (limit: number) {
       return function checkUnreadBody (request: FastifyRequest, reply: FastifyReply): ConventionError | undefined {
         if (repeatsHost(request.raw.rawHeaders)) return refuseHosts(request, reply)
@@ -196,7 +196,7 @@ function makeHooks (s: Settings) {
         return problem === null ? undefined : refuse(request, reply, problem)
       }
     },
-    /** onRequest of a route that reads bodies: Host lines, the connection's pipeline, the declared body. */
+    /** preParsing of a route that reads bodies: Host lines, the connection's pipeline, the declared body. */
     checkLength (limit: number) {
       return function checkLength (request: FastifyRequest, reply: FastifyReply): ConventionError | undefined {
         const raw = request.raw
@@ -254,11 +254,11 @@ function compileRoute (c: RouteCompiler, s: Settings, hooks: Hooks): void {
   // The route's own bodyLimit follows ours, so Fastify's reader enforces the same number on chunked bodies.
   if (route.bodyLimit === undefined || route.bodyLimit > limit) route.bodyLimit = limit
   if (plan.unreadBody) {
-    c.check('onRequest', 'content-length', hooks.checkUnreadBody(limit))
+    c.check('preParsing', 'content-length', hooks.checkUnreadBody(limit))
     return
   }
-  c.check('onRequest', 'content-length', hooks.checkLength(limit))
-  c.check('onRequest', 'content-length:continue', hooks.sendContinue)
+  c.check('preParsing', 'content-length', hooks.checkLength(limit))
+  c.check('preParsing', 'content-length:continue', hooks.sendContinue)
   c.check('preValidation', 'content-length:framing', hooks.refuseMisframed)
   // Bodies another parser reads are joined into blocks (plugins/body-reader.ts); only routes that read bodies.
   route.preParsing = [coalesceBody, ...(route.preParsing === undefined ? [] : Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing])] as never

@@ -142,7 +142,7 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
     if (c.methods.some((m) => BODY_METHODS.has(m))) {
       c.respond(400, { description: 'Bad Request: the body is not well-formed (field body)', body: 'envelope' })
       c.respond(415, { description: 'Unsupported Media Type: missing Content-Type, a charset other than UTF-8, or a type the route does not accept', body: 'envelope' })
-      c.check('onRequest', 'content-type', requestTypeCheck(accept))
+      c.check('preParsing', 'content-type', requestTypeCheck(accept))
     }
     if (config?.xml !== undefined) c.step('preSerialization', 'content-type:xml', xmlNegotiation(config.xml))
   }

@@ -201,7 +201,7 @@ function declareAnswers (c: RouteCompiler): void {
 
 /** Conventions (PATCH): a PATCH body in a media type not listed in Accept-Patch (`types`) is 415. */
 function checkMediaType (c: RouteCompiler, types: string[]): void {
-  c.check('onRequest', 'patch:media-type', function patchMediaType (request: FastifyRequest): ConventionError | undefined {
+  c.check('preParsing', 'patch:media-type', function patchMediaType (request: FastifyRequest): ConventionError | undefined {
     const mt = requestMediaType(request)
     if (mt === null || !types.includes(mt.essence)) return unsupportedMediaType(`a PATCH body must be one of: ${types.join(', ')}`)
     if (!isUtf8Charset(mt)) return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)

@@ -1,7 +1,7 @@
 /**
  * Redirects (docs/conventions.md, Redirects: the 307 rows; RFC 9110 15.4.8): `reply.temporaryRedirect()`
  * answers 307 with a `Location` (RFC 9110 10.2.2), and the `rules` table redirects
- * requests in onRequest, before any byte of their body is read: the client repeats the
+ * requests in preParsing (unrouted ones in onRequest), before any byte of their body is read: the client repeats the
  * same method with the same body at the new URI, so this server never parses it here.
  */
 import fp from 'fastify-plugin'
@@ -123,7 +123,7 @@ function compileRoute (c: RouteCompiler, plan: Plan, steps: Steps): void {
     c.respond(307, { description: 'Temporary Redirect: repeat the same method and body at Location', body: 'text', headers: ['Location'] })
   }
   // Rules match request URLs: every request of the route is checked.
-  c.check('onRequest', 'redirect', steps.applyRules)
+  c.check('preParsing', 'redirect', steps.applyRules)
 }
 
 function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: (err?: Error) => void): void {

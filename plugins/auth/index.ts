@@ -503,7 +503,7 @@ function compileRoute (c: RouteCompiler, s: Settings, plan: Planner, byDefault: 
   c.respond(401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate'] })
   if (s.insufficientStatus === 403 && p.scopes.length > 0) c.respond(403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html' })
   if (s.storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
-  c.step('onRequest', 'auth', authHook(s, p))
+  c.step('preParsing', 'auth', authHook(s, p))
   // OpenAPI: the schemes this route offers, and the scopes it needs.
   recordSecurity(c.route, { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes })
   // Later conventions key per-user state by `request.principal` on protected routes.

@@ -5,7 +5,7 @@
  * that uses no convention gets no hook at all. What was compiled is recorded; check.ts
  * compares every record with the route's final config when the app gets ready.
  */
-import type { FastifyInstance, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import { profileDefaults } from '../../lib/profile'
 import { recordResponse } from '../openapi'
@@ -30,7 +30,7 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   // A fresh config object per route, never the user's (it may be shared by several routes).
   const fresh: Record<string | symbol, unknown> = { ...config }
   route.config = fresh as RouteOptions['config']
-  const phases: Phases = { onRequest: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
+  const phases: Phases = { onRequest: [], preParsing: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
   const defaults = profileDefaults(nearest(node, (n) => n.profile))
   const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(node) }
   const compiler = makeCompiler(route, config as Record<string, unknown>, where, phases, policy)
@@ -106,15 +106,30 @@ function attachHooks (route: RouteOptions, phases: Phases): Array<readonly [Rout
     if (steps.every((s) => s.weak === true)) continue
     const order: readonly string[] = PIPELINE[phase]
     steps.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name))
-    const hook = phase === 'onSend' || phase === 'preSerialization' ? joinPayloadSteps(steps) : joinSteps(steps)
-    // onRequest, preValidation and onSend run before the route's own hooks (onSend: before
-    // the hook Fastify ends a HEAD route with, which drops the payload); preHandler and
-    // preSerialization after them, so a write happens where the handler would run.
-    const first = phase === 'onRequest' || phase === 'preValidation' || phase === 'onSend'
+    const hook = phase === 'onSend' || phase === 'preSerialization'
+      ? joinPayloadSteps(steps)
+      : phase === 'preParsing' ? asPreParsing(joinSteps(steps)) : joinSteps(steps)
+    // onRequest, preParsing, preValidation and onSend run before the route's own hooks of
+    // the phase (preParsing: before any stream that reads the body; onSend: before the hook
+    // Fastify ends a HEAD route with, which drops the payload); preHandler and
+    // preSerialization after them, so a write happens where the handler would run. The
+    // refusals sit in preParsing, so every onRequest hook (the app's, a rate limiter's) has
+    // seen the request first, whatever the order the plugins were registered in.
+    const first = phase !== 'preHandler' && phase !== 'preSerialization'
     route[phase] = (first ? [hook, ...asArray(route[phase])] : [...asArray(route[phase]), hook]) as never
     hooks.push([phase, hook])
   }
   return hooks
+}
+
+/**
+ * A preParsing hook of the joined steps: Fastify hands a preParsing hook the body stream
+ * too, and reads `done(err)` without a stream as "the stream is unchanged".
+ */
+function asPreParsing (hook: HookStep): (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: Next) => void {
+  return function httpConventionsRefusals (request, reply, _payload, done) {
+    hook(request, reply, done)
+  }
 }
 
 /** Joins the steps of one phase into one hook; synchronous steps run inline, without a callback each. */

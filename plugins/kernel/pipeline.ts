@@ -21,7 +21,12 @@ export const CONVENTIONS = [
 /** The steps of each phase, first to last. */
 export const PIPELINE = {
   onRequest: [
-    'resource-policy', // Fetch: the route's policy travels with every answer, errors included
+    'resource-policy' // Fetch: the route's policy travels with every answer, errors included (another plugin's 429 too)
+  ],
+  // The refusals come after every onRequest hook of the app and of other plugins (a rate
+  // limiter counts a request the suite refuses; load shedding sheds it first), and before
+  // any byte of the body is read: preParsing runs before Fastify reads the body.
+  preParsing: [
     'redirect', // RFC 9110 15.4.8: 307 before any body is read
     'content-length', // RFC 9112 6: 411 before any byte of the body is read, before credentials
     'auth', // 401 before the body is parsed

@@ -7,11 +7,11 @@ import type { ConventionKey, RoutePhase, StepName } from './pipeline'
 
 export type Next = (err?: Error) => void
 export type PayloadNext = (err: Error | null, payload?: unknown) => void
-/** A step of onRequest, preValidation or preHandler. */
+/** A step of onRequest, preParsing, preValidation or preHandler. */
 export type HookStep = (request: FastifyRequest, reply: FastifyReply, next: Next) => void
 /** A step of preSerialization or onSend. */
 export type PayloadStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) => void
-/** A synchronous step of onRequest, preValidation or preHandler: an error refuses the request, SENT means it answered it. */
+/** A synchronous step of onRequest, preParsing, preValidation or preHandler: an error refuses the request, SENT means it answered it. */
 export type CheckStep = (request: FastifyRequest, reply: FastifyReply) => Error | typeof SENT | undefined
 /** A synchronous step of preSerialization or onSend: it sets or removes headers, and may return a new payload. */
 export type PayloadCheck = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown

@@ -331,7 +331,7 @@ test('protect: a global default protects every route without config.auth, with i
   t.equal((await b.inject({ url: '/open', headers: { authorization: 'Bearer r-token' } })).statusCode, 200)
 })
 
-test('the pipeline: auth runs in onRequest, after the 411 and before the body is parsed or the handler runs', async (t) => {
+test('the pipeline: auth runs after every onRequest hook and the 411, before the body is parsed or the handler runs', async (t) => {
   const a = await buildApp({ auth: authOptions() })
   t.teardown(() => a.close())
   let parsed = 0
@@ -341,7 +341,8 @@ test('the pipeline: auth runs in onRequest, after the 411 and before the body is
   a.post('/w', { config: { auth: { scopes: ['write'] } }, onRequest: (_req, _reply, done) => { before++; done() } }, async () => { handled++; return 'ok' })
   const res = await a.inject({ method: 'POST', url: '/w', payload: 'x', headers: { 'content-type': 'application/x-counted' } })
   t.equal(res.statusCode, 401)
-  t.equal(parsed + handled + before, 0, 'neither the parser, the route\'s own hook nor the handler ran')
+  t.equal(parsed + handled, 0, 'neither the parser nor the handler ran')
+  t.equal(before, 1, 'the route\'s own onRequest hook saw the refused request')
   const bad = await a.inject({ method: 'POST', url: '/w', payload: '{', headers: { 'content-type': 'application/json' } })
   t.equal(bad.statusCode, 401, 'a malformed body is not even read: 401, not 400')
   const port = await listen(a)
@@ -349,7 +350,8 @@ test('the pipeline: auth runs in onRequest, after the 411 and before the body is
   t.equal(chunked.status, 411, 'content-length answers first (its hook precedes auth)')
   const ok = await a.inject({ method: 'POST', url: '/w', payload: 'x', headers: { 'content-type': 'application/x-counted', authorization: DEMO } })
   t.equal(ok.statusCode, 200)
-  t.equal(parsed + handled + before, 3)
+  t.equal(parsed + handled, 2)
+  t.equal(before, 4, 'every request reached the route\'s own onRequest hook')
 })
 
 test('standalone: the plugin registers alone, before or after content-length', async (t) => {

@@ -5,6 +5,7 @@
  * resetting a connection.
  */
 import type { Socket } from 'node:net'
+import type { FastifyInstance } from 'fastify'
 
 /**
  * Lingering close (RFC 9112 9.6): how the suite changes the way Node closes a connection.
@@ -37,4 +38,43 @@ export function lingerOnClose (socket: Socket | null, lingerMs = LINGER_MS): voi
     this.once('end', () => { clearTimeout(timer); this.destroy() })
     this.resume()
   }
+}
+
+/**
+ * The root context, found by what it is rather than by its name: Fastify makes each
+ * encapsulated context with `Object.create(parent)`, so a context whose prototype is another
+ * Fastify instance is not the root, whatever its plugin is called (a plugin function named
+ * `fastify` gets the root's `pluginName`). A plugin wrapped with fastify-plugin runs on the
+ * instance it was registered on, so in the root it is the root.
+ *
+ * Relies on: encapsulated contexts are `Object.create(parent)` (pinned in
+ * test/plugins/adapter.test.ts).
+ */
+export function isRootContext (instance: FastifyInstance): boolean {
+  const proto: unknown = Object.getPrototypeOf(instance)
+  return proto === null || typeof (proto as { addHook?: unknown }).addHook !== 'function'
+}
+
+/**
+ * Every encapsulated context made so far below `instance`, depth first. The kernel reads it
+ * once, when it is installed, to find contexts made before it: Fastify copies a context's
+ * `onRoute` hooks into a child when the child is made, so the kernel's route compiler never
+ * sees the routes those contexts declare.
+ *
+ * Relies on: Fastify keeps the contexts made from an instance in an array under the symbol
+ * described `fastify.children` (pinned in test/plugins/adapter.test.ts). Where it is
+ * missing, the kernel treats the app as one whose contexts it cannot see (see the guard).
+ */
+export function contextsBelow (instance: FastifyInstance): FastifyInstance[] | undefined {
+  const key = Object.getOwnPropertySymbols(instance).find((s) => s.description === 'fastify.children')
+  if (key === undefined) return undefined
+  const out: FastifyInstance[] = []
+  const walk = (i: FastifyInstance): void => {
+    for (const child of (i as unknown as Record<symbol, FastifyInstance[]>)[key] ?? []) {
+      out.push(child)
+      walk(child)
+    }
+  }
+  walk(instance)
+  return out
 }

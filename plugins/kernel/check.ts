@@ -28,6 +28,8 @@ export interface RouteRecord {
   /** Each config key's value when the route was compiled (objects copied one level deep). */
   readonly snapshot: ReadonlyMap<string, unknown>
   readonly hooks: ReadonlyArray<readonly [RoutePhase, unknown]>
+  /** The route's methods when it was compiled (`GET,HEAD`). */
+  readonly methods: string
 }
 
 /** Per app (a decorator of its root): never shared between two apps of one process. */
@@ -36,6 +38,8 @@ export interface AppState {
   problems: string[]
   /** The guard's verdict per route it never compiled (by the route's config object): why it is refused, or null. */
   unseen: WeakMap<object, string | null>
+  /** Routes declared, after the suite, in a context made before it: no route compiler saw them. */
+  uncompiled: Array<{ readonly route: RouteOptions, readonly context: FastifyInstance }>
 }
 
 export function appOf (instance: FastifyInstance): AppState {
@@ -96,6 +100,10 @@ export function difference (record: RouteRecord): string | null {
       return `${record.where} asks for ${key} with config.${configKey} = ${describe(config[configKey])}, but the suite compiled it with ${describe(record.snapshot.get(configKey))}: an onRoute hook that runs after the suite changed the route's config; register that plugin before the suite, or set config.${configKey} where the route is declared`
     }
   }
+  const methods = methodsOf(record.route).join(',')
+  if (methods !== record.methods) {
+    return `${record.where} is now ${methods === '' ? 'without a method' : `a route of ${methods}`}, but the suite compiled it for ${record.methods}: an onRoute hook that runs after the suite changed the route's method; register that plugin before the suite, or declare the route with its final method`
+  }
   for (const [key, compiled] of record.entries) {
     const now = lookup(record.node, key)
     if (now !== undefined && now !== compiled) {
@@ -118,14 +126,18 @@ export function checkRoutes (this: FastifyInstance, done: (err?: Error) => void)
     const problem = difference(record)
     if (problem !== null) app.problems.push(problem)
   }
+  for (const { route, context } of app.uncompiled.splice(0)) {
+    const why = refusal(context, route.config as Record<string | symbol, unknown> | undefined, route.method, route.url, 'was declared in a context made before fastify-http-conventions was registered (the suite compiles the routes of contexts made after it)')
+    if (why !== null) app.problems.push(why)
+  }
   if (app.problems.length === 0) return done()
   const list = app.problems.splice(0)
   done(invalidOption('fastify-http-conventions', `${list.length} route(s) cannot be served as they ask:\n- ${list.join('\n- ')}`))
 }
 
 /**
- * Only in an app where routes were declared before the suite: a route no onRoute hook of the
- * suite saw is refused (500, its handler never runs) when it asks for a convention or a
+ * Only in an app where routes or encapsulated contexts were made before the suite: a route
+ * no onRoute hook of the suite saw is refused (500, its handler never runs) when it asks for a convention or a
  * context-wide policy covers it; one that asks for nothing is served.
  */
 export function guardUnseen (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
@@ -141,10 +153,21 @@ export function guardUnseen (this: FastifyInstance, request: FastifyRequest, rep
 
 /** Why a route no onRoute hook of the suite saw is refused (it asks for a convention, or a policy covers it), or null. */
 function verdict (request: FastifyRequest, config: Record<string | symbol, unknown>): string | null {
-  const node = nodeOf(request.server)
-  const methods = methodsOf({ method: config.method })
-  const covered = CONFIG_KEYS.filter((a) => config[a.configKey] !== false && lookup(node, a.key)?.policy?.(methods) === true).map((a) => a.key)
-  const asked = [...new Set([...asksFor(config), ...covered])]
+  return refusal(request.server, config, config.method, String(config.url), 'was declared before fastify-http-conventions was registered')
+}
+
+/** Why a route the suite never compiled must not be served (it asks for a convention, or a policy covers it), or null. */
+function refusal (context: FastifyInstance, config: Record<string | symbol, unknown> | undefined, method: unknown, url: string, because: string): string | null {
+  const node = nodeOf(context)
+  const methods = methodsOf({ method })
+  const c = config ?? {}
+  const covered = CONFIG_KEYS.filter((a) => c[a.configKey] !== false && lookup(node, a.key)?.policy?.(methods) === true).map((a) => a.key)
+  const asked = [...new Set([...asksFor(c), ...covered])]
   if (asked.length === 0) return null
-  return `${routeWhere({ method: config.method, url: String(config.url) })} asks for ${asked.join(', ')}, but it was declared before fastify-http-conventions was registered; ${fixFor(asked[0])}`
+  return `${routeWhere({ method, url })} asks for ${asked.join(', ')}, but it ${because}; ${fixFor(asked[0])}`
+}
+
+/** An `onRoute` hook the kernel adds to each context made before it: such a route is judged when the app gets ready. */
+export function noteUncompiled (this: FastifyInstance, route: RouteOptions): void {
+  appOf(this).uncompiled.push({ route, context: this })
 }

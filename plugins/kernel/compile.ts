@@ -43,7 +43,7 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   phases.onSend.push({ name: 'errors:passed-on', fn: renderPassedOnError, sync: true, weak: !hasValidation(route) })
   const hooks = attachHooks(route, phases)
   route.errorHandler = routeErrorHandler(policy, route.errorHandler, nearest(node, (n) => n.fallback))
-  const record: RouteRecord = { where, route, node, entries, snapshot: snapshotOf(config), hooks }
+  const record: RouteRecord = { where, route, node, entries, snapshot: snapshotOf(config), hooks, methods: methodsOf(route).join(',') }
   fresh[kRecord] = record
   app.records.push(record)
 }

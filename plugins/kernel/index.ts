@@ -6,8 +6,10 @@
  *   a node per context (registry.ts), the route compiler (compile.ts, `onRoute`) and the
  *   fail-closed check (check.ts, `onReady`). No hook runs on a request the suite has nothing
  *   to do with.
- * - The root sees every route declared after it; so the suite refuses to be installed
- *   anywhere else, or after routes were declared (it could not see those).
+ * - The root sees every route declared after it, but in contexts made before it; so the suite
+ *   refuses to be installed anywhere else (the root is found by what it is, plugins/adapter.ts),
+ *   and judges the routes it could not see: at `ready()` those of contexts made before it,
+ *   on each request (the guard) those declared before it.
  */
 import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../../lib/errors'
@@ -16,7 +18,8 @@ import { addEnvelopeSchema, type ErrorFormat } from '../errors'
 import { CONVENTIONS } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
-import { checkRoutes, guardUnseen, type AppState } from './check'
+import { checkRoutes, guardUnseen, noteUncompiled, type AppState } from './check'
+import { contextsBelow, isRootContext } from '../adapter'
 import { kApp, kNode } from '../symbols'
 import type { Convention, ErrorFallback, Provision } from './types'
 
@@ -37,22 +40,21 @@ export const PROVIDES = {
 
 const EMPTY_ROUTER = '(empty tree)'
 
-/**
- * True for the app's root context: Fastify names it `fastify`, and a plugin wrapped with
- * fastify-plugin registered there `fastify -> name` (the documented `pluginName`).
- */
-function isRoot (fastify: FastifyInstance): boolean {
-  return fastify.pluginName === 'fastify' || fastify.pluginName.startsWith('fastify -> ')
-}
-
 function install (fastify: FastifyInstance, plugin: string): void {
-  if (!isRoot(fastify)) {
+  if (!isRootContext(fastify)) {
     throw invalidOption(plugin, 'the suite is installed in the root context of the app, where it sees every route: register fastify-http-conventions (or this plugin) on the instance Fastify() returned, or in a plugin wrapped with fastify-plugin, before the plugins that declare routes; a child context may then register a convention again with its own options')
   }
-  const app: AppState = { records: [], problems: [], unseen: new WeakMap() }
+  const app: AppState = { records: [], problems: [], unseen: new WeakMap(), uncompiled: [] }
+  // Contexts made before the suite keep the onRoute hooks they had: the route compiler never
+  // sees their routes. Those declared later are judged when the app gets ready.
+  const early = contextsBelow(fastify)
+  for (const context of early ?? []) context.addHook('onRoute', noteUncompiled)
   // Routes declared before the suite (another plugin's, such as @fastify/cors's preflight, or
-  // a register() without await): no onRoute hook of the suite saw them, so a guard judges them.
-  if (fastify.printRoutes({ commonPrefix: false }).trim() !== EMPTY_ROUTER) fastify.addHook('onRequest', guardUnseen)
+  // a register() without await), and any route of a context made before it: no onRoute hook
+  // of the suite saw them, so a guard judges them on each request. An app that registers the
+  // suite first pays nothing for it.
+  const routesBefore = fastify.printRoutes({ commonPrefix: false }).trim() !== EMPTY_ROUTER
+  if (routesBefore || early === undefined || early.length > 0) fastify.addHook('onRequest', guardUnseen)
   fastify.decorate(kApp, app)
   fastify.decorate(kNode, newNode(null))
   fastify.addHook('onRegister', giveNode)

@@ -8,7 +8,7 @@ import http from 'node:http'
 import net from 'node:net'
 import { rawRequest } from '../helpers/raw'
 import fp from 'fastify-plugin'
-import { lingerOnClose } from '../../plugins/adapter'
+import { contextsBelow, isRootContext, lingerOnClose } from '../../plugins/adapter'
 
 test('Fastify names the root context "fastify", and a plugin wrapped with fastify-plugin there "fastify -> name"; a child context by its plugin', async (t) => {
   // How the kernel knows it is installed where it sees every route (the documented pluginName).
@@ -22,6 +22,37 @@ test('Fastify names the root context "fastify", and a plugin wrapped with fastif
     await c.register(fp(async (i) => { names.push(i.pluginName) }, { name: 'inner' }))
   })
   t.same(names, ['fastify', 'fastify -> suite', 'child', 'child -> inner'])
+})
+
+test('Fastify makes an encapsulated context with Object.create(parent): only the root (and fastify-plugin plugins in it) is no Fastify instance\'s child', async (t) => {
+  // How the kernel finds the root by what it is: a plugin function named `fastify` has the root's pluginName.
+  const app = Fastify()
+  t.teardown(() => app.close())
+  const seen: Array<[string, boolean]> = []
+  seen.push(['root', isRootContext(app)])
+  await app.register(fp(async (i) => { seen.push(['fastify-plugin in the root', isRootContext(i)]) }))
+  await app.register(async function fastify (c) {
+    seen.push(['a child named fastify', isRootContext(c)])
+    t.equal(Object.getPrototypeOf(c), app, 'the child\'s prototype is its parent')
+    await c.register(fp(async (i) => { seen.push(['fastify-plugin in a child', isRootContext(i)]) }))
+  })
+  t.same(seen, [['root', true], ['fastify-plugin in the root', true], ['a child named fastify', false], ['fastify-plugin in a child', false]])
+})
+
+test('Fastify keeps the contexts made from an instance under the symbol "fastify.children"; fastify-plugin makes none', async (t) => {
+  // How the kernel finds contexts made before it, whose routes its onRoute hook never sees.
+  const app = Fastify()
+  t.teardown(() => app.close())
+  t.same(contextsBelow(app), [], 'a new app has none')
+  const made: FastifyInstance[] = []
+  await app.register(fp(async () => {}))
+  await app.register(async (a) => {
+    made.push(a)
+    await a.register(async (b) => { made.push(b) })
+  })
+  await app.register(async (c) => { made.push(c) })
+  t.same(contextsBelow(app), made, 'every encapsulated context, depth first')
+  t.equal(contextsBelow({} as FastifyInstance), undefined, 'an instance without the symbol: unknown')
 })
 
 test('printRoutes() of an app without routes is "(empty tree)", and lists a route as soon as it is declared', async (t) => {

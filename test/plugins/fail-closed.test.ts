@@ -270,6 +270,87 @@ const ROWS: Row[] = [
       app.delete('/admin', { config: { auth: true } }, handler(ran, 'admin'))
     },
     expect: { ready: /lost the suite's onRequest hook/ }
+  },
+  {
+    name: 'an onRoute hook after the suite replaces the route\'s preParsing hooks (where the refusals sit)',
+    build: async (app, ran) => {
+      await app.register(httpConventions, { auth: A })
+      await app.register(fp(async (other: FastifyInstance) => {
+        other.addHook('onRoute', (route: RouteOptions) => { route.preParsing = [] })
+      }))
+      app.delete('/admin', { config: { auth: true } }, handler(ran, 'admin'))
+    },
+    expect: { ready: /lost the suite's preParsing hook/ }
+  },
+  {
+    name: 'a context made before the suite declares, after it, a route with config.auth',
+    build: async (app, ran) => {
+      let saved: FastifyInstance | undefined
+      await app.register(async (c) => { saved = c })
+      await app.register(httpConventions, { auth: A })
+      saved?.delete('/admin', { config: { auth: true } }, handler(ran, 'admin'))
+    },
+    expect: { ready: /route DELETE \/admin asks for auth, but it was declared in a context made before fastify-http-conventions was registered/ }
+  },
+  {
+    name: 'a context made before the suite with auth.protect declares, after it, a route without config.auth',
+    build: async (app, ran) => {
+      let saved: FastifyInstance | undefined
+      await app.register(async (c) => { saved = c })
+      await app.register(httpConventions, { auth: { ...A, protect: true } })
+      saved?.delete('/admin', handler(ran, 'admin'))
+    },
+    expect: { ready: /route DELETE \/admin asks for auth, but it was declared in a context made before/ }
+  },
+  {
+    name: 'a plugin registered, after the suite, through a context made before it (Fastify loads it from the root): its route with config.auth',
+    build: async (app, ran) => {
+      let saved: FastifyInstance | undefined
+      await app.register(async (c) => { saved = c })
+      await app.register(httpConventions, { auth: A })
+      await saved?.register(async (inner) => { inner.delete('/inner', { config: { auth: true } }, handler(ran, 'inner')) })
+    },
+    request: { method: 'DELETE', url: '/inner' },
+    expect: { status: 401, ran: false }
+  },
+  {
+    name: 'a context made before the suite declared a route with config.auth before it (the guard refuses it)',
+    build: async (app, ran) => {
+      await app.register(async (c) => { c.delete('/admin', { config: { auth: true } }, handler(ran, 'admin')) })
+      await app.register(httpConventions, { auth: A })
+    },
+    request: { method: 'DELETE', url: '/admin', headers: { authorization: ALICE } },
+    expect: { status: 500, ran: false }
+  },
+  {
+    name: 'a context made before the suite declares, after it, a route that asks for nothing',
+    build: async (app, ran) => {
+      let saved: FastifyInstance | undefined
+      await app.register(async (c) => { saved = c })
+      await app.register(httpConventions, { auth: A })
+      saved?.get('/health', handler(ran, 'health'))
+    },
+    request: { method: 'GET', url: '/health' },
+    expect: { status: 200, ran: true }
+  },
+  {
+    name: 'the suite inside an encapsulated plugin whose function is named fastify',
+    build: async (app, ran) => {
+      await app.register(async function fastify (c) { await c.register(httpConventions, { auth: A }) })
+      app.delete('/admin', { config: { auth: true } }, handler(ran, 'admin'))
+    },
+    expect: { ready: NOT_ROOT }
+  },
+  {
+    name: 'an onRoute hook after the suite changes the route\'s method',
+    build: async (app, ran) => {
+      await app.register(httpConventions, { contentLength: {} })
+      await app.register(fp(async (other: FastifyInstance) => {
+        other.addHook('onRoute', (route: RouteOptions) => { if (route.url === '/doc') route.method = 'PUT' })
+      }))
+      app.get('/doc', { exposeHeadRoute: false }, handler(ran, 'doc'))
+    },
+    expect: { ready: /route GET \/doc is now a route of PUT, but the suite compiled it for GET: an onRoute hook that runs after the suite changed the route's method/ }
   }
 ]
 

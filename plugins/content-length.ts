@@ -261,7 +261,7 @@ function compileRoute (c: RouteCompiler, s: Settings, hooks: Hooks): void {
   c.check('preParsing', 'content-length:continue', hooks.sendContinue)
   c.check('preValidation', 'content-length:framing', hooks.refuseMisframed)
   // Bodies another parser reads are joined into blocks (plugins/body-reader.ts); only routes that read bodies.
-  route.preParsing = [coalesceBody, ...(route.preParsing === undefined ? [] : Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing])] as never
+  c.body('content-length:body', coalesceBody)
 }
 
 function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptions, done: (err?: Error) => void): void {

@@ -5,7 +5,7 @@
  * that uses no convention gets no hook at all. What was compiled is recorded; check.ts
  * compares every record with the route's final config when the app gets ready.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import { profileDefaults } from '../../lib/profile'
 import { recordResponse } from '../openapi'
@@ -14,10 +14,10 @@ import { asArray, methodsOf, routeWhere } from '../shared'
 import { CONVENTIONS, PIPELINE, type ConventionKey, type RoutePhase } from './pipeline'
 import { formatOf, lookup, nearest, nodeOf, type Node } from './registry'
 import { kRecord } from '../symbols'
-import { SENT, type CheckStep, type Convention, type HookStep, type Next, type PayloadCheck, type PayloadNext, type PayloadStep, type Provision, type RouteCompiler } from './types'
+import { SENT, type BodyStep, type CheckStep, type Convention, type HookStep, type Next, type PayloadCheck, type PayloadNext, type PayloadStep, type Provision, type RouteCompiler } from './types'
 import { appOf, asksFor, fixFor, snapshotOf, typos, type RouteRecord } from './check'
 
-interface Step { name: string, fn: unknown, sync: boolean, weak?: boolean }
+interface Step { name: string, fn: unknown, sync: boolean, weak?: boolean, body?: boolean }
 type Phases = Record<RoutePhase, Step[]>
 
 export function compileRoute (this: FastifyInstance, route: RouteOptions): void {
@@ -58,6 +58,7 @@ function makeCompiler (route: RouteOptions, config: Record<string, unknown>, whe
     provided,
     step (phase, name, fn) { phases[phase].push({ name, fn, sync: false }) },
     check (phase, name, fn, opts) { phases[phase].push({ name, fn, sync: true, weak: opts?.weak }) },
+    body (name, fn) { phases.preParsing.push({ name, fn, sync: false, body: true }) },
     use: <T>(key: Provision<T>) => provided.get(key.name) as T | undefined,
     provide: (key, value) => { provided.set(key.name, value) },
     respond: (status, response) => recordResponse(route, status, response),
@@ -108,7 +109,7 @@ function attachHooks (route: RouteOptions, phases: Phases): Array<readonly [Rout
     steps.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name))
     const hook = phase === 'onSend' || phase === 'preSerialization'
       ? joinPayloadSteps(steps)
-      : phase === 'preParsing' ? asPreParsing(joinSteps(steps)) : joinSteps(steps)
+      : phase === 'preParsing' ? joinParsingSteps(steps) : joinSteps(steps)
     // onRequest, preParsing, preValidation and onSend run before the route's own hooks of
     // the phase (preParsing: before any stream that reads the body; onSend: before the hook
     // Fastify ends a HEAD route with, which drops the payload); preHandler and
@@ -123,12 +124,32 @@ function attachHooks (route: RouteOptions, phases: Phases): Array<readonly [Rout
 }
 
 /**
- * A preParsing hook of the joined steps: Fastify hands a preParsing hook the body stream
- * too, and reads `done(err)` without a stream as "the stream is unchanged".
+ * The preParsing hook: the checks, then the body step (if any), which may hand Fastify
+ * another stream of the body. Fastify reads `done(err)` without a stream as "the stream is
+ * unchanged".
  */
-function asPreParsing (hook: HookStep): (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: Next) => void {
-  return function httpConventionsRefusals (request, reply, _payload, done) {
-    hook(request, reply, done)
+function joinParsingSteps (steps: readonly Step[]): (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (err: Error | null, body?: RequestPayload) => void) => void {
+  const body = steps.find((s) => s.body === true)?.fn as BodyStep | undefined
+  const rest = steps.filter((s) => s.body !== true)
+  const checks = joinSteps(rest)
+  if (body === undefined) {
+    return function httpConventionsRefusals (request, reply, _payload, done) {
+      checks(request, reply, done as Next)
+    }
+  }
+  if (rest.every((s) => s.sync)) {
+    const fns = rest.map((s) => s.fn as CheckStep)
+    return function httpConventionsRefusalsAndBody (request, reply, payload, done) {
+      for (let i = 0; i < fns.length; i++) {
+        const out = fns[i](request, reply)
+        if (out === SENT) return
+        if (out !== undefined) return done(out)
+      }
+      body(request, reply, payload, done)
+    }
+  }
+  return function httpConventionsStepsAndBody (request, reply, payload, done) {
+    checks(request, reply, (err) => { if (err !== undefined && err !== null) done(err); else body(request, reply, payload, done) })
   }
 }
 

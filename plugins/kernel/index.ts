@@ -24,7 +24,7 @@ import { kApp, kNode } from '../symbols'
 import type { Convention, ErrorFallback, Provision } from './types'
 
 export { SENT } from './types'
-export type { CheckStep, Convention, ErrorFallback, HookStep, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, RouteCompiler } from './types'
+export type { BodyStep, CheckStep, Convention, ErrorFallback, HookStep, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, RouteCompiler } from './types'
 export type { ConventionKey, StepName } from './pipeline'
 
 function provision<T> (name: string): Provision<T> { return { name } }

@@ -1,5 +1,5 @@
 /** What a convention declares to the kernel, and what it sees of a route while compiling it. */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify'
 import type { ConventionResponse } from '../openapi'
 import type { ErrorFormat, ErrorPolicy } from '../errors'
 import type { Profile } from '../../lib/profile'
@@ -9,6 +9,8 @@ export type Next = (err?: Error) => void
 export type PayloadNext = (err: Error | null, payload?: unknown) => void
 /** A step of onRequest, preParsing, preValidation or preHandler. */
 export type HookStep = (request: FastifyRequest, reply: FastifyReply, next: Next) => void
+/** The last step of preParsing: it may hand Fastify another stream of the body to read. */
+export type BodyStep = (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (err: Error | null, body?: RequestPayload) => void) => void
 /** A step of preSerialization or onSend. */
 export type PayloadStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) => void
 /** A synchronous step of onRequest, preParsing, preValidation or preHandler: an error refuses the request, SENT means it answered it. */
@@ -41,6 +43,8 @@ export interface RouteCompiler {
   step: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadStep : HookStep) => void
   /** Adds a synchronous step (cheaper: no callback); its position comes from the pipeline. */
   check: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadCheck : CheckStep, opts?: StepOptions) => void
+  /** Hands Fastify another stream of the body, in preParsing once every check passed (one such step per route). */
+  body: (name: StepName<'preParsing'>, fn: BodyStep) => void
   /** A value an earlier convention provided for this route. */
   use: <T>(key: Provision<T>) => T | undefined
   provide: <T>(key: Provision<T>, value: T) => void

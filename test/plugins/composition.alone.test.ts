@@ -157,7 +157,7 @@ test('compiled per route: a route that turns off the conventions that apply by d
     }
   }
   const busy = seen.get('PUT /busy') as RouteOptions
-  t.equal(([] as unknown[]).concat(busy.onRequest).length, 1, 'auth, content length, content type and the policy share one onRequest hook')
+  t.equal(([] as unknown[]).concat(busy.preParsing).length, 1, 'auth, content length, content type and the body reader share one preParsing hook')
 })
 
 test('plugin names follow the package, so other plugins can declare dependencies on them', async (t) => {

@@ -42,7 +42,7 @@ test('npm run fleet starts two instances on one Redis, one secret and one SQLite
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('fleet did not start:\n' + output)), 20000)
+    const timer = setTimeout(() => reject(new Error('fleet did not start:\n' + output)), 120_000)
     const onData = (d: Buffer): void => {
       output += d.toString()
       const m = /fleet ready: (\S+) (\S+) redis/.exec(output)

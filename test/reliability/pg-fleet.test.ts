@@ -187,7 +187,7 @@ test('npm run fleet -- --instances 3 --postgres: three instances on one PostgreS
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM') })
   let output = ''
   const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('fleet did not start:\n' + output)), 30_000)
+    const timer = setTimeout(() => reject(new Error('fleet did not start:\n' + output)), 120_000)
     const onData = (d: Buffer): void => {
       output += d.toString()
       const m = /fleet ready: (\S+) (\S+) (\S+) redis (\S+) postgres (\S+)/.exec(output)

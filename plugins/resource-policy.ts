@@ -4,9 +4,11 @@
  * carries the policy, errors included, because a browser applies the check to whatever
  * a no-cors request gets back (401, 404, 411, 412, 304, 226 alike).
  *
- * The header is set as the request starts: each route's compiled onRequest step (its own
- * policy or the default), the context's step for the not-found handler. Headers set in hooks
- * stay on every answer Fastify sends, its error handler's included. Answers written where
+ * The header is set before the suite's first check: each route's compiled preParsing step
+ * (its own policy or the default), the context's step for the not-found handler. Headers set
+ * in hooks stay on every answer Fastify sends, its error handler's included. An answer given
+ * before preParsing (another plugin's onRequest hook: a rate limiter's 429) gets the policy
+ * in onSend, where the route has an onSend hook anyway (it rides along, adding no hook). Answers written where
  * no hook runs carry the default policy of the context too (the convention declares it as a
  * header of every answer): Fastify's framework errors (`serverOptions.frameworkErrors`) and
  * the 411 (or 400) that the content-length plugin writes on the raw socket to a request
@@ -60,19 +62,23 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
     return done(err as Error)
   }
 
-  // Set as the request starts, so every answer of the route carries it, errors included
-  // (Fastify keeps headers set in hooks); a header the handler sets itself replaces it.
+  // Set before the suite's first check, so every answer of the route carries it, errors
+  // included (Fastify keeps headers set in hooks); a header the handler sets itself replaces it.
   function compile (c: RouteCompiler): void {
     const config = c.config.resourcePolicy
     const value = config === undefined ? fallback : check(config, c.where, 'config.resourcePolicy')
     if (value === false || value === null) return
     if (config !== undefined) {
-      c.check('onRequest', 'resource-policy', function routeResourcePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
+      c.check('preParsing', 'resource-policy', function routeResourcePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
         reply.header(HEADER, value)
       })
+      c.check('onSend', 'resource-policy:missing', function missingRoutePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
+        if (!reply.hasHeader(HEADER)) reply.header(HEADER, value)
+      }, { weak: true })
       return
     }
-    c.check('onRequest', 'resource-policy', defaultResourcePolicy)
+    c.check('preParsing', 'resource-policy', defaultResourcePolicy)
+    c.check('onSend', 'resource-policy:missing', defaultResourcePolicy, { weak: true })
   }
 
   // The default policy: one another plugin set earlier (e.g. @fastify/helmet's) is kept.

@@ -30,7 +30,7 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   // A fresh config object per route, never the user's (it may be shared by several routes).
   const fresh: Record<string | symbol, unknown> = { ...config }
   route.config = fresh as RouteOptions['config']
-  const phases: Phases = { onRequest: [], preParsing: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
+  const phases: Phases = { preParsing: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
   const defaults = profileDefaults(nearest(node, (n) => n.profile))
   const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(node) }
   const compiler = makeCompiler(route, config as Record<string, unknown>, where, phases, policy)

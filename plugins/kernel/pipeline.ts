@@ -20,13 +20,11 @@ export const CONVENTIONS = [
 
 /** The steps of each phase, first to last. */
 export const PIPELINE = {
-  onRequest: [
-    'resource-policy' // Fetch: the route's policy travels with every answer, errors included (another plugin's 429 too)
-  ],
-  // The refusals come after every onRequest hook of the app and of other plugins (a rate
-  // limiter counts a request the suite refuses; load shedding sheds it first), and before
-  // any byte of the body is read: preParsing runs before Fastify reads the body.
+  // Nothing in onRequest: every onRequest hook of the app and of other plugins (a rate
+  // limiter, load shedding) sees a request before the suite refuses it. preParsing still
+  // runs before Fastify reads a byte of the body.
   preParsing: [
+    'resource-policy', // Fetch: the route's policy travels with every answer, errors included
     'redirect', // RFC 9110 15.4.8: 307 before any body is read
     'content-length', // RFC 9112 6: 411 before any byte of the body is read, before credentials
     'auth', // 401 before the body is parsed
@@ -42,6 +40,7 @@ export const PIPELINE = {
   ],
   preSerialization: ['content-type:xml'], // RFC 9110 12.5.1: XML when the client prefers it
   onSend: [
+    'resource-policy:missing', // an answer given before preParsing (another plugin's 429 in onRequest) gets the policy too
     'errors:passed-on', // a suite error the app's handlers passed on to Fastify's is answered as the suite's
     'auth:challenges', // RFC 9110 15.5.2: a 401 another plugin wrote gets WWW-Authenticate
     'content-length:close', // an answer that closes its connection ends the connection's pipeline

@@ -36,12 +36,15 @@ for (const order of ORDERS) {
     const { app, port, handled } = await limitedApp(order)
     t.teardown(() => app.close())
     const statuses: number[] = []
+    const policies: unknown[] = []
     for (let i = 0; i < 10; i++) {
       const res = await request(`http://127.0.0.1:${port}/articles`, { method: 'POST', headers: { authorization: WRONG, 'content-type': 'application/json' }, body: '{}' })
       await res.body.dump()
       statuses.push(res.statusCode)
+      policies.push(res.headers['cross-origin-resource-policy'])
     }
     t.same(statuses, [401, 401, 401, 429, 429, 429, 429, 429, 429, 429], 'three guesses, then the limiter answers')
+    t.same(policies, Array(10).fill('same-origin'), 'Fetch CORP: the 401s and the limiter\'s 429s carry the route\'s policy')
     const right = await request(`http://127.0.0.1:${port}/articles`, { method: 'POST', headers: { authorization: GOOD, 'content-type': 'application/json' }, body: '{}' })
     await right.body.dump()
     t.equal(right.statusCode, 429, 'the right password after ten guesses is limited too')
@@ -89,3 +92,21 @@ for (const order of ['load shedding first', 'suite first'] as const) {
     t.equal(handled, 0, 'the handler never ran')
   })
 }
+
+test('the refusals still come before any byte of the body is read: a 401 answers a request whose body was never sent, after the app\'s onRequest hook', async (t) => {
+  const app = Fastify(serverOptions)
+  await app.register(httpConventions, { auth: { realm: 'articles', basic: { users: { demo: 'demo-password' } } } })
+  let seenByApp = 0
+  let parsed = 0
+  app.addHook('onRequest', async () => { seenByApp++ })
+  app.addContentTypeParser('application/x-counted', { parseAs: 'string' }, (_req, body, done) => { parsed++; done(null, body) })
+  app.post('/articles', { config: { auth: true } }, async () => 'ran')
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  // The headers only: the 20 KB the request declares are never written.
+  const res = await rawRequest(port, `POST /articles HTTP/1.1\r\nHost: x\r\nAuthorization: ${WRONG}\r\nContent-Type: application/x-counted\r\nContent-Length: 20000\r\n\r\n`, { waitMs: 30_000 })
+  t.equal(res.status, 401, 'answered without waiting for the body')
+  t.match(res.headers['www-authenticate'], /^Basic realm="articles"/)
+  t.equal(seenByApp, 1, 'the app\'s onRequest hook saw the request first')
+  t.equal(parsed, 0, 'no parser ran')
+})

@@ -22,7 +22,7 @@ import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { serializeEnvelope } from '../errors'
 import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { isThenable, rejectUnknownKeys, routeWhere } from '../shared'
+import { isThenable, rejectUnknownKeys, replacePayload, routeWhere } from '../shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../options'
 import { MAX_STORE_TIMEOUT_MS } from '../../lib/stores/deadline'
 
@@ -408,7 +408,8 @@ function completeChallenges (s: Settings, request: FastifyRequest, reply: Fastif
   for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
   if (html) return undefined
   reply.header('content-type', r.contentType)
-  return r.body
+  // What a step replaces, it releases: the other plugin's body (a file, a proxied upstream's stream).
+  return replacePayload(payload, r.body)
 }
 
 function refuse (s: Settings, p: RoutePlan, request: FastifyRequest, scheme: string, kind: FailureKind, reason: string): ConventionError {

@@ -15,6 +15,7 @@ import { Readable } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import replyFrom from '@fastify/reply-from'
 import { Client } from 'undici'
+import fc from 'fast-check'
 import { buildApp, listen } from '../helpers/app'
 import { until } from '../helpers/until'
 import type { HttpConventionsOptions } from '../../plugins/index'
@@ -188,4 +189,39 @@ test('a web stream that cannot be cancelled (locked by a reader) is left to its 
   t.same(unhandled, [])
   reader.releaseLock()
   t.equal(replacePayload('same', 'same'), 'same', 'a payload kept is not released')
+})
+
+/** A body of each kind a handler may send, and how to tell that it was released (or is not a resource). */
+type Kind = 'endless' | 'file' | 'web' | 'response' | 'string' | 'buffer'
+const KINDS: readonly Kind[] = ['endless', 'file', 'web', 'response', 'string', 'buffer']
+
+test('What a step replaces, it releases: any body kind, any replacing step, every stream made is closed (property)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'payload-release-'))
+  const file = join(dir, 'body.bin')
+  writeFileSync(file, Buffer.alloc(16 * 1024, 'x'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  let made = 0
+  let released = 0
+  let kind: Kind = 'string'
+  const body = (): unknown => {
+    if (kind === 'string') return 'body'
+    if (kind === 'buffer') return Buffer.from('body')
+    made++
+    if (kind === 'endless' || kind === 'file') {
+      const s = kind === 'file' ? createReadStream(file) : endless()
+      s.once('close', () => { released++ })
+      return s
+    }
+    const web = new ReadableStream({ pull () {}, cancel () { released++ } })
+    return kind === 'web' ? web : new Response(web)
+  }
+  const clients: Client[] = []
+  for (const c of CASES) clients.push(await build(t, c, body))
+  await fc.assert(fc.asyncProperty(fc.nat({ max: CASES.length - 1 }), fc.constantFrom(...KINDS), async (i, k) => {
+    kind = k
+    const status = await get(clients[i], CASES[i].headers)
+    if (status !== CASES[i].status) throw new Error(`${CASES[i].step} with a ${k} body: ${status}`)
+    await until('the body released', () => released === made, 10_000)
+  }), { seed: 20261127, numRuns: Number(process.env.FUZZ_RUNS ?? 0) || 60 })
+  t.equal(released, made, `${made} stream bodies made, as many released`)
 })

@@ -25,6 +25,7 @@ export interface BasicAuthOptions {
 }
 
 const INVALID = fail('invalid', 'basic: credentials refused')
+const refusal = (err: unknown): Outcome => asRefusal('basic', err)
 
 export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
   // Its shape was checked with the plugin's options (authOptionsSchema); here what JSON Schema cannot say.
@@ -50,7 +51,7 @@ export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
           return { ok: true, principal: { scheme: 'basic', subject: r.subject ?? userId, scopes } }
         }
         // Any outcome of the service's code, a throw or rejection of any value included, is an Outcome.
-        return settle(() => verify(userId, decoded.password, request), accept, (err) => asRefusal('basic', err))
+        return settle(() => verify(userId, decoded.password, request), accept, refusal)
       }
     }
   }

@@ -29,6 +29,7 @@ export interface BearerAuthOptions {
 const NONE: readonly string[] = Object.freeze([])
 const UNKNOWN = fail('invalid', 'bearer: unknown token')
 const EXPIRED = fail('expired', 'bearer: token expired')
+const refusal = (err: unknown): Outcome => asRefusal('bearer', err)
 
 export function createBearerAdapter (opts: BearerAuthOptions): SchemeAdapter {
   // Its shape was checked with the plugin's options (authOptionsSchema); here the functions.
@@ -58,7 +59,7 @@ export function createBearerAdapter (opts: BearerAuthOptions): SchemeAdapter {
       // RFC 6750 2.1: b64token (the token68 of RFC 9110 11.4); auth-params are not Bearer credentials
       if (token === undefined) return fail('invalid', 'bearer: not a b64token')
       // Any outcome of the service's code, a throw or rejection of any value included, is an Outcome.
-      return settle(() => verify(token, request), accept, (err) => asRefusal('bearer', err))
+      return settle(() => verify(token, request), accept, refusal)
     }
   }
 }

@@ -490,12 +490,18 @@ function byHeader (s: Settings, p: RoutePlan, request: FastifyRequest, next: Hoo
   const scheme = parsed.scheme
   const adapter = p.adapters.get(scheme)
   if (adapter === undefined) return next(refuse(s, p, request, 'none', 'invalid', 'scheme not offered here'))
-  // The adapters turn every outcome of the app's code into an Outcome; this guard keeps a
-  // failure of any kind from reaching `next` as an error that is not a refusal.
-  const verdict = settle(() => adapter.verify(parsed, request, p.algorithms), (o: Outcome) => o, (err) => asRefusal(scheme, err))
+  // The adapters turn every outcome of the app's code into an Outcome (settle); should one
+  // fail all the same, that is a refusal too, never a reason handed to `next` as is.
+  let verdict
+  try {
+    verdict = adapter.verify(parsed, request, p.algorithms)
+  } catch (err) {
+    /* c8 ignore next 2 -- no adapter throws: each settles the app's code (plugins/auth/common.ts); kept so that none ever could pass */
+    return conclude(s, p, request, asRefusal(scheme, err), scheme, next)
+  }
   // A synchronous verdict (Basic with users, most verifiers) is concluded without closures.
   if (!isThenable(verdict)) return conclude(s, p, request, verdict, scheme, next)
-  verdict.then((outcome) => conclude(s, p, request, outcome, scheme, next))
+  verdict.then((outcome) => conclude(s, p, request, outcome, scheme, next), (err: unknown) => conclude(s, p, request, asRefusal(scheme, err), scheme, next))
 }
 
 /** The onRequest hook of a protected route (or a `conventionAuth` strategy). */

@@ -239,3 +239,17 @@ test('RFC 7616 3.3: a nonce-count store whose generation() throws still challeng
   t.same(judged, ['0000000000000000'], 'the nonce named no generation')
   t.equal(ran, 0)
 })
+
+test('RFC 9110 15.5.2: a Digest lookup record whose scopes cannot be read (a throwing getter) is a 401, the handler never runs', async (t) => {
+  const app = Fastify(serverOptions)
+  const record = { password: PASSWORD, get scopes (): string[] { throw undefined } } // eslint-disable-line no-throw-literal
+  await app.register(httpConventions, { auth: { digest: { secret: SECRET, lookup: () => record } } })
+  let ran = 0
+  app.get('/r', { config: { auth: true } }, async () => { ran++; return 'in' })
+  t.teardown(() => app.close())
+  const first = await app.inject({ url: '/r' })
+  const res = await app.inject({ url: '/r', headers: { authorization: authorization(answer(String(first.headers['www-authenticate']), { username: 'ada', password: PASSWORD, uri: '/r' })) } })
+  t.equal(res.statusCode, 401)
+  t.match(String(res.headers['www-authenticate']), /^Digest /)
+  t.equal(ran, 0)
+})

@@ -29,7 +29,7 @@ import { profileDefaults, type Profile } from '../lib/profile'
 import { formatFor, problemBody, serializeEnvelope, type ErrorFormat } from './errors'
 import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './kernel/index'
 import { recordSuccessHeaders } from './openapi'
-import { isThenable, rejectUnknownKeys } from './shared'
+import { isThenable, rejectUnknownKeys, release, replacePayload } from './shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 import { kOutcome, kCurrent } from './symbols'
 
@@ -505,7 +505,7 @@ function validatorsOnSend (s: Settings, plan: RoutePlan) {
       sendValidators(s, reply, current)
       const outcome = tracked[kOutcome]
       if (outcome === undefined) return done(null, payload)
-      return done(null, notModified(plan, request, reply))
+      return done(null, replacePayload(payload, notModified(plan, request, reply)))
     }
     evaluatePayload(s, plan, request, reply, payload, done)
   }
@@ -537,11 +537,14 @@ function evaluatePayload (s: Settings, plan: RoutePlan, request: FastifyRequest,
     computed.etag = computed.raw === undefined ? undefined : normalizeEntityTag(computed.raw)
     outcome = evaluateParsed(request.method, conditions, toValidators(computed))
   } catch (err) {
+    release(payload)
     return done(err as Error)
   }
   ;(request.preconditions as RequestPreconditions).current = computed
   if (outcome.outcome === 'proceed') return done(null, payload)
-  if (outcome.outcome === 'not-modified' && s.notModifiedStatus === 304) return done(null, notModified(plan, request, reply))
+  // RFC 9110 15.4.5 / 15.5.13: the 304 or the 412 replaces the answer; its body is released.
+  if (outcome.outcome === 'not-modified' && s.notModifiedStatus === 304) return done(null, replacePayload(payload, notModified(plan, request, reply)))
+  release(payload)
   done(failedFor(outcome, conditions, computed))
 }
 
@@ -588,15 +591,15 @@ function required (request: FastifyRequest): ConventionError {
  * where something else answered it (a handler's `reply.sendFile`) on a route that opted in
  * with `config.conditional`: rendered in the envelope.
  */
-function notModifiedElsewhereStep (s: Settings): (request: FastifyRequest, reply: FastifyReply) => Buffer | undefined {
-  return function notModifiedElsewhere (request, reply) {
+function notModifiedElsewhereStep (s: Settings): (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Buffer | undefined {
+  return function notModifiedElsewhere (request, reply, payload) {
     if (reply.statusCode !== 304 || s.notModifiedStatus !== 412) return undefined
     const field = request.headers['if-none-match'] !== undefined ? 'If-None-Match' : 'If-Modified-Since'
     // The catalogue's 412, rendered here: the answer is already on its way through onSend.
     const err = preconditionFailed(field, `not modified: the current representation matches ${field}`)
     reply.code(err.statusCode)
     reply.header('content-type', 'application/json')
-    return Buffer.from(serializeEnvelope({ errors: err.errors }))
+    return replacePayload(payload, Buffer.from(serializeEnvelope({ errors: err.errors })))
   }
 }
 

@@ -38,7 +38,7 @@ import { MemoryInstanceStore } from '../lib/stores/instance-memory'
 import { DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS, withDeadline } from '../lib/stores/deadline'
 import { clientKey, digestKey, InsertBudget, RecentInstances } from '../lib/delta-bookkeeping'
 import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from './kernel/index'
-import { rejectUnknownKeys } from './shared'
+import { rejectUnknownKeys, release, replacePayload } from './shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
@@ -351,8 +351,9 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
     // GET's body (RFC 9110 9.3.2).
     const onSend = deltaOnSend(state, settings)
     c.step('onSend', 'delta-encoding', function deltaEncodingStep (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) {
-      if (request.headers['a-im'] === undefined) return next(null, keepPlain(state, settings, request, reply, payload))
-      onSend(request, reply, payload).then((value) => next(null, value), (err: Error) => next(err))
+      // Only strings and buffers become instances (a stream passes as it is); what is replaced is released all the same.
+      if (request.headers['a-im'] === undefined) return next(null, replacePayload(payload, keepPlain(state, settings, request, reply, payload)))
+      onSend(request, reply, payload).then((value) => next(null, replacePayload(payload, value)), (err: Error) => { release(payload); next(err) })
     })
   }
   declareConvention(fastify, { key: 'delta-encoding', plugin: PLUGIN, configKey: 'deltaEncoding', compile }, { profile: opts.profile })

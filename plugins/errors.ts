@@ -20,7 +20,7 @@ import { negotiateMediaType } from '../lib/headers/qlist'
 import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../lib/validation-errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import envelopeSchema from '../schemas/errors.json'
-import { profileError } from './shared'
+import { profileError, replacePayload } from './shared'
 import { kPassedOn, kOwnHandler } from './symbols'
 
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
@@ -299,7 +299,7 @@ export function renderPassedOnError (request: FastifyRequest, reply: FastifyRepl
     return undefined
   }
   if (!isFastifyErrorBody(body) || body.code !== err.code || body.message !== err.message || body.statusCode !== err.statusCode) return undefined
-  return writeConventionError(reply, err, passed.format)
+  return replacePayload(payload, writeConventionError(reply, err, passed.format))
 }
 
 /** Fastify's default error handler: the one function every instance without setErrorHandler exposes as `errorHandler`. */

@@ -14,6 +14,7 @@ import { invalidOption } from '../lib/errors'
 import { prefersMinimal } from '../lib/prefer'
 import { declareConvention, type RouteCompiler } from './kernel/index'
 import { optionsChecker } from './options'
+import { replacePayload } from './shared'
 
 const PLUGIN = 'fastify-http-conventions-prefer'
 
@@ -39,14 +40,15 @@ function appendVary (reply: FastifyReply): void {
 }
 
 /** The onSend step: a 200 or 201 to a client that prefers a minimal answer loses its body. */
-function minimalAnswer (request: FastifyRequest, reply: FastifyReply): unknown {
+function minimalAnswer (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
   appendVary(reply)
   const status = reply.statusCode
   if ((status !== 200 && status !== 201) || !prefersMinimal(request.headers.prefer)) return undefined
   reply.header('preference-applied', 'return=minimal')
   reply.removeHeader('content-type')
   if (status === 200) reply.code(204)
-  return ''
+  // The body dropped is released (a stream's file or upstream connection).
+  return replacePayload(payload, '')
 }
 
 function compile (c: RouteCompiler): void {

@@ -53,3 +53,29 @@ export function routeWhere (route: { method?: unknown, url: string }): string {
 
 /** The request a route's callbacks get (`validators`, `load`, `save`): params, query and body as the route's schemas made them. */
 export type RouteRequest = FastifyRequest & { params: any, query: any, body: any }
+
+/**
+ * What a step replaces, it releases: a stream payload that an onSend step drops (for a 401's
+ * page, a 304, a 204, an error) is destroyed, so that its file descriptor is closed and the
+ * upstream connection it reads from (a proxy's) is freed. A Node stream is destroyed, a web
+ * ReadableStream (or a Response's body) cancelled; strings and buffers need nothing.
+ */
+export function release (payload: unknown): void {
+  if (payload === null || typeof payload !== 'object') return
+  const p = payload as { destroy?: unknown, pipe?: unknown, cancel?: unknown, getReader?: unknown, body?: unknown, bodyUsed?: unknown }
+  if (typeof p.pipe === 'function' && typeof p.destroy === 'function') {
+    (payload as { destroy: () => void }).destroy()
+  } else if (typeof p.getReader === 'function' && typeof p.cancel === 'function') {
+    // A web stream is cancelled; the rejection of one that is locked or already failed is absorbed.
+    (payload as ReadableStream).cancel().catch(() => {})
+  } else if (typeof p.bodyUsed === 'boolean') {
+    // A fetch Response (Fastify v5 sends its body): its body is released.
+    release(p.body)
+  }
+}
+
+/** `next` in place of `payload`, which is released when it is another value. */
+export function replacePayload<T> (payload: unknown, next: T): T {
+  if ((next as unknown) !== payload) release(payload)
+  return next
+}

@@ -8,10 +8,9 @@ import { decodeBasicCredentials } from '../../lib/auth/basic'
 import { secretMatcher, storeSecret, unmatchableSecret, type StoredSecret } from '../../lib/auth/secret'
 import { invalidOption } from '../../lib/errors'
 import {
-  fail, runtimeScopes, scopeList, userTable, WHERE,
+  asRefusal, fail, notPrincipal, runtimeScopes, scopeList, settle, userTable, WHERE,
   type AuthUser, type Credentials, type Outcome, type SchemeAdapter, type Verdict
 } from './common'
-import { isThenable } from '../shared'
 
 /** What a Basic `verify` returns: false/null to refuse, true or `{ subject?, scopes? }` to accept. */
 export type BasicVerifyResult = boolean | null | undefined | { subject?: string, scopes?: readonly string[] | string }
@@ -26,6 +25,7 @@ export interface BasicAuthOptions {
 }
 
 const INVALID = fail('invalid', 'basic: credentials refused')
+const refusal = (err: unknown): Outcome => asRefusal('basic', err)
 
 export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
   // Its shape was checked with the plugin's options (authOptionsSchema); here what JSON Schema cannot say.
@@ -42,13 +42,16 @@ export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
         const userId = decoded.userId
         const accept = (r: BasicVerifyResult): Outcome => {
           if (r === true) return { ok: true, principal: { scheme: 'basic', subject: userId, scopes: defaultScopes } }
-          if (r === null || typeof r !== 'object') return INVALID
-          const subject = typeof r.subject === 'string' ? r.subject : userId
-          return { ok: true, principal: { scheme: 'basic', subject, scopes: runtimeScopes(r.scopes, defaultScopes) } }
+          // false, null and undefined refuse, as documented; any other non-object is outside the contract
+          if (r === false || r === null || r === undefined) return INVALID
+          if (typeof r !== 'object' || Array.isArray(r)) return notPrincipal('basic', 'verify returned neither a boolean nor { subject?, scopes? }')
+          if (r.subject !== undefined && typeof r.subject !== 'string') return notPrincipal('basic', 'verify returned a subject that is not a string')
+          const scopes = runtimeScopes(r.scopes, defaultScopes)
+          if (scopes === null) return notPrincipal('basic', 'verify returned scopes that are not scope tokens')
+          return { ok: true, principal: { scheme: 'basic', subject: r.subject ?? userId, scopes } }
         }
-        const r = verify(userId, decoded.password, request)
-        // any thenable the service returns, not only native promises
-        return isThenable(r) ? Promise.resolve(r).then(accept) : accept(r)
+        // Any outcome of the service's code, a throw or rejection of any value included, is an Outcome.
+        return settle(() => verify(userId, decoded.password, request), accept, refusal)
       }
     }
   }

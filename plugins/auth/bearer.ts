@@ -6,8 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { invalidOption } from '../../lib/errors'
-import { fail, runtimeScopes, WHERE, type Credentials, type Outcome, type SchemeAdapter, type Verdict } from './common'
-import { isThenable } from '../shared'
+import { asRefusal, fail, notPrincipal, runtimeScopes, settle, WHERE, type Credentials, type Outcome, type SchemeAdapter, type Verdict } from './common'
 
 /** What the service knows of a token; null or undefined when it knows none. */
 export interface BearerTokenInfo {
@@ -30,6 +29,7 @@ export interface BearerAuthOptions {
 const NONE: readonly string[] = Object.freeze([])
 const UNKNOWN = fail('invalid', 'bearer: unknown token')
 const EXPIRED = fail('expired', 'bearer: token expired')
+const refusal = (err: unknown): Outcome => asRefusal('bearer', err)
 
 export function createBearerAdapter (opts: BearerAuthOptions): SchemeAdapter {
   // Its shape was checked with the plugin's options (authOptionsSchema); here the functions.
@@ -39,13 +39,17 @@ export function createBearerAdapter (opts: BearerAuthOptions): SchemeAdapter {
   const now = opts.now ?? Date.now
 
   function accept (info: BearerVerifyResult): Outcome {
-    if (info === null || typeof info !== 'object' || typeof info.subject !== 'string') return UNKNOWN
+    // null and undefined: a token the service does not know, as documented
+    if (info === null || info === undefined) return UNKNOWN
+    if (typeof info !== 'object' || typeof info.subject !== 'string') return notPrincipal('bearer', 'verify returned neither null nor { subject, scopes?, expiresAt? }')
+    const scopes = runtimeScopes(info.scopes, NONE)
+    if (scopes === null) return notPrincipal('bearer', 'verify returned scopes that are not scope tokens')
     if (info.expiresAt !== undefined) {
       const at = info.expiresAt instanceof Date ? info.expiresAt.getTime() : Number(info.expiresAt)
       // RFC 6750 3.1: an expired token is invalid_token; an unreadable expiry is treated as expired
       if (!(at > now())) return EXPIRED
     }
-    return { ok: true, principal: { scheme: 'bearer', subject: info.subject, scopes: runtimeScopes(info.scopes, NONE) } }
+    return { ok: true, principal: { scheme: 'bearer', subject: info.subject, scopes } }
   }
 
   return {
@@ -54,9 +58,8 @@ export function createBearerAdapter (opts: BearerAuthOptions): SchemeAdapter {
       const token = credentials.token68
       // RFC 6750 2.1: b64token (the token68 of RFC 9110 11.4); auth-params are not Bearer credentials
       if (token === undefined) return fail('invalid', 'bearer: not a b64token')
-      const r = verify(token, request)
-      // any thenable the service returns, not only native promises
-      return isThenable(r) ? Promise.resolve(r).then(accept) : accept(r)
+      // Any outcome of the service's code, a throw or rejection of any value included, is an Outcome.
+      return settle(() => verify(token, request), accept, refusal)
     }
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { invalidOption } from '../../lib/errors'
+import { isThenable } from '../shared'
 
 /**
  * The schemes a route may accept: the three HTTP schemes, and `app`, the app's own
@@ -36,6 +37,11 @@ export type FailureKind =
   | 'stale'
   /** the nonce-count store failed: fail closed */
   | 'unavailable'
+  /**
+   * the app's own code (a verifier, `lookup`) threw, rejected, or returned what its contract does
+   * not allow: fail closed, whatever the value (undefined, null, 0, '' and false included)
+   */
+  | 'failed'
 
 export type Outcome =
   | { ok: true, principal: AuthPrincipal }
@@ -55,6 +61,40 @@ export function fail (kind: FailureKind, reason: string): Outcome {
   return { ok: false, kind, reason }
 }
 
+/** What a failure of the app's code was, for the log: its type, and an Error's name and message (never the value itself). */
+function describeFailure (err: unknown): string {
+  try {
+    if (err instanceof Error) return `${err.name}: ${err.message}`
+  } catch {}
+  return err === null ? 'null' : Array.isArray(err) ? 'an array' : `a value of type ${typeof err}`
+}
+
+/**
+ * Every throw or rejection of the app's code, whatever its value, as a refusal. A falsy reason
+ * handed to a hook's `next()` would read as success, so a failure never travels as one.
+ */
+export function asRefusal (scheme: string, err: unknown): Outcome {
+  return fail('failed', `${scheme}: the verifier failed: ${describeFailure(err)}`)
+}
+
+/**
+ * Calls the app's code and reads its result with `accept`, synchronously when it returns a
+ * value, after it settles when it returns a thenable (any, not only native promises). A throw
+ * or rejection of either, whatever its value, is `refuse(err)`: nothing the app does can reach
+ * the caller as an exception or a rejection.
+ */
+export function settle<T, R> (call: () => unknown, accept: (result: T) => R, refuse: (err: unknown) => R): R | Promise<R> {
+  let result: unknown
+  try {
+    result = call()
+    // A getter named `then` may throw as well: it is read here, inside the guard.
+    if (!isThenable(result)) return accept(result as T)
+  } catch (err) {
+    return refuse(err)
+  }
+  return Promise.resolve(result as PromiseLike<T>).then(accept).then(undefined, refuse)
+}
+
 /** Scopes from configuration: an array of non-empty strings without spaces, or one space-separated string. */
 export function scopeList (value: unknown, name: string): readonly string[] {
   const list = typeof value === 'string' ? value.split(' ').filter((s) => s.length > 0) : value
@@ -64,12 +104,21 @@ export function scopeList (value: unknown, name: string): readonly string[] {
   return Object.freeze([...list as string[]])
 }
 
-/** Scopes a verifier returned at request time: never trusted to be well formed. */
-export function runtimeScopes (value: unknown, fallback: readonly string[]): readonly string[] {
+/**
+ * Scopes a verifier returned at request time, never trusted to be well formed: none given
+ * (undefined or null) is `fallback`; a space-separated string or an array of strings is read;
+ * anything else (a number, an array holding a non-string, ...) is null: not a principal.
+ */
+export function runtimeScopes (value: unknown, fallback: readonly string[]): readonly string[] | null {
   if (value === undefined || value === null) return fallback
   if (typeof value === 'string') return value.split(' ').filter((s) => s.length > 0)
-  if (Array.isArray(value)) return value.filter((s): s is string => typeof s === 'string')
-  return fallback
+  if (Array.isArray(value) && value.every((s) => typeof s === 'string')) return value as string[]
+  return null
+}
+
+/** A result the app's code returned that its contract does not allow: refused, and logged as a failure of that code. */
+export function notPrincipal (scheme: string, what: string): Outcome {
+  return fail('failed', `${scheme}: ${what}`)
 }
 
 /** RFC 5234 B.1: CTL = %x00-1F / %x7F */

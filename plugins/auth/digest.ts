@@ -11,11 +11,11 @@ import {
   type DigestOptions, type DigestUserLookup, type DigestUserQuery, type DigestUserRecord
 } from '../../lib/auth/digest'
 import { MemoryNonceStore } from '../../lib/stores/memory-nonce'
-import type { NonceCountStore } from '../../lib/stores/nonce-store'
+import { UNKNOWN_GENERATION, type NonceCountStore } from '../../lib/stores/nonce-store'
 import { invalidOption } from '../../lib/errors'
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../../lib/stores/deadline'
 import {
-  fail, runtimeScopes, scopeList, userTable, WHERE,
+  asRefusal, fail, notPrincipal, runtimeScopes, scopeList, userTable, WHERE,
   type AuthUser, type Credentials, type Outcome, type SchemeAdapter
 } from './common'
 
@@ -81,14 +81,29 @@ function checkedStore (opts: DigestAuthOptions): NonceCountStore {
 function guardedStore (store: NonceCountStore, timeoutMs: number): NonceCountStore {
   const guarded: NonceCountStore = {
     seen: async (nonce, nc, ttlMs, generation) => {
+      let used: unknown
       try {
-        return await withDeadline(Promise.resolve().then(() => store.seen(nonce, nc, ttlMs, generation)), timeoutMs, 'the Digest nonce-count store')
+        used = await withDeadline(Promise.resolve().then(() => store.seen(nonce, nc, ttlMs, generation)), timeoutMs, 'the Digest nonce-count store')
       } catch (err) {
         throw new StoreFailure(err)
       }
+      // RFC 7616 5.4: only `false` says the count is unused; any other answer is a store that failed
+      if (typeof used !== 'boolean') throw new StoreFailure(new TypeError('seen() answered what is not a boolean'))
+      return used
     }
   }
-  if (store.generation !== undefined) guarded.generation = store.generation.bind(store)
+  const generation = store.generation
+  if (generation !== undefined) {
+    // A generation that cannot be read issues nonces of no generation, which a store with
+    // generations judges used (stale=true): a refusal, never a crash of the challenge.
+    guarded.generation = () => {
+      try {
+        return generation.call(store)
+      } catch {
+        return UNKNOWN_GENERATION
+      }
+    }
+  }
   return guarded
 }
 
@@ -127,6 +142,11 @@ function tableLookup (opts: DigestAuthOptions, users: Readonly<Record<string, Au
   }
 }
 
+/** The store's failure for the log: an Error's message, else its type (never the value). */
+function describeStoreFailure (failure: unknown): string {
+  return failure instanceof Error ? failure.message : `a value of type ${failure === null ? 'null' : typeof failure}`
+}
+
 /** Verifies Digest credentials for a request, with the algorithms `only` (of a route) when given. */
 async function verifyCredentials (
   digest: Digest,
@@ -154,11 +174,15 @@ async function verifyCredentials (
     // RFC 7616 3.4.6: the uri parameter must designate the request target (host included when absolute).
     result = await digest.verify(params, request.method, request.originalUrl, lookupUser, { host: request.host })
   } catch (err) {
-    if (err instanceof StoreFailure) return fail('unavailable', `digest: the nonce-count store failed: ${String((err.failure as Error)?.message ?? err.failure)}`)
-    throw err
+    if (err instanceof StoreFailure) return fail('unavailable', `digest: the nonce-count store failed: ${describeStoreFailure(err.failure)}`)
+    // lookup threw or rejected, whatever its value: a refusal, never a pass
+    return asRefusal('digest', err)
   }
   if (result.ok) {
-    return { ok: true, principal: { scheme: 'digest', subject: result.username, scopes: runtimeScopes(record?.scopes, defaultScopes) } }
+    // A record that matched has a password or H(A1): an object (lib/auth/digest.ts reads nothing else)
+    const scopes = runtimeScopes((record as { scopes?: unknown }).scopes, defaultScopes)
+    if (scopes === null) return notPrincipal('digest', 'lookup returned scopes that are not scope tokens')
+    return { ok: true, principal: { scheme: 'digest', subject: result.username, scopes } }
   }
   // RFC 7616 3.3: stale=true when the response was right but the nonce expired (or its count was used)
   return fail(result.stale ? 'stale' : 'invalid', `digest: ${result.reason}: ${result.detail}`)

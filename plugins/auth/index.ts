@@ -21,8 +21,8 @@ import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { serializeEnvelope } from '../errors'
-import { runtimeScopes, scopeList, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { isThenable, rejectUnknownKeys, routeWhere } from '../shared'
+import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
+import { isThenable, rejectUnknownKeys, replacePayload, routeWhere } from '../shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../options'
 import { MAX_STORE_TIMEOUT_MS } from '../../lib/stores/deadline'
 
@@ -408,7 +408,8 @@ function completeChallenges (s: Settings, request: FastifyRequest, reply: Fastif
   for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
   if (html) return undefined
   reply.header('content-type', r.contentType)
-  return r.body
+  // What a step replaces, it releases: the other plugin's body (a file, a proxied upstream's stream).
+  return replacePayload(payload, r.body)
 }
 
 function refuse (s: Settings, p: RoutePlan, request: FastifyRequest, scheme: string, kind: FailureKind, reason: string): ConventionError {
@@ -423,6 +424,11 @@ function refuse (s: Settings, p: RoutePlan, request: FastifyRequest, scheme: str
     case 'unavailable':
       request.log.error({ auth: { scheme, reason } }, 'credentials could not be verified: refused (fail closed)')
       return s.storeFailureStatus === 503 ? serviceUnavailable(MESSAGES.unavailable) : unauthorized(MESSAGES.unavailable, challenges(s, p, 'plain', false))
+    case 'failed':
+      // The app's verifier threw, rejected or answered outside its contract: 401 with the
+      // challenges (RFC 9110 15.5.2), never the handler, never the app's value as the answer.
+      request.log.error({ auth: { scheme, reason } }, 'the verifier failed: refused (fail closed)')
+      return unauthorized(MESSAGES.unavailable, challenges(s, p, 'plain', false))
     default:
       // RFC 6750 3.1: invalid_token only answers a Bearer token
       return unauthorized(MESSAGES.invalid, challenges(s, p, bearerSent ? 'invalid' : 'plain', false))
@@ -446,20 +452,29 @@ function conclude (s: Settings, p: RoutePlan, request: FastifyRequest, outcome: 
   next()
 }
 
-/** The app's own authentication first: a principal lets the request in, null leaves it to the HTTP schemes. */
+/** Leaves the request to the HTTP schemes: what `auth.app.verify` returns when it does not recognise the request. */
+const NOT_RECOGNISED = null
+
+/** What `auth.app.verify` returned, as an outcome: a principal, or NOT_RECOGNISED (null, undefined, or what is not `{ subject, scopes? }`). */
+function appOutcome (found: unknown): Outcome | typeof NOT_RECOGNISED {
+  if (found === null || typeof found !== 'object' || typeof (found as AppPrincipal).subject !== 'string') return NOT_RECOGNISED
+  const scopes = runtimeScopes((found as AppPrincipal).scopes, [])
+  if (scopes === null) return NOT_RECOGNISED
+  return { ok: true, principal: { scheme: 'app', subject: (found as AppPrincipal).subject, scopes } }
+}
+
+/**
+ * The app's own authentication first: a principal lets the request in, null (or what is not a
+ * principal) leaves it to the HTTP schemes, and a throw or rejection, whatever its value, refuses.
+ */
 function byApp (s: Settings, p: RoutePlan, request: FastifyRequest, verify: NonNullable<RoutePlan['app']>, next: HookHandlerDoneFunction): void {
-  const settle = (found: AppPrincipal | null | undefined): void => {
-    if (found === null || found === undefined || typeof found.subject !== 'string') return byHeader(s, p, request, next)
-    conclude(s, p, request, { ok: true, principal: { scheme: 'app', subject: found.subject, scopes: runtimeScopes(found.scopes, []) } }, 'app', next)
+  const decide = (outcome: Outcome | typeof NOT_RECOGNISED): void => {
+    if (outcome === NOT_RECOGNISED) return byHeader(s, p, request, next)
+    conclude(s, p, request, outcome, 'app', next)
   }
-  let found
-  try {
-    found = verify(request)
-  } catch (err) {
-    return next(err as Error)
-  }
-  if (!isThenable(found)) return settle(found)
-  found.then(settle, (err: unknown) => next(err as Error))
+  const found = settle(() => verify(request), appOutcome, (err) => asRefusal('app', err))
+  if (!isThenable(found)) return decide(found)
+  found.then(decide)
 }
 
 function byHeader (s: Settings, p: RoutePlan, request: FastifyRequest, next: HookHandlerDoneFunction): void {
@@ -475,15 +490,18 @@ function byHeader (s: Settings, p: RoutePlan, request: FastifyRequest, next: Hoo
   const scheme = parsed.scheme
   const adapter = p.adapters.get(scheme)
   if (adapter === undefined) return next(refuse(s, p, request, 'none', 'invalid', 'scheme not offered here'))
+  // The adapters turn every outcome of the app's code into an Outcome (settle); should one
+  // fail all the same, that is a refusal too, never a reason handed to `next` as is.
   let verdict
   try {
     verdict = adapter.verify(parsed, request, p.algorithms)
   } catch (err) {
-    return next(err as Error)
+    /* c8 ignore next 2 -- no adapter throws: each settles the app's code (plugins/auth/common.ts); kept so that none ever could pass */
+    return conclude(s, p, request, asRefusal(scheme, err), scheme, next)
   }
   // A synchronous verdict (Basic with users, most verifiers) is concluded without closures.
   if (!isThenable(verdict)) return conclude(s, p, request, verdict, scheme, next)
-  verdict.then((outcome) => conclude(s, p, request, outcome, scheme, next), (err: unknown) => next(err as Error))
+  verdict.then((outcome) => conclude(s, p, request, outcome, scheme, next), (err: unknown) => conclude(s, p, request, asRefusal(scheme, err), scheme, next))
 }
 
 /** The onRequest hook of a protected route (or a `conventionAuth` strategy). */

@@ -25,7 +25,7 @@ function lines (header: string | string[] | undefined): string[] {
   return header === undefined ? [] : ([] as string[]).concat(header)
 }
 
-test('auth.app: a principal lets the request in (sync or async, scopes checked); null, a bad result, leave it to the HTTP schemes', async (t) => {
+test('auth.app: a principal lets the request in (sync or async, scopes checked); null, a bad result, leave it to the HTTP schemes; a failure refuses', async (t) => {
   const app = await buildApp({
     auth: options({
       app: {
@@ -51,8 +51,11 @@ test('auth.app: a principal lets the request in (sync or async, scopes checked);
   t.equal(lines(scope.headers['www-authenticate']).length, 3, 'the route\'s challenges: Digest SHA-256, Digest MD5, Basic')
   t.equal((await app.inject({ url: '/any', headers: { 'x-session': 'odd' } })).statusCode, 401, 'a principal without a subject is none')
   t.same((await app.inject({ url: '/any', headers: { 'x-session': 'odd', authorization: BASIC } })).json().scheme, 'basic')
-  t.equal((await app.inject({ url: '/any', headers: { 'x-session': 'throws' } })).statusCode, 500)
-  t.equal((await app.inject({ url: '/any', headers: { 'x-session': 'rejects' } })).statusCode, 500)
+  for (const session of ['throws', 'rejects']) {
+    const res = await app.inject({ url: '/any', headers: { 'x-session': session, authorization: BASIC } })
+    t.equal(res.statusCode, 401, `a session check that ${session} refuses, even beside valid Basic credentials`)
+    t.equal(lines(res.headers['www-authenticate']).length, 3)
+  }
   t.equal((await app.inject({ url: '/basic-only', headers: { 'x-session': 'sync' } })).statusCode, 401, 'a route whose schemes leave app out')
   await app.close()
 })

@@ -1,17 +1,17 @@
 'use strict'
 /*
- * `npm run fuzz`: the property tests (test files whose name holds "property") with a larger
- * number of generated cases than `npm test` runs. FUZZ_RUNS sets it (default 2000 a
+ * `npm run fuzz`: the property tests (the test files that read FUZZ_RUNS) with a larger number
+ * of generated cases than `npm test` runs. FUZZ_RUNS sets it (default 2000 a
  * property), FUZZ_SEED another seed (the tests print theirs with a counterexample).
  */
 const { spawnSync } = require('node:child_process')
-const { readdirSync } = require('node:fs')
+const { readdirSync, readFileSync } = require('node:fs')
 const { join, relative } = require('node:path')
 
 const root = join(__dirname, '..')
 const built = join(root, '.test-build', 'test')
 const files = readdirSync(built, { recursive: true, encoding: 'utf8' })
-  .filter((f) => /property[^/]*\.test\.js$/.test(f))
+  .filter((f) => f.endsWith('.test.js') && readFileSync(join(built, f), 'utf8').includes('FUZZ_RUNS'))
   .map((f) => relative(root, join(built, f)))
   .sort()
 if (files.length === 0) {

@@ -125,6 +125,12 @@ async function countedWork (t: Test): Promise<void> {
       if (b > 8 * a + CONSTANT * 8) throw new Error(`${what}: 8 times the input cost ${(b / a).toFixed(1)} times the work`)
     }), { numRuns: RUNS, seed: 3 }), `${name}: at most ${PER_CHAR} steps per character, 8n costs at most 8 times n`)
   }
+  // Shrunk from the property: a CDATA mark whose length grew with the number of sections made
+  // the work per section grow with it (8n cost 8.03 times n).
+  const marks = { prefix: '<r><!--', unit: '<!--c--><![CDATA[x]]>]]>"', suffix: '</r>' }
+  const xml = COUNTED['XML reader'].run
+  const [a, b] = [4096, 8 * 4096].map((n) => counted(xml, make(marks, n)))
+  t.ok(b <= 8 * a, `XML reader, many CDATA sections: ${a} steps at n, ${b} at 8n`)
 }
 
 async function timedWork (t: Test): Promise<void> {

@@ -10,7 +10,7 @@
  */
 import { isUtf8 } from 'node:buffer'
 import secureJson from 'secure-json-parse'
-import { malformedBody, unprocessable, type ConventionError } from './errors'
+import { malformedBody, serviceUnavailable, unprocessable, type ConventionError } from './errors'
 
 export interface JsonBodyOptions {
   /**
@@ -272,6 +272,19 @@ export function parseJsonBuffer (bytes: Uint8Array, options?: JsonBodyOptions, w
 const BODY_BLOCK = 16 * 1024
 
 /**
+ * The fewest bytes a body's buffer is given when it first needs one: the few pieces of a small
+ * body fit before it grows again.
+ */
+const FIRST_BYTES = 1024
+
+/**
+ * Makes a buffer of `size` bytes for a body. The default takes memory of its own
+ * (`Buffer.allocUnsafeSlow`); an allocation that cannot be made throws (a RangeError,
+ * `ERR_MEMORY_ALLOCATION_FAILED`), which the readers turn into an answer (isAllocationFailure).
+ */
+export type Allocate = (size: number) => Buffer
+
+/**
  * A block of its own memory. `Buffer.allocUnsafe` takes blocks under half of
  * `Buffer.poolSize` (64 KiB from Node 24) from the shared pool, so a 16 KiB block cut beside
  * small buffers that die (one-byte pieces of a body) would keep the whole 64 KiB slab alive:
@@ -282,62 +295,85 @@ function ownBlock (size: number): Buffer {
 }
 
 /**
- * The bytes of a request body, collected as they arrive in about one byte of memory per
- * body byte (plus one block), whatever the size of the pieces: a body sent as one-byte
- * chunks (RFC 9112 7.1) must not become one buffer per byte, each holding its own
- * bookkeeping and a view of the connection's read buffer. A body that arrives in one piece
- * is kept as it is (no copy); from the second piece on, the bytes are copied into one buffer
- * of the declared length (`expected`, from Content-Length) or, when it is unknown or
- * exceeded, into blocks joined once at the end.
+ * The size a body's buffer grows to when `needed` bytes must fit: twice the bytes received (at
+ * least FIRST_BYTES), and no more than `cap` (the declared length, or a block) while the body
+ * keeps to it. The size follows the bytes that arrived, never the number a client declared:
+ * a connection that declares 1 GB and sends two bytes is given 1 KiB, and the bytes held stay
+ * below twice the bytes received plus FIRST_BYTES; each growth at least doubles the size, so
+ * the copies add up to less than twice the body.
+ */
+function grownSize (needed: number, cap: number): number {
+  const size = Math.max(2 * needed, FIRST_BYTES)
+  return cap >= needed ? Math.min(size, cap) : size
+}
+
+/**
+ * True for what an allocation that cannot be made throws: a RangeError ("Array buffer
+ * allocation failed", `ERR_MEMORY_ALLOCATION_FAILED`, an invalid length) or
+ * `ERR_OUT_OF_MEMORY`. The readers answer it (noRoomForBody) instead of letting it escape a
+ * stream's 'data' listener, which would end the process.
+ */
+export function isAllocationFailure (err: unknown): boolean {
+  return err instanceof RangeError || (err as { code?: unknown } | null)?.code === 'ERR_OUT_OF_MEMORY'
+}
+
+/**
+ * The answer to a body the server could not make room for while reading it: 503 (RFC 9110
+ * 15.6.4: a temporary overload; the body was within the limit, so retrying later may succeed),
+ * with Retry-After; the rest of the body is not read, so the connection closes after the answer.
+ */
+export function noRoomForBody (): ConventionError {
+  const err = serviceUnavailable('the server could not make room for the request body now; retry later')
+  err.closeConnection = true
+  return err
+}
+
+/**
+ * The bytes of a request body, collected as they arrive in at most about two bytes of memory
+ * per body byte received, whatever the size of the pieces and whatever length was declared: a
+ * body sent as one-byte chunks (RFC 9112 7.1) must not become one buffer per byte, each
+ * holding its own bookkeeping and a view of the connection's read buffer, and a declared
+ * Content-Length is a stranger's number, not an amount of memory to set aside. A body that
+ * arrives in one piece is kept as it is (no copy); from the second piece on, the bytes are
+ * copied into one buffer that grows with the bytes received (grownSize), up to the declared
+ * length (`expected`, from Content-Length) while the body keeps to it: a body that arrives
+ * in a few pieces as long as declared gets one buffer of that length, the size it had before.
+ * `push` throws what `allocate` throws, and then holds what it held before.
  */
 export class BodyBytes {
   /** Bytes received so far. */
   length = 0
   private first: Buffer | null = null
-  private readonly full: Buffer[] = []
-  private block: Buffer | null = null
-  private used = 0
+  private buffer: Buffer | null = null
 
   /** `expected`: the declared length of the body (0 when unknown). */
-  constructor (private readonly expected = 0) {}
+  constructor (private readonly expected = 0, private readonly allocate: Allocate = ownBlock) {}
 
   push (chunk: Buffer): void {
     if (chunk.length === 0) return
-    this.length += chunk.length
-    if (this.length === chunk.length) {
+    const used = this.length
+    const length = used + chunk.length
+    if (used === 0) {
       this.first = chunk
+      this.length = length
       return
     }
-    if (this.first !== null) {
-      const first = this.first
+    let buffer = this.buffer
+    if (buffer === null || length > buffer.length) {
+      const grown = this.allocate(grownSize(length, this.expected))
+      ;(this.first ?? buffer as Buffer).copy(grown, 0, 0, used)
       this.first = null
-      this.copy(first)
+      this.buffer = buffer = grown
     }
-    this.copy(chunk)
-  }
-
-  private copy (bytes: Buffer): void {
-    let at = 0
-    while (at < bytes.length) {
-      if (this.block === null || this.used === this.block.length) {
-        if (this.block !== null) this.full.push(this.block)
-        // The first block holds the whole declared body when the body keeps to it.
-        const size = this.block === null && this.expected >= this.length ? this.expected : BODY_BLOCK
-        this.block = ownBlock(size)
-        this.used = 0
-      }
-      const n = bytes.copy(this.block, this.used, at)
-      this.used += n
-      at += n
-    }
+    chunk.copy(buffer, used)
+    this.length = length
   }
 
   /** The body: one buffer of `length` bytes (the first piece itself when it was the only one). */
   bytes (): Buffer {
     if (this.first !== null) return this.first
-    if (this.block === null) return Buffer.alloc(0)
-    const last = this.block.subarray(0, this.used)
-    return this.full.length === 0 ? last : Buffer.concat([...this.full, last], this.length)
+    if (this.buffer === null) return Buffer.alloc(0)
+    return this.buffer.subarray(0, this.length)
   }
 }
 
@@ -347,15 +383,19 @@ export class BodyBytes {
  * Fastify's own among them) holds a body sent in pieces of one byte (as one-byte chunks, or
  * one byte per TCP segment) in about one byte of memory per body byte. `expected`, the
  * declared length (Content-Length; 0 when unknown), sizes the blocks of a shorter body to
- * the body, and lets a body that arrives in one piece pass as it is. `received` counts the
- * bytes that came in. No stream of its own: the caller hands each block on (`emit`).
+ * the body, and lets a body that arrives in one piece pass as it is. A block's buffer grows
+ * with the bytes it holds (grownSize, up to the block's size): a connection that sent two
+ * bytes holds 1 KiB, not a block. `received` counts the bytes that came in. No stream of its
+ * own: the caller hands each block on (`emit`). `add` throws what `allocate` throws.
  */
 export class BlockJoiner {
   received = 0
   private block: Buffer | null = null
+  /** The size of the block being filled: BODY_BLOCK, or what is left of a shorter declared body. */
+  private size = 0
   private used = 0
 
-  constructor (private readonly expected = 0) {}
+  constructor (private readonly expected = 0, private readonly allocate: Allocate = ownBlock) {}
 
   /** Takes one piece; calls `emit` with each block it completes (or the piece itself). */
   add (chunk: Buffer, emit: (block: Buffer) => void): void {
@@ -369,12 +409,24 @@ export class BlockJoiner {
     let at = 0
     while (at < chunk.length) {
       // A block holds what is left of a declared body when that is less than a block.
-      this.block ??= ownBlock(this.expected > before + at ? Math.min(BODY_BLOCK, this.expected - before - at) : BODY_BLOCK)
-      const n = chunk.copy(this.block, this.used, at)
+      if (this.used === 0) this.size = this.expected > before + at ? Math.min(BODY_BLOCK, this.expected - before - at) : BODY_BLOCK
+      const n = Math.min(chunk.length - at, this.size - this.used)
+      const block = this.room(this.used + n)
+      chunk.copy(block, this.used, at, at + n)
       this.used += n
       at += n
-      if (this.used === this.block.length) this.end(emit)
+      if (this.used === this.size) this.end(emit)
     }
+  }
+
+  /** The block's buffer, grown so that `needed` bytes fit. */
+  private room (needed: number): Buffer {
+    const block = this.block
+    if (block !== null && block.length >= needed) return block
+    const grown = this.allocate(grownSize(needed, this.size))
+    if (block !== null) block.copy(grown, 0, 0, this.used)
+    this.block = grown
+    return grown
   }
 
   /** Hands on what is held (at the end of the body, or before a piece that passes as it is). */

@@ -185,9 +185,10 @@ function referenceChecker (text: string): { check: (from: number, to: number) =>
  * (default 10,000). Comments, CDATA sections and
  * processing instructions are skipped whole; syntax proper is left to the validator.
  * Every search starts where the previous one of its kind ended (`work` counts the
- * characters examined).
+ * characters examined). `cdata`, when given, receives the start and end offsets of the
+ * content of every CDATA section (XML 1.0 2.7), in pairs, in document order.
  */
-export function checkMarkup (text: string, maxDepth: number, work?: WorkCounter, maxElements = DEFAULT_XML_MAX_ELEMENTS): void {
+export function checkMarkup (text: string, maxDepth: number, work?: WorkCounter, maxElements = DEFAULT_XML_MAX_ELEMENTS, cdata?: number[]): void {
   const bad = NOT_XML_CHAR.exec(text)
   if (bad !== null) throw new XmlSyntaxError(`XML body contains ${hex(bad[0].charCodeAt(0))}, which is not an XML 1.0 character (XML 1.0 2.2)`)
   if (!(text as unknown as { isWellFormed: () => boolean }).isWellFormed()) throw new XmlSyntaxError('XML body contains a lone surrogate, which is not an XML 1.0 character (XML 1.0 2.2)')
@@ -214,6 +215,7 @@ export function checkMarkup (text: string, maxDepth: number, work?: WorkCounter,
         else throw new XmlSyntaxError('XML body must not contain a DOCTYPE or other markup declarations')
         const end = text.indexOf(close, lt + 2)
         if (end === -1) throw new XmlSyntaxError('XML body is not well-formed: a comment, CDATA section or processing instruction is not closed')
+        if (close === ']]>' && cdata !== undefined) cdata.push(lt + 9, end)
         i = end + close.length
         steps += i - lt
         continue
@@ -274,42 +276,102 @@ function decodeReferences (text: string): string {
 }
 
 /**
- * XML 1.0 2.7: a CDATA section's content is character data as written. Written as escaped
- * text instead, it joins the text around it in order and is decoded back by
- * decodeReferences with the rest (`&` and `<` are the two characters that need it).
+ * CDATA sections (XML 1.0 2.7) reach the parser as marks, never as their content: a mark is
+ * U+0001 and the section's number in base 16, in MARK_DIGITS digits, each a character from
+ * U+0010 to U+001F: 12 characters, fewer than the shortest section that needs one (13). No
+ * document that checkMarkup let through holds these characters (XML 1.0 2.2), so a mark never
+ * meets the document's own text; none is white space, "<" or "&", so the parser keeps each
+ * where its section was, inside the text around it, as it keeps other characters. Every mark
+ * has the same length: the work per section does not grow with the number of sections.
  */
-function cdataAsText (text: string): string {
-  let at = text.indexOf('<![CDATA[')
-  if (at === -1) return text
+const MARK = '\u0001'
+const MARK_DIGITS = 11
+const FIRST_DIGIT = 0x10
+
+function mark (n: number): string {
+  let digits = ''
+  for (let i = 0; i < MARK_DIGITS; i++) {
+    digits = String.fromCharCode(FIRST_DIGIT + (n % 16)) + digits
+    n = Math.floor(n / 16)
+  }
+  return MARK + digits
+}
+
+/**
+ * The document with every CDATA section (its content at `sections`, offsets in pairs) put as
+ * its content's leading white space, a mark, then its trailing white space, and the content
+ * each mark stands for, less that white space: what the parser reads is never longer than
+ * the document (a mark of 12 characters stands for a section of at least 13), in one pass
+ * from left to right. The white space is written where it was so that the parser trims
+ * a text value exactly as it would trim the section's characters written as text; a section
+ * of white space only is written as that white space (no mark).
+ */
+function markCdata (text: string, sections: number[], work?: WorkCounter): { text: string, contents: string[] } {
+  const contents: string[] = []
+  let out = ''
+  let from = 0
+  let steps = 0
+  for (let k = 0; k < sections.length; k += 2) {
+    const start = sections[k]
+    const end = sections[k + 1]
+    out += text.slice(from, start - 9)
+    const content = text.slice(start, end)
+    // The white space the parser's trim (trimValues: String.prototype.trim) would see at either end.
+    const lead = content.length - content.trimStart().length
+    const core = lead === content.length ? 0 : content.trimEnd().length - lead
+    // The text before the section and the section, copied or examined; its content once more
+    // for the search for CR below.
+    steps += end + 3 - from + content.length
+    if (core === 0) {
+      out += content
+    } else {
+      out += content.slice(0, lead) + mark(contents.length) + content.slice(lead + core)
+      // XML 1.0 2.11: CR LF and a lone CR are LF, as the parser makes them in the rest of the text.
+      const chars = content.slice(lead, lead + core)
+      contents.push(chars.includes('\r') ? chars.replace(/\r\n?/g, '\n') : chars)
+    }
+    from = end + 3
+  }
+  if (work !== undefined) work.steps += steps + text.length - from
+  return { text: out + text.slice(from), contents }
+}
+
+/**
+ * A text value of the parsed tree: references decoded (decodeReferences) between marks, and
+ * each mark replaced by its section's content as written. No reference spans a mark:
+ * checkMarkup refuses an "&" whose ";" is not before the next "<".
+ */
+function decodeText (value: string, contents: string[], work?: WorkCounter): string {
+  let at = contents.length === 0 ? -1 : value.indexOf(MARK)
+  if (at === -1) {
+    if (work !== undefined && contents.length > 0) work.steps += value.length
+    return decodeReferences(value)
+  }
   let out = ''
   let from = 0
   while (at !== -1) {
-    // checkMarkup found every section closed, and skipped comments: a "<![CDATA[" inside a
-    // comment is not a section, so comments before it are passed over first.
-    const comment = text.indexOf('<!--', from)
-    if (comment !== -1 && comment < at) {
-      const end = text.indexOf('-->', comment + 4) + 3
-      out += text.slice(from, end)
-      from = end
-      at = text.indexOf('<![CDATA[', from)
-      continue
-    }
-    const end = text.indexOf(']]>', at + 9)
-    out += text.slice(from, at) + text.slice(at + 9, end).replace(/&/g, '&amp;').replace(/</g, '&lt;')
-    from = end + 3
-    at = text.indexOf('<![CDATA[', from)
+    out += decodeReferences(value.slice(from, at))
+    let n = 0
+    const j = at + 1 + MARK_DIGITS
+    for (let d = at + 1; d < j; d++) n = n * 16 + value.charCodeAt(d) - FIRST_DIGIT
+    const content = contents[n]
+    out += content
+    if (work !== undefined) work.steps += j - from + content.length
+    from = j
+    at = value.indexOf(MARK, from)
   }
-  return out + text.slice(from)
+  if (work !== undefined) work.steps += value.length - from
+  return out + decodeReferences(value.slice(from))
 }
 
-/** Decodes the references of every text value of a parsed tree (its depth is bounded by maxDepth). */
-function decodeTree (node: unknown): unknown {
-  if (typeof node === 'string') return decodeReferences(node)
+/** Decodes every text value of a parsed tree (its depth is bounded by maxDepth). */
+function decodeTree (node: unknown, contents: string[], work?: WorkCounter): unknown {
+  if (typeof node === 'string') return decodeText(node, contents, work)
   if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) node[i] = decodeTree(node[i])
+    for (let i = 0; i < node.length; i++) node[i] = decodeTree(node[i], contents, work)
   } else if (node !== null && typeof node === 'object') {
     const record = node as Record<string, unknown>
-    for (const key of Object.keys(record)) record[key] = decodeTree(record[key])
+    for (const key of Object.keys(record)) record[key] = decodeTree(record[key], contents, work)
   }
   return node
 }
@@ -317,12 +379,14 @@ function decodeTree (node: unknown): unknown {
 /** Parses an XML document into fast-xml-parser's plain tree; throws XmlSyntaxError when not well-formed. */
 export function parseXml (text: string, options?: XmlParseOptions | XmlReader, work?: WorkCounter): Record<string, unknown> {
   const reader = isReader(options) ? options : xmlReader(options)
-  checkMarkup(text, reader.maxDepth, work, reader.maxElements)
+  const sections: number[] = []
+  checkMarkup(text, reader.maxDepth, work, reader.maxElements, sections)
   const valid = XMLValidator.validate(text)
   if (valid !== true) {
     throw new XmlSyntaxError(`XML body is not well-formed: ${valid.err.msg} (line ${valid.err.line})`)
   }
-  const tree = decodeTree(reader.parser.parse(cdataAsText(text))) as Record<string, unknown>
+  const marked = sections.length === 0 ? { text, contents: [] } : markCdata(text, sections, work)
+  const tree = decodeTree(reader.parser.parse(marked.text), marked.contents, work) as Record<string, unknown>
   const roots = Object.keys(tree)
   if (roots.length !== 1) throw new XmlSyntaxError('XML body must have exactly one root element')
   return tree

@@ -4,17 +4,22 @@
  * 9112 7.1, or one byte per TCP segment under Content-Length, RFC 9112 6.2).
  *
  * - The suite's own parsers (JSON, text, HTML, XML, JSON Patch, merge patch) read the body
- *   with `readBody`, into one buffer of the declared length.
+ *   with `readBody`, into one buffer that grows with the bytes received (never set aside at
+ *   the declared length: a client's number, not memory it sent).
  * - Every other parser (an app's own, Fastify's reader, which keeps one buffer per piece it
  *   receives: some 190 bytes of memory per byte of a body sent one byte at a time) reads it
  *   through `coalesceBody`, a preParsing step that joins the pieces into blocks first, once
  *   the parser starts reading (one that reads `request.raw` itself gets it untouched).
  * Which media types the suite reads is kept per encapsulation context, where its parsers
  * were set, so the step knows which requests it can leave as they are.
+ *
+ * Memory that cannot be had while a body is read is an answer, never an exception thrown from
+ * a stream's 'data' listener (which would end the process): 503 with Retry-After
+ * (noRoomForBody), and the connection closes; the process goes on serving.
  */
 import { Readable } from 'node:stream'
 import { errorCodes as fastifyErrors, type FastifyInstance, type FastifyReply, type FastifyRequest, type RequestPayload } from 'fastify'
-import { BlockJoiner, BodyBytes } from '../lib/json-body'
+import { BlockJoiner, BodyBytes, isAllocationFailure, noRoomForBody, type Allocate } from '../lib/json-body'
 import { requestMediaType } from './media-type'
 import { kReadBySuite } from './symbols'
 
@@ -55,7 +60,7 @@ function readBySuite (request: FastifyRequest): boolean {
 /**
  * preParsing: a body that Fastify will read (chunked, or with a Content-Length on a method
  * whose body is parsed) and that no parser of the suite reads goes through CoalescedBody,
- * in blocks. A body the suite reads is left as it is (readBody preallocates it).
+ * in blocks. A body the suite reads is left as it is (readBody collects it).
  */
 export function coalesceBody (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (err: Error | null, body?: RequestPayload) => void): void {
   const headers = request.headers
@@ -77,14 +82,15 @@ export function coalesceBody (request: FastifyRequest, _reply: FastifyReply, pay
  * and no pipeline, which cost a POST some 15 KB of allocation; this costs about 2 KB
  * (`node bench/allocation.js --post`).
  */
-class CoalescedBody extends Readable {
+export class CoalescedBody extends Readable {
   private readonly joiner: BlockJoiner
   private started = false
   private readonly handOn = (block: Buffer): void => { if (!this.push(block)) this.source.pause() }
 
-  constructor (expected: number, private readonly source: RequestPayload) {
+  /** `allocate`: how block buffers are made (lib/json-body.ts Allocate). */
+  constructor (expected: number, private readonly source: RequestPayload, allocate?: Allocate) {
     super()
-    this.joiner = new BlockJoiner(expected)
+    this.joiner = new BlockJoiner(expected, allocate)
   }
 
   /** The bytes that came in, for the body limit of Fastify's reader (a "zip bomb" check). */
@@ -97,7 +103,16 @@ class CoalescedBody extends Readable {
     }
     this.started = true
     const source = this.source
-    source.on('data', (chunk: Buffer) => { this.joiner.add(chunk, this.handOn) })
+    const onData = (chunk: Buffer): void => {
+      try {
+        this.joiner.add(chunk, this.handOn)
+      } catch (err) {
+        source.removeListener('data', onData)
+        // Fastify's reader answers a stream error with its statusCode (503 here).
+        this.destroy(readFailure(err))
+      }
+    }
+    source.on('data', onData)
     source.once('end', () => {
       this.joiner.end(this.handOn)
       this.push(null)
@@ -109,18 +124,22 @@ class CoalescedBody extends Readable {
 
 /**
  * Reads a body off the request's stream with the checks of Fastify's own reader: the
- * route's body limit (before and while reading), the bytes received against Content-Length,
- * a stream error answered 400. The bytes are collected in about one byte of memory per body
- * byte however small the pieces they arrive in (BodyBytes). A body that arrived in one chunk
- * reaches `parse` as it is: Fastify copies it for a parser that asks for a Buffer, and that
- * copy was measured at several µs per request (bench/RESULTS.md). `parse` must not keep it.
+ * route's body limit (before and while reading, and the encoded length behind a decoding
+ * stream), the bytes received against Content-Length, a stream error answered 400. The bytes
+ * are collected in memory that grows with the bytes received, about one byte per body byte
+ * however small the pieces they arrive in, and never more than about two (BodyBytes): the
+ * declared length sets no memory aside. Memory that cannot be had is a 503 (noRoomForBody);
+ * a body too long to be decoded as one string (`ERR_STRING_TOO_LONG`) is over the body
+ * limit. A body that arrived in one chunk reaches `parse` as it is: Fastify copies it for a
+ * parser that asks for a Buffer, and that copy was measured at several µs per request
+ * (bench/RESULTS.md). `parse` must not keep it. `allocate`: how the body's buffer is made.
  */
-export function readBody (request: FastifyRequest, payload: BodyStream, done: Done, parse: (bytes: Buffer) => void): void {
+export function readBody (request: FastifyRequest, payload: BodyStream, done: Done, parse: (bytes: Buffer) => void, allocate?: Allocate): void {
   const limit = request.routeOptions.bodyLimit
   const contentLength = Number(request.headers['content-length'])
   if (contentLength > limit) return done(new FST_ERR_CTP_BODY_TOO_LARGE())
   // Behind a decoding stream (another plugin's preParsing) the declared length says nothing of the decoded one.
-  const body = new BodyBytes(payload === request.raw && contentLength > 0 ? contentLength : 0)
+  const body = new BodyBytes(payload === request.raw && contentLength > 0 ? contentLength : 0, allocate)
   function stop (): void {
     payload.removeListener('data', onData)
     payload.removeListener('end', onEnd)
@@ -134,7 +153,12 @@ export function readBody (request: FastifyRequest, payload: BodyStream, done: Do
       stop()
       return done(new FST_ERR_CTP_BODY_TOO_LARGE())
     }
-    body.push(bytes)
+    try {
+      body.push(bytes)
+    } catch (err) {
+      stop()
+      return done(readFailure(err))
+    }
   }
   function onEnd (err?: Error & { statusCode?: number }): void {
     stop()
@@ -144,10 +168,24 @@ export function readBody (request: FastifyRequest, payload: BodyStream, done: Do
     }
     // RFC 9112 6.3: the body ends where Content-Length says.
     if (!Number.isNaN(contentLength) && ((payload.receivedEncodedLength ?? 0) || body.length) !== contentLength) return done(new FST_ERR_CTP_INVALID_CONTENT_LENGTH())
-    parse(body.bytes())
+    try {
+      parse(body.bytes())
+    } catch (err) {
+      // Thrown from here it would end the process ('end' listener): decoding a body of the
+      // accepted size when its memory, or a string that long, cannot be had; else a fault.
+      done(readFailure(err))
+    }
   }
   payload.on('data', onData)
   payload.on('end', onEnd)
   payload.on('error', onEnd)
   payload.resume()
+}
+
+/** The error a failure while a body is collected or decoded is answered with. */
+function readFailure (err: unknown): Error {
+  if (isAllocationFailure(err)) return noRoomForBody()
+  // V8's longest string (about 512 MiB): a body longer is larger than this server can read.
+  if ((err as { code?: unknown } | null)?.code === 'ERR_STRING_TOO_LONG') return new FST_ERR_CTP_BODY_TOO_LARGE()
+  return err instanceof Error ? err : new Error(`the body could not be read: ${String(err)}`)
 }

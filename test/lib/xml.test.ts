@@ -196,3 +196,54 @@ test('xmlReader: bounds checked once, a parser of its own; parsing with it honou
   t.equal(body.ok, false)
   t.throws(() => xmlReader({ maxDepth: 0 }), RangeError)
 })
+
+// Documents made of text, references, comments, processing instructions, elements and CDATA
+// sections (many of them, holding "&", "<", "]]", white space, CR LF and comment openers), each
+// written twice: as generated, and with every CDATA section written as the escaped text it
+// stands for (XML 1.0 2.7), which holds no section.
+type XmlNode = { text: string } | { cdata: string } | { comment: string } | { element: string, children: XmlNode[] }
+const CDATA_CHARS = ['x', ' ', '\t', '\n', '\r\n', '\r', '&', '&amp;', '<', '<b>', '>', ']', ']]', '<!--', '-->', '<![CDATA[', '\u00a0', '\u2028', 'é', '\u{1F600}']
+const TEXT_PIECES = ['a', ' ', '\n', '\r\n', '\t', '&amp;', '&lt;', '&#32;', '&#x20;', '&#65;', '>', '\u00a0', 'é']
+const xmlNodes = fc.letrec((tie) => ({
+  node: fc.oneof({ depthSize: 'small', withCrossShrink: true },
+    fc.array(fc.constantFrom(...TEXT_PIECES), { maxLength: 4 }).map((p) => ({ text: p.join('') })),
+    fc.array(fc.constantFrom(...CDATA_CHARS), { maxLength: 6 }).map((p) => ({ cdata: p.join('').replaceAll(']]>', ']] >') })),
+    fc.array(fc.constantFrom('c', ' ', '<![CDATA[', ']]>', '&', '<'), { maxLength: 3 }).map((p) => ({ comment: p.join('') })),
+    fc.record({ element: fc.constantFrom('a', 'b', 'c'), children: fc.array(tie('node'), { maxLength: 4 }) })
+  ) as fc.Arbitrary<XmlNode>
+})).node
+
+function writeXml (nodes: XmlNode[], escapeCdata: boolean): string {
+  return nodes.map((n) => {
+    if ('text' in n) return n.text
+    if ('cdata' in n) return escapeCdata ? n.cdata.replace(/&/g, '&amp;').replace(/</g, '&lt;') : `<![CDATA[${n.cdata}]]>`
+    if ('comment' in n) return `<!--${n.comment.replace(/-(?=-|$)/g, '- ')}-->`
+    return `<${n.element}>${writeXml(n.children, escapeCdata)}</${n.element}>`
+  }).join('')
+}
+
+test('property, XML 1.0 2.7: a CDATA section means its characters as written, in order with the text around it: a document parses as it does with each section written as escaped text', async (t) => {
+  const outcome = (doc: string): unknown => {
+    const r = parseXmlBody(Buffer.from(doc), undefined)
+    return r.ok ? r.value : { status: r.error.statusCode }
+  }
+  const sections = fc.array(xmlNodes, { maxLength: 40 })
+  const failure = fc.check(fc.property(sections, (nodes) => {
+    const doc = `<r>${writeXml(nodes, false)}</r>`
+    const escaped = `<r>${writeXml(nodes, true)}</r>`
+    return JSON.stringify(outcome(doc)) === JSON.stringify(outcome(escaped))
+  }), { numRuns: Number(process.env.FUZZ_RUNS ?? 0) || 300, seed: 13 })
+  t.notOk(failure.failed, failure.counterexample === null ? 'every document' : `${writeXml(failure.counterexample[0], false)}: ${JSON.stringify(outcome(`<r>${writeXml(failure.counterexample[0], false)}</r>`))}`)
+  // Many sections, of every kind, side by side.
+  const many = Array.from({ length: 3000 }, (_, i) => ({ cdata: CDATA_CHARS[i % CDATA_CHARS.length] }))
+  t.same(outcome(`<r>${writeXml(many, false)}</r>`), outcome(`<r>${writeXml(many, true)}</r>`), '3,000 sections')
+})
+
+test('XML 1.0 2.11 within CDATA: CR LF and a lone CR are LF, as in the text around a section; white space at the ends of a text value is trimmed as if the section were text', async (t) => {
+  t.same(parseXml('<r><![CDATA[a\r\nb\rc]]></r>'), { r: 'a\nb\nc' })
+  t.same(parseXml('<r>\r\n<x/><![CDATA[<\r\n</a>]]></r>'), { r: { x: '', '#text': '<\n</a>' } })
+  t.same(parseXml('<r> <![CDATA[  a  ]]> </r>'), { r: 'a' }, 'the section\'s own white space at the ends of the value is trimmed')
+  t.same(parseXml('<r><a>x</a><![CDATA[ y ]]><b/> z </r>'), { r: { a: 'x', b: '', '#text': 'yz' } }, 'each run of text around an element is trimmed on its own')
+  t.same(parseXml('<r>&#32;<![CDATA[ a ]]>&#32;</r>'), { r: '  a  ' }, 'a reference to a space is a character, not white space to trim')
+  t.same(parseXml('<r><![CDATA[ ]]><![CDATA[]]></r>'), { r: '' }, 'sections of white space only, or empty')
+})

@@ -2,6 +2,7 @@ import { test } from 'tap'
 import { PassThrough, Readable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../helpers/app'
+import { readBody, setSuiteParser, type BodyStream, type Done } from '../../plugins/body-reader'
 
 // The JSON parser reads the body itself (no copy of a one-chunk body); every refusal must be
 // the one Fastify's own reader gives. The oracle: the same app with the suite's Content-Type
@@ -53,6 +54,35 @@ test('the statuses the JSON reader gives: 200, then 411 for the body limit and t
     const app = await appWith(true, scenario)
     const res = await app.inject({ method: 'POST', url: '/doc', headers: scenario.headers, payload: scenario.payload() })
     t.equal(res.statusCode, expected[i], scenario.name)
+    await app.close()
+  }
+})
+
+// What a parser throws while it decodes a body the reader collected is an answer to that
+// request, never an exception from the stream's 'end' listener (which would end the process).
+test('a body the parser cannot decode for want of memory is a 503 with Retry-After (RFC 9110 15.6.4); one too long for a string is over the limit (the suite\'s limit status); any other failure is a 500', async (t) => {
+  const throwing: Array<[string, unknown, number]> = [
+    ['out of memory', new RangeError('Array buffer allocation failed'), 503],
+    ['a string longer than V8 allows', Object.assign(new Error('Cannot create a string longer than 0x1fffffe8 characters'), { code: 'ERR_STRING_TOO_LONG' }), 411],
+    ['a fault of the parser', new TypeError('not a function'), 500],
+    ['a throw of undefined', undefined, 500]
+  ]
+  for (const profile of ['spec', 'rfc9110'] as const) {
+    const app = await buildApp({ profile })
+    await app.register(async function throwingParser (child) {
+      setSuiteParser(child, ['application/x-throwing'], function parseThrowing (request, payload: BodyStream, next: Done) {
+        readBody(request, payload, next, () => { throw throwing[Number(request.headers['x-case'])][1] })
+      })
+      child.post('/doc', async () => 'parsed')
+    })
+    for (const [i, [name, , status]] of throwing.entries()) {
+      const expected = status === 411 && profile === 'rfc9110' ? 413 : status
+      const res = await app.inject({ method: 'POST', url: '/doc', headers: { 'content-type': 'application/x-throwing', 'x-case': String(i) }, payload: 'body' })
+      t.equal(res.statusCode, expected, `${profile}, ${name}: ${expected}`)
+      if (expected === 503) t.equal(res.headers['retry-after'], '5', `${profile}, ${name}: Retry-After`)
+    }
+    const ok = await app.inject({ method: 'POST', url: '/doc', headers: { 'content-type': 'application/json' }, payload: '{}' })
+    t.equal(ok.statusCode, 200, `${profile}: the app goes on serving`)
     await app.close()
   }
 })

@@ -18,7 +18,7 @@ import type { Dispatcher } from 'undici'
 import { compare } from 'fast-json-patch'
 import { parseMediaType } from '../headers/media-type'
 import { splitList } from '../headers/tokens'
-import { authInterceptor, type AuthEvent, type ClientCredential } from './auth'
+import { authInterceptor, type AuthEvent, type ClientCredential, type WeakestAuth } from './auth'
 import { deltaInterceptor, type DeltaEvent, type DeltaInterceptorOptions } from './delta'
 import { firstHeader } from './dispatch'
 import { ConventionsClientError, clientErrorCodes, type ClientErrorEntry } from './errors'
@@ -28,6 +28,12 @@ import { redirectInterceptor } from './redirect'
 export interface ConventionsClientOptions {
   /** Credentials, each for one origin (Digest and Basic from a password, Bearer from a token provider). */
   credentials?: readonly ClientCredential[]
+  /**
+   * The weakest answer to a challenge over plain http (default: Digest MD5 to a host that is
+   * not loopback, anything to a loopback host): a 401 offering only weaker ones is
+   * WEAK_CHALLENGE, and no credential is sent.
+   */
+  weakestAuth?: WeakestAuth
   /** The dispatcher to compose on (default: a new undici Agent, closed by `close()`). */
   dispatcher?: Dispatcher
   /** Largest request stream buffered (framing, redirects) and largest response body read (default 1 MiB and 16 MiB). */
@@ -162,7 +168,7 @@ export class ConventionsClient {
       interceptors.push(deltaInterceptor({ ...delta, onResponse: (e) => { delta.onResponse?.(e); onEvent?.({ type: 'delta', ...e }) } }))
     }
     interceptors.push(
-      authInterceptor({ credentials: options.credentials ?? [], onEvent }),
+      authInterceptor({ credentials: options.credentials ?? [], weakestAuth: options.weakestAuth, onEvent }),
       redirectInterceptor({ maxRedirections: options.maxRedirections, maxBodyBytes: options.maxBufferBytes }),
       framingInterceptor({ maxBufferBytes: options.maxBufferBytes })
     )

@@ -91,3 +91,21 @@ test('the smaller of maxResponseBytes and the delta options bounds an instance, 
   t.equal((await roomy.get(`${server.origin}/big`)).body, 'x'.repeat(5000), 'exactly the bound is read')
   for (const bad of [0, -1, 1.5, Number.NaN]) t.throws(() => createConventionsClient({ maxResponseBytes: bad }), { name: 'RangeError', message: 'maxResponseBytes must be a positive integer' })
 })
+
+test('a response the facade reads itself (delta: false, or a write) is refused past maxResponseBytes while it is read', async (t) => {
+  const server = await recorder((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' })
+    res.write('x'.repeat(64 * 1024))
+    res.end('x'.repeat(64 * 1024))
+  })
+  t.teardown(() => server.close())
+  const plain = createConventionsClient({ delta: false, maxResponseBytes: 1000 })
+  t.teardown(() => plain.close())
+  const read = await plain.get(`${server.origin}/big`).catch((e: unknown) => e) as ConventionsClientError
+  t.same([read.code, read.status], [clientErrorCodes.HTTP_STATUS, 200])
+  t.match(read.message, /over maxResponseBytes \(1000 bytes\)$/)
+  const client = createConventionsClient({ maxResponseBytes: 1000 })
+  t.teardown(() => client.close())
+  const written = await client.create(`${server.origin}/big`, { a: 1 }).catch((e: unknown) => e) as ConventionsClientError
+  t.same([written.code, written.status], [clientErrorCodes.HTTP_STATUS, 200], 'a POST does not pass through the delta interceptor')
+})

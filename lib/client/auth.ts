@@ -130,7 +130,7 @@ function digestSession (c: Challenge): DigestSession | undefined {
   }
 }
 
-/** The rank of each answer in `choose`, strongest last: what `weakestAuth` is compared with. */
+/** The rank of each answer, the strongest highest (the order answers are chosen in): what `weakestAuth` is compared with. */
 const RANK = { basic: 1, bearer: 5, digest: 10 } as const
 const DIGEST_RANK = { MD5: 1, 'SHA-256': 2, 'SHA-512-256': 3 } as const
 /** The default floor over plain http to a host that is not loopback: Digest MD5, no credential in clear. */

@@ -14,7 +14,7 @@
  */
 import { gunzipSync } from 'node:zlib'
 import { kMaxLength } from 'node:buffer'
-import { decode } from './vcdiff/index'
+import { decode, VcdiffError, VCDIFF_TARGET_TOO_LARGE } from './vcdiff/index'
 import { parseEntityTag } from './headers/etag'
 import { parseWeightedTokens } from './headers/qlist'
 import { splitList } from './headers/tokens'
@@ -43,7 +43,8 @@ export interface DeltaClientOptions {
    * Bound of one instance (default `maxBytes`): the body on the wire is read as a stream
    * and refused past it (a Content-Length over it before reading), gunzip stops at it
    * (zlib maxOutputLength) and a vcdiff delta declaring a larger target is refused before
-   * it is decoded, so a small hostile response cannot inflate into gigabytes.
+   * it is decoded, so a small hostile response cannot inflate into gigabytes. Each is
+   * a DeltaClientError with code BODY_TOO_LARGE, and the instance is not asked for again.
    */
   maxInstanceBytes?: number
 }
@@ -118,6 +119,14 @@ function keyOf (url: string, fields: readonly string[], sent: Map<string, string
 
 function tooLarge (limit: number): DeltaClientError {
   return new DeltaClientError(`the response body is over maxInstanceBytes (${limit} bytes)`, BODY_TOO_LARGE)
+}
+
+/** An error of gunzip or the vcdiff decoder that says the output would pass the instance bound. */
+function isOverBound (err: unknown): boolean {
+  // zlib's maxOutputLength: RangeError ERR_BUFFER_TOO_LARGE, thrown before the output passes it
+  if (err instanceof RangeError && (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return true
+  // RFC 3284 4.3: a window size over what is left of the bound, refused before any allocation
+  return err instanceof VcdiffError && err.code === VCDIFF_TARGET_TOO_LARGE
 }
 
 /** Reads a response body as a stream, refusing it past `limit` bytes without reading the rest. */
@@ -279,6 +288,9 @@ export class DeltaClient {
         }
       } catch (err) {
         if (err instanceof DeltaClientError) throw err
+        // The instance is over the bound: refused as a body over it is, not asked for again
+        // whole (the whole instance is as large).
+        if (isOverBound(err)) throw tooLarge(this.#maxInstanceBytes)
         throw new DeltaClientError(`${m}: ${(err as Error).message}`)
       }
     }

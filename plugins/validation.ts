@@ -265,6 +265,32 @@ export function probeValidator (compile: Compile): string | null {
   return problems.length === 0 ? null : problems.join('; ')
 }
 
+/**
+ * What is wrong with a server that built no validator (no route has a schema), or null when
+ * it was made with serverOptions. The one trace serverOptions leave on a server at boot is
+ * their clientErrorHandler: Fastify adds it as the server's `clientError` listener, bound to
+ * the app, and a bound function is named "bound " and the function's name (ECMAScript
+ * Function.prototype.bind).
+ */
+export function serverOptionsProblem (fastify: FastifyInstance): string | null {
+  const ours = `bound ${answerFramingError.name}`
+  if (fastify.server.listeners('clientError').some((listener) => listener.name === ours)) return null
+  return 'the server was made without the suite\'s server options (no route has a schema whose validator could be probed, and the server\'s clientErrorHandler is not theirs)'
+}
+
+/**
+ * What the boot check finds wrong with the server, or null. With a route that has a schema,
+ * the validator Fastify built is probed; with none, Fastify built no validator, and the
+ * server is checked for serverOptions themselves (docs/plugins.md (Validation (422)): the
+ * boot stops without them, whatever the routes).
+ */
+function serverProblem (fastify: FastifyInstance): string | null {
+  const compile = fastify.validatorCompiler as unknown as Compile | undefined
+  if (compile === undefined) return serverOptionsProblem(fastify)
+  const lost = probeValidator(compile)
+  return lost === null ? null : `the server's Ajv options lose validation problems: ${lost}`
+}
+
 function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, done: (err?: Error) => void): void {
   const where = WHERE
   try { checkOptions(opts) } catch (err) { return done(err as Error) }
@@ -291,12 +317,9 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
   if (mode === 'ignore') return done()
 
   fastify.addHook('onReady', function checkValidatorOptions (next) {
-    const compile = fastify.validatorCompiler as unknown as Compile | undefined
-    // No route has a schema: Fastify built no validator, and nothing can lose a problem.
-    if (compile === undefined) return next()
-    const problem = probeValidator(compile)
+    const problem = serverProblem(fastify)
     if (problem === null) return next()
-    const message = `the server's Ajv options lose validation problems: ${problem}. Pass the exported serverOptions to Fastify(): Fastify({ ...serverOptions })`
+    const message = `${problem}. Pass the exported serverOptions to Fastify(): Fastify({ ...serverOptions })`
     if (mode === 'warn') {
       fastify.log.warn(message)
       return next()

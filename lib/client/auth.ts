@@ -14,6 +14,13 @@
  * Digest `stale=true` (a fresh nonce, the password was right: RFC 7616 3.3) or a Bearer
  * 401 (the token provider is asked for a fresh token, once). A 401 after that is the
  * caller's answer. The Digest arithmetic is the server's own (lib/auth/digest.ts).
+ *
+ * Over plain http it answers nothing weaker than `weakestAuth`: Basic sends the password in
+ * clear (RFC 7617 4), Bearer the token (RFC 6750 5.3), and an MD5 Digest answer is an MD5
+ * of the password that can be searched offline (RFC 7616 5, RFC 6151). A challenge offering only
+ * weaker answers fails the request with WEAK_CHALLENGE and no credential is sent. By
+ * default, a host that is not loopback gets nothing weaker than Digest MD5 (no password or
+ * token in clear); a loopback host and any https origin get whatever is offered.
  */
 import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
@@ -22,7 +29,7 @@ import { encodeBasicCredentials } from '../auth/basic'
 import { isToken68 } from '../headers/authorization'
 import { quoteString } from '../headers/tokens'
 import { parseChallenges, type Challenge } from './challenges'
-import { ReplayingHandler, headerRecord, originOf, type Replay, type RequestHeaders, withQuery } from './dispatch'
+import { ReplayingHandler, headerRecord, originOf, type Replay, type RequestHeaders, urlOf, withQuery } from './dispatch'
 import { ConventionsClientError, clientErrorCodes } from './errors'
 
 /** A user name and password for one origin: answers Digest and Basic. */
@@ -56,8 +63,24 @@ export interface AuthEvent {
   reason: 'challenge' | 'stale' | 'refresh'
 }
 
+/**
+ * The weakest answer given to a challenge over plain http, from weakest to strongest:
+ * Basic, Bearer, Digest MD5, Digest SHA-256, Digest SHA-512-256 (`-sess` or not); `'any'`
+ * answers whatever is offered. Over https every answer is given (TLS hides it).
+ */
+export type WeakestAuth =
+  | 'any'
+  | { scheme: 'basic' | 'bearer' }
+  | { scheme: 'digest', algorithm?: 'MD5' | 'SHA-256' | 'SHA-512-256' }
+
 export interface AuthInterceptorOptions {
   credentials: readonly ClientCredential[]
+  /**
+   * The weakest answer given over plain http (default: Digest MD5 to a host that is not
+   * loopback, anything to a loopback host). A 401 offering only weaker answers is
+   * WEAK_CHALLENGE, and no credential is sent.
+   */
+  weakestAuth?: WeakestAuth
   /** Called for each challenge answered. */
   onEvent?: (event: AuthEvent) => void
 }
@@ -107,22 +130,71 @@ function digestSession (c: Challenge): DigestSession | undefined {
   }
 }
 
-/** The strongest challenge of `challenges` this origin's credentials answer (ties: the server's order). */
-function choose (challenges: Challenge[], password: PasswordCredential | undefined, token: TokenCredential | undefined): Chosen | undefined {
-  let best: Chosen | undefined
+/** The rank of each answer, the strongest highest (the order answers are chosen in): what `weakestAuth` is compared with. */
+const RANK = { basic: 1, bearer: 5, digest: 10 } as const
+const DIGEST_RANK = { MD5: 1, 'SHA-256': 2, 'SHA-512-256': 3 } as const
+/** The default floor over plain http to a host that is not loopback: Digest MD5, no credential in clear. */
+const NOT_LOOPBACK_FLOOR = RANK.digest + DIGEST_RANK.MD5
+
+const WEAKEST_AUTH_MESSAGE = "weakestAuth must be 'any', { scheme: 'basic' }, { scheme: 'bearer' } or { scheme: 'digest', algorithm: 'MD5' | 'SHA-256' | 'SHA-512-256' }"
+
+/** The rank `weakestAuth` names (checked when the interceptor is made), or undefined for the default. */
+export function weakestRank (weakest: unknown): number | undefined {
+  if (weakest === undefined) return undefined
+  if (weakest === 'any') return 0
+  if (typeof weakest !== 'object' || weakest === null) throw new TypeError(WEAKEST_AUTH_MESSAGE)
+  const { scheme, algorithm, ...rest } = weakest as { scheme?: unknown, algorithm?: unknown }
+  if (Object.keys(rest).length > 0) throw new TypeError(WEAKEST_AUTH_MESSAGE)
+  if ((scheme === 'basic' || scheme === 'bearer') && algorithm === undefined) return RANK[scheme]
+  if (scheme !== 'digest') throw new TypeError(WEAKEST_AUTH_MESSAGE)
+  if (algorithm === undefined) return NOT_LOOPBACK_FLOOR
+  if (typeof algorithm !== 'string' || !Object.hasOwn(DIGEST_RANK, algorithm)) throw new TypeError(WEAKEST_AUTH_MESSAGE)
+  return RANK.digest + DIGEST_RANK[algorithm as keyof typeof DIGEST_RANK]
+}
+
+/** RFC 6761 6.3 (localhost), RFC 1122 3.2.1.3 (127.0.0.0/8), RFC 4291 2.5.3 (::1): a host on this machine. */
+export function isLoopbackHost (hostname: string): boolean {
+  const host = hostname.toLowerCase()
+  if (host === 'localhost' || host.endsWith('.localhost') || host === '[::1]') return true
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+}
+
+/** The weakest rank answered for `origin`: any over https, else the option's, else the default. */
+function floorOf (origin: string, weakest: number | undefined): number {
+  const url = new URL(origin)
+  if (url.protocol === 'https:') return 0
+  if (weakest !== undefined) return weakest
+  return isLoopbackHost(url.hostname) ? 0 : NOT_LOOPBACK_FLOOR
+}
+
+/** How an answer is named in a message: "Basic", "Bearer", "Digest MD5-sess". */
+function answerName (chosen: Chosen): string {
+  return chosen.scheme === 'digest' ? `Digest ${chosen.session.algorithm}` : chosen.scheme === 'basic' ? 'Basic' : 'Bearer'
+}
+
+/** The floor as a message names it. */
+function floorName (floor: number): string {
+  if (floor === RANK.bearer) return 'Bearer'
+  // a floor that refuses anything is Bearer or a Digest algorithm's
+  const [algorithm] = Object.entries(DIGEST_RANK).find(([, r]) => RANK.digest + r === floor) as [string, number]
+  return `Digest ${algorithm}`
+}
+
+/** Every answer of `challenges` this origin's credentials could give, strongest first. */
+function answerable (challenges: Challenge[], password: PasswordCredential | undefined, token: TokenCredential | undefined): Chosen[] {
+  const out: Chosen[] = []
   for (const c of challenges) {
-    let candidate: Chosen | undefined
     if (c.scheme === 'digest' && password !== undefined) {
       const session = digestSession(c)
-      if (session !== undefined) candidate = { scheme: 'digest', session, rank: 10 + session.rank }
+      if (session !== undefined) out.push({ scheme: 'digest', session, rank: RANK.digest + session.rank })
     } else if (c.scheme === 'bearer' && token !== undefined) {
-      candidate = { scheme: 'bearer', rank: 5 }
+      out.push({ scheme: 'bearer', rank: RANK.bearer })
     } else if (c.scheme === 'basic' && password !== undefined) {
-      candidate = { scheme: 'basic', rank: 1 }
+      out.push({ scheme: 'basic', rank: RANK.basic })
     }
-    if (candidate !== undefined && (best === undefined || candidate.rank > best.rank)) best = candidate
   }
-  return best
+  // a stable sort: of equal answers, the server's order
+  return out.sort((a, b) => b.rank - a.rank)
 }
 
 /** RFC 7616 3.4: the Authorization value answering `session` for `method uri`, with the next nonce count. */
@@ -182,6 +254,8 @@ function normalizedOrigin (origin: string): string {
 interface Credentials {
   passwords: Map<string, PasswordCredential>
   tokens: Map<string, TokenCredential>
+  /** `weakestAuth` as a rank, undefined for the default */
+  weakest: number | undefined
   onEvent: AuthInterceptorOptions['onEvent']
 }
 
@@ -199,7 +273,7 @@ function credentialsOf (options: AuthInterceptorOptions): Credentials {
       passwords.set(origin, c)
     }
   }
-  return { passwords, tokens, onEvent: options.onEvent }
+  return { passwords, tokens, weakest: weakestRank(options.weakestAuth), onEvent: options.onEvent }
 }
 
 /** The Authorization value for a request to `origin` from the last challenge answered, if any. */
@@ -287,10 +361,21 @@ class AuthHandler extends ReplayingHandler {
     const { passwords, tokens, onEvent } = this.#credentials
     const password = passwords.get(origin)
     const token = tokens.get(origin)
-    const chosen = choose(challenges, password, token)
+    // The strongest answer this origin's credentials give (ties: the server's order).
+    const offered = answerable(challenges, password, token)
+    const chosen = offered[0]
     if (chosen === undefined) return undefined
     const method = this.opts.method
     const uri = this.opts.path
+    const floor = floorOf(origin, this.#credentials.weakest)
+    if (chosen.rank < floor) {
+      // Nothing is sent: the request fails with what was offered and the option that refused it.
+      const names = [...new Set(offered.map(answerName))]
+      const err = new ConventionsClientError(clientErrorCodes.WEAK_CHALLENGE,
+        `401 offered only ${names.join(', ')} over plain http, weaker than weakestAuth (${floorName(floor)}${this.#credentials.weakest === undefined ? ', the default to a host that is not loopback' : ''}): no credentials were sent`,
+        { status: 401, method, url: urlOf(this.opts), offered: names })
+      return () => { throw err }
+    }
     this.#answered = true
     this.#sent = chosen.scheme
     state.scheme = undefined

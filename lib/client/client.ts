@@ -18,7 +18,8 @@ import type { Dispatcher } from 'undici'
 import { compare } from 'fast-json-patch'
 import { parseMediaType } from '../headers/media-type'
 import { splitList } from '../headers/tokens'
-import { authInterceptor, type AuthEvent, type ClientCredential } from './auth'
+import { authInterceptor, type AuthEvent, type ClientCredential, type WeakestAuth } from './auth'
+import { DeltaClientError, BODY_TOO_LARGE } from '../delta-client'
 import { deltaInterceptor, type DeltaEvent, type DeltaInterceptorOptions } from './delta'
 import { firstHeader } from './dispatch'
 import { ConventionsClientError, clientErrorCodes, type ClientErrorEntry } from './errors'
@@ -28,6 +29,12 @@ import { redirectInterceptor } from './redirect'
 export interface ConventionsClientOptions {
   /** Credentials, each for one origin (Digest and Basic from a password, Bearer from a token provider). */
   credentials?: readonly ClientCredential[]
+  /**
+   * The weakest answer to a challenge over plain http (default: Digest MD5 to a host that is
+   * not loopback, anything to a loopback host): a 401 offering only weaker ones is
+   * WEAK_CHALLENGE, and no credential is sent.
+   */
+  weakestAuth?: WeakestAuth
   /** The dispatcher to compose on (default: a new undici Agent, closed by `close()`). */
   dispatcher?: Dispatcher
   /** Largest request stream buffered (framing, redirects) and largest response body read (default 1 MiB and 16 MiB). */
@@ -147,22 +154,37 @@ function isJson (type: string | undefined): boolean {
 
 const ok = (status: number): boolean => status >= 200 && status < 300
 
+/** DeltaClient's default bound of the instances it keeps (its maxBytes). */
+const DEFAULT_DELTA_BYTES = 64 * 1024 * 1024
+
 export class ConventionsClient {
   readonly #dispatcher: Dispatcher | Promise<Dispatcher>
   readonly #own: boolean
   readonly #maxResponseBytes: number
+  /** The bound the delta interceptor was given, as an error names it. */
+  readonly #deltaBound: string = ''
   readonly #maxAttempts: number
   readonly #headers: Record<string, string>
 
   constructor (options: ConventionsClientOptions = {}) {
     const onEvent = options.onEvent
+    this.#maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024
+    if (!Number.isSafeInteger(this.#maxResponseBytes) || this.#maxResponseBytes < 1) throw new RangeError('maxResponseBytes must be a positive integer')
     const interceptors: Dispatcher.DispatcherComposeInterceptor[] = []
     if (options.delta !== false) {
       const delta = options.delta ?? {}
-      interceptors.push(deltaInterceptor({ ...delta, onResponse: (e) => { delta.onResponse?.(e); onEvent?.({ type: 'delta', ...e }) } }))
+      // The delta interceptor reads, gunzips and decodes whole instances before this client
+      // sees a byte: it is given the response bound, so a small 226 is refused while it is
+      // decoded (RFC 3284 4.3: before the target is allocated), not after.
+      const given = delta.maxInstanceBytes ?? delta.maxBytes ?? DEFAULT_DELTA_BYTES
+      const maxInstanceBytes = Math.min(given, this.#maxResponseBytes)
+      this.#deltaBound = maxInstanceBytes === this.#maxResponseBytes
+        ? `maxResponseBytes (${maxInstanceBytes} bytes)`
+        : `delta.${delta.maxInstanceBytes !== undefined ? 'maxInstanceBytes' : 'maxBytes'} (${maxInstanceBytes} bytes)`
+      interceptors.push(deltaInterceptor({ ...delta, maxInstanceBytes, onResponse: (e) => { delta.onResponse?.(e); onEvent?.({ type: 'delta', ...e }) } }))
     }
     interceptors.push(
-      authInterceptor({ credentials: options.credentials ?? [], onEvent }),
+      authInterceptor({ credentials: options.credentials ?? [], weakestAuth: options.weakestAuth, onEvent }),
       redirectInterceptor({ maxRedirections: options.maxRedirections, maxBodyBytes: options.maxBufferBytes }),
       framingInterceptor({ maxBufferBytes: options.maxBufferBytes })
     )
@@ -171,7 +193,6 @@ export class ConventionsClient {
     this.#dispatcher = options.dispatcher !== undefined
       ? options.dispatcher.compose(interceptors)
       : import('undici').then(({ Agent }) => new Agent().compose(interceptors))
-    this.#maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024
     this.#maxAttempts = options.maxAttempts ?? 10
     if (!Number.isSafeInteger(this.#maxAttempts) || this.#maxAttempts < 1) throw new RangeError('maxAttempts must be a positive integer')
     this.#headers = { accept: 'application/json', ...options.headers }
@@ -190,6 +211,7 @@ export class ConventionsClient {
     }
     const dispatcher = await this.#dispatcher
     const res = await dispatcher.request({ origin: target.origin, path: target.pathname + target.search, method: method as Dispatcher.HttpMethod, headers, body })
+      .catch((err: unknown) => { throw this.#overBound(err, method, url) })
     const chunks: Buffer[] = []
     let total = 0
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
@@ -211,6 +233,12 @@ export class ConventionsClient {
       location: location === undefined ? undefined : new URL(location, url).toString(),
       attempts: 1
     }
+  }
+
+  /** A body the delta interceptor refused past its bound is the client's bound error; anything else as it is. */
+  #overBound (err: unknown, method: string, url: string): unknown {
+    if (!(err instanceof DeltaClientError) || err.code !== BODY_TOO_LARGE) return err
+    return new ConventionsClientError(clientErrorCodes.HTTP_STATUS, `the response body is over ${this.#deltaBound}`, { method, url })
   }
 
   /** Sends a request and throws a ConventionsClientError for an answer that is not 2xx. */

@@ -30,7 +30,9 @@ export const clientErrorCodes = Object.freeze({
   /** More redirects than the bound. */
   TOO_MANY_REDIRECTS: 'ERR_CONVENTIONS_CLIENT_TOO_MANY_REDIRECTS',
   /** A credential source (a token provider) failed. */
-  CREDENTIALS: 'ERR_CONVENTIONS_CLIENT_CREDENTIALS'
+  CREDENTIALS: 'ERR_CONVENTIONS_CLIENT_CREDENTIALS',
+  /** A 401 over plain http offered only answers weaker than `weakestAuth`; no credentials were sent. `offered` names them. */
+  WEAK_CHALLENGE: 'ERR_CONVENTIONS_CLIENT_WEAK_CHALLENGE'
 })
 
 export type ClientErrorCode = typeof clientErrorCodes[keyof typeof clientErrorCodes]
@@ -43,6 +45,7 @@ export interface ClientErrorDetails {
   acceptPatch?: string[]
   etag?: string
   attempts?: number
+  offered?: string[]
 }
 
 /** The URL as it may appear in a message: no userinfo, secret query values redacted. */
@@ -72,6 +75,8 @@ export class ConventionsClientError extends Error {
   readonly etag: string | undefined
   /** How many requests the operation sent. */
   readonly attempts: number | undefined
+  /** WEAK_CHALLENGE: the answers the 401 offered that the credentials could give ("Basic", "Digest MD5"), strongest first. */
+  readonly offered: string[]
 
   constructor (code: ClientErrorCode, message: string, details: ClientErrorDetails = {}) {
     const where = details.method !== undefined && details.url !== undefined ? `${details.method} ${safeUrl(details.url)}: ` : ''
@@ -85,6 +90,7 @@ export class ConventionsClientError extends Error {
     this.acceptPatch = details.acceptPatch ?? []
     this.etag = details.etag
     this.attempts = details.attempts
+    this.offered = details.offered ?? []
   }
 }
 

@@ -9,15 +9,17 @@
  *
  * The client is passed in by the caller: any object with ioredis's `getBuffer(key)` and
  * `set(key, value, 'PX', ms)` will do. Every call is bounded by `timeoutMs`, so a Redis
- * that is down or slow (ioredis queues commands while it reconnects) costs a request at
- * most that long; the plugin then answers without a delta.
+ * that is down or slow costs a request at most that long; the plugin then answers without
+ * a delta. While ioredis is not connected, the store leaves at most one command in its
+ * offline queue and fails the others at once (lib/stores/offline.ts).
  */
 import { createHash } from 'node:crypto'
 import { checkByteCount, checkTtl, DEFAULT_MAX_INSTANCE_BYTES, type InstanceStore } from './instance-store'
 import { checkTimeout, withDeadline } from './deadline'
+import { OfflineGate, type ConnectionStatus } from './offline'
 
-/** The part of an ioredis client this adapter uses. */
-export interface RedisBufferClient {
+/** The part of an ioredis client this adapter uses (its `status` when it has one: lib/stores/offline.ts). */
+export interface RedisBufferClient extends ConnectionStatus {
   getBuffer: (key: string) => Promise<Buffer | null>
   set: (key: string, value: Buffer, mode: 'PX', ms: number) => Promise<unknown>
 }
@@ -41,6 +43,7 @@ export class RedisInstanceStore implements InstanceStore {
   readonly #ttl: number
   readonly #maxEntryBytes: number
   readonly #timeout: number
+  readonly #gate: OfflineGate
 
   constructor (client: RedisBufferClient, options: RedisInstanceStoreOptions = {}) {
     if (client === null || typeof client !== 'object' || typeof client.getBuffer !== 'function' || typeof client.set !== 'function') {
@@ -51,6 +54,7 @@ export class RedisInstanceStore implements InstanceStore {
     this.#ttl = checkTtl(options.ttlMs) ?? DEFAULT_REDIS_INSTANCE_TTL_MS
     this.#maxEntryBytes = checkByteCount('maxEntryBytes', options.maxEntryBytes ?? DEFAULT_MAX_INSTANCE_BYTES)
     this.#timeout = checkTimeout('timeoutMs', options.timeoutMs ?? 500)
+    this.#gate = new OfflineGate(client)
   }
 
   /** The Redis key an instance is kept under. */
@@ -59,13 +63,13 @@ export class RedisInstanceStore implements InstanceStore {
   }
 
   async get (key: string): Promise<Buffer | undefined> {
-    const value = await withDeadline(this.#client.getBuffer(this.redisKey(key)), this.#timeout, 'Redis GET')
+    const value = await withDeadline(this.#gate.run('Redis GET', () => this.#client.getBuffer(this.redisKey(key))), this.#timeout, 'Redis GET')
     return value === null || value === undefined ? undefined : value
   }
 
   async set (key: string, value: Buffer, ttlMs?: number): Promise<void> {
     const ttl = checkTtl(ttlMs) ?? this.#ttl
     if (value.length > this.#maxEntryBytes) return
-    await withDeadline(this.#client.set(this.redisKey(key), value, 'PX', Math.max(1, Math.ceil(ttl))), this.#timeout, 'Redis SET')
+    await withDeadline(this.#gate.run('Redis SET', () => this.#client.set(this.redisKey(key), value, 'PX', Math.max(1, Math.ceil(ttl)))), this.#timeout, 'Redis SET')
   }
 }

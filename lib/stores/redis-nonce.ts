@@ -23,7 +23,8 @@
  *
  * Every call is bounded by `timeoutMs` (default 1 s): a Redis that is down, or that
  * accepts and never answers, costs a request at most that long; the auth plugin then
- * refuses the request (fail closed).
+ * refuses the request (fail closed). While ioredis is not connected, the store leaves at most
+ * one command in its offline queue and fails the others at once (lib/stores/offline.ts).
  *
  * The client is passed in by the caller: any object with ioredis's
  * `eval(script, numkeys, ...args)` (and optionally `evalsha`) will do.
@@ -33,9 +34,10 @@ import {
   checkWindow, DEFAULT_NONCE_COUNT_WINDOW, isGeneration, MAX_NONCE_COUNT, newGeneration, UNKNOWN_GENERATION, type NonceCountStore
 } from './nonce-store'
 import { checkTimeout, DEFAULT_STORE_TIMEOUT_MS, withDeadline } from './deadline'
+import { OfflineGate, type ConnectionStatus } from './offline'
 
-/** The part of an ioredis client this adapter uses. */
-export interface RedisScriptClient {
+/** The part of an ioredis client this adapter uses (its `status` when it has one: lib/stores/offline.ts). */
+export interface RedisScriptClient extends ConnectionStatus {
   eval: (script: string, numkeys: number, ...args: Array<string | number>) => Promise<unknown>
   evalsha?: (sha1: string, numkeys: number, ...args: Array<string | number>) => Promise<unknown>
 }
@@ -108,6 +110,7 @@ export class RedisNonceStore implements NonceCountStore {
   #generation = UNKNOWN_GENERATION
   #learnedAt = -Infinity
   #refreshing: Promise<string> | undefined
+  readonly #gate: OfflineGate
 
   constructor (client: RedisScriptClient, options: RedisNonceStoreOptions = {}) {
     if (client === null || typeof client !== 'object' || typeof client.eval !== 'function') {
@@ -119,6 +122,7 @@ export class RedisNonceStore implements NonceCountStore {
     this.#window = checkWindow(options.window ?? DEFAULT_NONCE_COUNT_WINDOW)
     this.#timeout = checkTimeout('timeoutMs', options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS)
     this.#now = options.now ?? Date.now
+    this.#gate = new OfflineGate(client)
   }
 
   /**
@@ -136,7 +140,7 @@ export class RedisNonceStore implements NonceCountStore {
 
   /** Asks Redis for the current generation (making one if it has none) and returns it. */
   async refresh (): Promise<string> {
-    this.#refreshing ??= withDeadline(this.#run(GENERATION_SHA, GENERATION_SCRIPT, 1, [this.#generationKey, newGeneration()]), this.#timeout, 'Redis nonce-store generation')
+    this.#refreshing ??= withDeadline(this.#run('Redis nonce-store generation', GENERATION_SHA, GENERATION_SCRIPT, 1, [this.#generationKey, newGeneration()]), this.#timeout, 'Redis nonce-store generation')
       .then((reply) => this.#learn(reply))
       .finally(() => { this.#refreshing = undefined })
     return await this.#refreshing
@@ -156,14 +160,19 @@ export class RedisNonceStore implements NonceCountStore {
     const args: Array<string | number> = [
       this.#generationKey, this.#prefix + nonce, newGeneration(), generation ?? '', String(nc), this.#window, Math.max(1, Math.ceil(ttlMs))
     ]
-    const reply = await withDeadline(this.#run(SCRIPT_SHA, SCRIPT, 2, args), this.#timeout, 'Redis nonce-count check')
+    const reply = await withDeadline(this.#run('Redis nonce-count check', SCRIPT_SHA, SCRIPT, 2, args), this.#timeout, 'Redis nonce-count check')
     // { code, generation }: the generation Redis holds now is the one new nonces carry.
     const [code, current] = Array.isArray(reply) ? reply : [reply, undefined]
     this.#learn(current)
     return Number(code) !== 0
   }
 
-  async #run (sha: string, script: string, numkeys: number, args: Array<string | number>): Promise<unknown> {
+  /** One script, through the gate (the EVAL after a NOSCRIPT is part of the same command). */
+  #run (what: string, sha: string, script: string, numkeys: number, args: Array<string | number>): Promise<unknown> {
+    return this.#gate.run(what, () => this.#script(sha, script, numkeys, args))
+  }
+
+  async #script (sha: string, script: string, numkeys: number, args: Array<string | number>): Promise<unknown> {
     if (typeof this.#client.evalsha === 'function') {
       try {
         return await this.#client.evalsha(sha, numkeys, ...args)

@@ -12,7 +12,8 @@ import { DEFAULT_CODE_TABLE, NOOP, ADD, RUN, S_NEAR, S_SAME } from './code-table
 export interface DecodeOptions {
   /**
    * Largest total target the decoder will produce, in bytes (default 256 MiB): the sum of
-   * the declared window sizes is checked against it before anything is allocated, and
+   * the declared window sizes is checked against it as each window header is read, before
+   * anything is allocated (a VcdiffError with code VCDIFF_TARGET_TOO_LARGE past it), and
    * the decoder allocates no more than the target itself.
    */
   maxTargetSize?: number
@@ -37,10 +38,18 @@ const VCD_TARGET = 0x02
 /** xdelta3 extension: a 4-byte Adler-32 of the target window follows the section lengths. */
 const VCD_ADLER32 = 0x04
 
+/** The code of a VcdiffError for a delta whose target is over `maxTargetSize` (nothing was allocated for it). */
+export const VCDIFF_TARGET_TOO_LARGE = 'ERR_VCDIFF_TARGET_TOO_LARGE'
+/** The code of a VcdiffError for a malformed delta. */
+export const VCDIFF_INVALID = 'ERR_VCDIFF_INVALID'
+
 export class VcdiffError extends Error {
-  constructor (message: string) {
+  /** VCDIFF_TARGET_TOO_LARGE when the target is over `maxTargetSize`, else VCDIFF_INVALID. */
+  readonly code: typeof VCDIFF_TARGET_TOO_LARGE | typeof VCDIFF_INVALID
+  constructor (message: string, code: VcdiffError['code'] = VCDIFF_INVALID) {
     super(`Invalid VCDIFF delta: ${message}`)
     this.name = 'VcdiffError'
+    this.code = code
   }
 }
 
@@ -79,6 +88,8 @@ class Reader {
  */
 export function decode (source: Uint8Array, delta: Uint8Array, options: DecodeOptions = {}): Uint8Array {
   const maxTarget = options.maxTargetSize ?? DEFAULT_MAX_TARGET_SIZE
+  // A bound that is not a number would compare false with every size, and bound nothing.
+  if (!Number.isSafeInteger(maxTarget) || maxTarget < 0) throw new RangeError('maxTargetSize must be a non-negative integer')
   // First pass, before any allocation: every window header, its section lengths and the
   // sizes its instructions claim are checked, and the target sizes summed against the limit.
   const windows = readWindows(delta, readHeader(delta), source.length, maxTarget)
@@ -283,7 +294,7 @@ function readWindowHeader (delta: Uint8Array, pos: number, sourceLength: number,
   const windowEnd = win.pos + deltaLen
   win.end = windowEnd
   const targetLen = win.int()
-  if (targetLen > maxTarget - total) throw new VcdiffError(`target exceeds the limit of ${maxTarget} bytes`)
+  if (targetLen > maxTarget - total) throw new VcdiffError(`target exceeds the limit of ${maxTarget} bytes`, VCDIFF_TARGET_TOO_LARGE)
   const deltaIndicator = win.byte()
   if (deltaIndicator !== 0) throw new VcdiffError('compressed sections (Delta_Indicator) are not supported')
   const dataLen = win.int()

@@ -13,7 +13,7 @@
 export { DeltaClient, DeltaClientError, BODY_TOO_LARGE } from '../../lib/delta-client'
 export type { DeltaClientOptions, DeltaResult } from '../../lib/delta-client'
 export { authInterceptor } from '../../lib/client/auth'
-export type { AuthInterceptorOptions, AuthEvent, ClientCredential, PasswordCredential, TokenCredential, TokenProvider } from '../../lib/client/auth'
+export type { AuthInterceptorOptions, AuthEvent, ClientCredential, PasswordCredential, TokenCredential, TokenProvider, WeakestAuth } from '../../lib/client/auth'
 export { framingInterceptor } from '../../lib/client/framing'
 export type { FramingInterceptorOptions } from '../../lib/client/framing'
 export { redirectInterceptor } from '../../lib/client/redirect'

@@ -3,7 +3,7 @@ import type { Test } from 'tap'
 import { rawExchange, rawRequest } from '../helpers/raw'
 import { boot, buildApp, listen } from '../helpers/app'
 import http2 from 'node:http2'
-import { httpConventions, httpConventionsContentLength } from '../../plugins/index'
+import { httpConventions, httpConventionsContentLength, serverOptions } from '../../plugins/index'
 import Fastify from 'fastify'
 
 const H = 'Host: x\r\nContent-Type: text/plain\r\n'
@@ -232,7 +232,7 @@ test('the not-found path is Fastify\'s: it reads a body up to the server\'s body
 })
 
 test('RFC 9113 8.2.2: over HTTP/2 no answer carries a connection-specific field (a 411, a 307), and Node warns of none', async (t) => {
-  const app = Fastify({ http2: true })
+  const app = Fastify({ ...serverOptions, http2: true })
   await app.register(httpConventions, { redirect: { rules: [{ from: '/old/', to: '/new/' }] } })
   app.post('/items', async () => 'ok')
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -268,7 +268,7 @@ test('RFC 9113 8.2.2: over HTTP/2 no answer carries a connection-specific field 
 })
 
 test('RFC 9113 8.2.2: a Connection: close a handler sets on an HTTP/2 error answer is dropped', async (t) => {
-  const app = Fastify({ http2: true })
+  const app = Fastify({ ...serverOptions, http2: true })
   await app.register(httpConventions)
   app.get('/gone', async (_request, reply) => reply.code(410).header('connection', 'close').send('gone'))
   await app.listen({ port: 0, host: '127.0.0.1' })

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import { boot, buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
-import { httpConventions, httpConventionsRedirect, type RedirectRule } from '../../plugins/index'
+import { httpConventions, httpConventionsRedirect, serverOptions, type RedirectRule } from '../../plugins/index'
 import { conventionsOpenApiTransform } from '../../plugins/entries/openapi'
 
 const V1: RedirectRule[] = [{ from: '/v1/', to: '/' }]
@@ -125,7 +125,7 @@ test('options are validated at registration: a bad rule throws FST_HTTP_CONVENTI
 })
 
 test('registered by the umbrella and again in a child context, the decorator is installed once; redirect: false leaves it out', async (t) => {
-  const app = Fastify()
+  const app = Fastify({ ...serverOptions })
   await app.register(httpConventions)
   await app.register(async (child) => {
     await child.register(httpConventionsRedirect, { rules: V1 })
@@ -136,13 +136,13 @@ test('registered by the umbrella and again in a child context, the decorator is 
   t.equal((await app.inject('/a')).headers.location, '/b')
   t.equal((await app.inject('/v1/a')).headers.location, '/a', 'the child\'s rules apply to its routes')
   t.equal((await app.inject('/v1/root')).body, 'the root has no rules', 'the parent is unaffected')
-  const off = Fastify()
+  const off = Fastify({ ...serverOptions })
   await off.register(httpConventions, { redirect: false })
   t.notOk(off.hasReplyDecorator('temporaryRedirect'))
 })
 
 test('OpenAPI: routes a rule can redirect document 307 with Location', async (t) => {
-  const app = Fastify()
+  const app = Fastify({ ...serverOptions })
   await app.register(swagger, { openapi: { info: { title: 't', version: '1' } }, transform: conventionsOpenApiTransform })
   await app.register(httpConventions, { redirect: { rules: [{ from: '/v1/', to: '/' }, { from: /^\/old\/[^/]+$/, to: '/new', methods: ['GET'] }] } })
   app.get('/v1/things', async () => [])

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
 import helmet from '@fastify/helmet'
 import { boot, buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
-import { httpConventions, httpConventionsResourcePolicy, type HttpConventionsOptions } from '../../plugins/index'
+import { httpConventions, httpConventionsResourcePolicy, serverOptions, type HttpConventionsOptions } from '../../plugins/index'
 
 const CORP = 'cross-origin-resource-policy'
 const AUTH = 'Basic ' + Buffer.from('u:p').toString('base64')
@@ -157,7 +157,7 @@ test('conventions (Cross-Origin-Resource-Policy): a 307 from the redirect rules 
 })
 
 test('registered again in a child context: the child\'s routes get its policy, one header line each, the parent keeps its own', async (t) => {
-  const app = Fastify()
+  const app = Fastify({ ...serverOptions })
   await app.register(httpConventions)
   await app.register(async (child) => {
     await child.register(httpConventionsResourcePolicy, { policy: 'cross-origin' })
@@ -189,7 +189,7 @@ test('values are checked at registration: a typo throws at boot, a route config 
 })
 
 test('Fetch CORP beside the app\'s own @fastify/helmet: the app\'s policy is kept; a route where the app turns helmet off, and the not-found handler, still carry one', async (t) => {
-  const app = Fastify()
+  const app = Fastify({ ...serverOptions })
   await app.register(helmet, { crossOriginResourcePolicy: { policy: 'same-site' } })
   await app.register(httpConventions)
   app.get('/a', async () => 'a')

@@ -110,7 +110,7 @@ test('boot fails clearly when the server options would lose problems', async (t)
   await t.resolves(boot(ok.ready()))
 })
 
-test('checkServerOptions: warn logs once, ignore stays silent; no schema routes need no check', async (t) => {
+test('checkServerOptions: warn logs once, ignore stays silent; with serverOptions no schema route is needed', async (t) => {
   const lines: string[] = []
   const warn = Fastify({ logger: { level: 'warn', stream: { write: (l: string) => { lines.push(l) } } } })
   await warn.register(httpConventions, { validation: { checkServerOptions: 'warn' } })
@@ -122,7 +122,7 @@ test('checkServerOptions: warn logs once, ignore stays silent; no schema routes 
   await ignore.register(httpConventionsValidation, { checkServerOptions: 'ignore' })
   ignore.post('/', { schema: { body } }, async () => 'x')
   await t.resolves(boot(ignore.ready()))
-  const none = Fastify()
+  const none = Fastify({ ...serverOptions })
   await none.register(httpConventionsValidation)
   none.get('/', async () => 'x')
   await t.resolves(boot(none.ready()))

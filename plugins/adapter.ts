@@ -78,3 +78,17 @@ export function contextsBelow (instance: FastifyInstance): FastifyInstance[] | u
   walk(instance)
   return out
 }
+
+/**
+ * Whether Fastify installed `handler`, given as the `clientErrorHandler` server option, as the
+ * server's 'clientError' listener: how the validation plugin knows, with no route schema to
+ * probe, that the app was made with the suite's server options.
+ *
+ * Relies on: Fastify adds the handler bound to the app, and a bound function is named
+ * "bound " and the function's name (ECMAScript Function.prototype.bind); pinned in
+ * test/plugins/adapter.test.ts.
+ */
+export function installedClientErrorHandler (fastify: FastifyInstance, handler: (...args: never[]) => unknown): boolean {
+  const name = `bound ${handler.name}`
+  return fastify.server.listeners('clientError').some((listener) => listener.name === name)
+}

@@ -13,6 +13,7 @@ import { type Profile } from '../lib/profile'
 import { declareConvention } from './kernel/index'
 import { answerFrameworkError } from './server-answers'
 import { answerFramingError } from './framing'
+import { installedClientErrorHandler } from './adapter'
 import { buildChecked, checkersOf, compilerPoolOf } from './schema-check'
 
 export interface ValidationOptions {
@@ -268,13 +269,11 @@ export function probeValidator (compile: Compile): string | null {
 /**
  * What is wrong with a server that built no validator (no route has a schema), or null when
  * it was made with serverOptions. The one trace serverOptions leave on a server at boot is
- * their clientErrorHandler: Fastify adds it as the server's `clientError` listener, bound to
- * the app, and a bound function is named "bound " and the function's name (ECMAScript
- * Function.prototype.bind).
+ * their clientErrorHandler, which Fastify installs as the server's `clientError` listener
+ * (plugins/adapter.ts).
  */
 export function serverOptionsProblem (fastify: FastifyInstance): string | null {
-  const ours = `bound ${answerFramingError.name}`
-  if (fastify.server.listeners('clientError').some((listener) => listener.name === ours)) return null
+  if (installedClientErrorHandler(fastify, answerFramingError)) return null
   return 'the server was made without the suite\'s server options (no route has a schema whose validator could be probed, and the server\'s clientErrorHandler is not theirs)'
 }
 

@@ -8,7 +8,7 @@ import http from 'node:http'
 import net from 'node:net'
 import { rawRequest } from '../helpers/raw'
 import fp from 'fastify-plugin'
-import { contextsBelow, isRootContext, lingerOnClose } from '../../plugins/adapter'
+import { contextsBelow, installedClientErrorHandler, isRootContext, lingerOnClose } from '../../plugins/adapter'
 
 test('Fastify names the root context "fastify", and a plugin wrapped with fastify-plugin there "fastify -> name"; a child context by its plugin', async (t) => {
   // How the kernel knows it is installed where it sees every route (the documented pluginName).
@@ -53,6 +53,22 @@ test('Fastify keeps the contexts made from an instance under the symbol "fastify
   await app.register(async (c) => { made.push(c) })
   t.same(contextsBelow(app), made, 'every encapsulated context, depth first')
   t.equal(contextsBelow({} as FastifyInstance), undefined, 'an instance without the symbol: unknown')
+})
+
+test('Fastify installs the clientErrorHandler server option as the server\'s clientError listener, bound to the app (named "bound <name>")', async (t) => {
+  // How the validation plugin knows, without a route schema, that serverOptions were spread into Fastify().
+  function mine (_err: Error, socket: net.Socket): void { socket.destroy() }
+  function other (_err: Error, socket: net.Socket): void { socket.destroy() }
+  const app = Fastify({ clientErrorHandler: mine })
+  t.teardown(() => app.close())
+  await app.ready()
+  t.ok(app.server.listeners('clientError').some((l) => l.name === 'bound mine'), 'the listener is the handler, bound')
+  t.equal(installedClientErrorHandler(app, mine), true)
+  t.equal(installedClientErrorHandler(app, other), false)
+  const plain = Fastify()
+  t.teardown(() => plain.close())
+  await plain.ready()
+  t.equal(installedClientErrorHandler(plain, mine), false, 'Fastify\'s own listener is not it')
 })
 
 test('printRoutes() of an app without routes is "(empty tree)", and lists a route as soon as it is declared', async (t) => {

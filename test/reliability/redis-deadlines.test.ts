@@ -12,34 +12,15 @@ import net from 'node:net'
 import { once } from 'node:events'
 import Redis from 'ioredis'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../helpers/app'
 import { startRedis } from '../helpers/redis'
 import { peer } from '../helpers/peers'
-import { answer, authorization } from '../lib/auth/digest-client'
-import { RedisInstanceStore, RedisNonceStore } from '../../plugins/entries/stores'
-
-const SECRET = 'redis-deadline-secret-of-32-bytes-or-more'
+import { digestStatus, redisStoresApp } from '../helpers/redis-app'
 
 async function app (t: Test, redis: Redis): Promise<FastifyInstance> {
   // The deadlines' timers never hold the process open; while a test waits on them, this does.
   const alive = setInterval(() => {}, 1000)
   t.teardown(() => clearInterval(alive))
-  const a = await buildApp({
-    auth: { realm: 'deadline', digest: { secret: SECRET, users: { demo: 'demo-pass' }, store: new RedisNonceStore(redis) } },
-    deltaEncoding: { store: new RedisInstanceStore(redis) }
-  })
-  a.get('/me', { config: { auth: true } }, async () => ({ ok: true }))
-  a.get('/doc', { config: { deltaEncoding: true } }, async (_request, reply) => reply.type('text/plain').header('etag', '"v2"').send('x'.repeat(4096)))
-  t.teardown(() => a.close())
-  await a.ready()
-  return a
-}
-
-async function digestStatus (a: FastifyInstance): Promise<number> {
-  const first = await a.inject({ url: '/me' })
-  const lines = ([] as string[]).concat(first.headers['www-authenticate'] as string | string[])
-  const params = answer(lines.find((l) => l.startsWith('Digest')) as string, { username: 'demo', password: 'demo-pass', uri: '/me' })
-  return (await a.inject({ url: '/me', headers: { authorization: authorization(params) } })).statusCode
+  return await redisStoresApp(t, redis, 'deadline')
 }
 
 test('a Redis that accepts and never answers: Digest refuses (401), deltas fall back to 200, the app starts', async (t) => {

@@ -9,34 +9,14 @@ import { test, type Test } from 'tap'
 import { once } from 'node:events'
 import Redis from 'ioredis'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../../helpers/app'
 import { startRedis } from '../../helpers/redis'
 import { peer } from '../../helpers/peers'
 import { until } from '../../helpers/until'
-import { answer, authorization } from '../auth/digest-client'
-import { RedisInstanceStore } from '../../../lib/stores/instance-redis'
-import { RedisNonceStore } from '../../../lib/stores/redis-nonce'
+import { digestStatus, redisStoresApp } from '../../helpers/redis-app'
 import { MAX_OFFLINE_COMMANDS, MAX_STARTING_COMMANDS, OfflineGate, StoreUnavailableError } from '../../../lib/stores/offline'
 
-const SECRET = 'redis-offline-secret-of-32-bytes-or-more'
-
 async function app (t: Test, redis: Redis): Promise<FastifyInstance> {
-  const a = await buildApp({
-    auth: { realm: 'offline', digest: { secret: SECRET, users: { demo: 'demo-pass' }, store: new RedisNonceStore(redis) } },
-    deltaEncoding: { store: new RedisInstanceStore(redis) }
-  })
-  a.get('/me', { config: { auth: true } }, async () => ({ ok: true }))
-  a.get('/doc', { config: { deltaEncoding: true } }, async (_request, reply) => reply.type('text/plain').header('etag', '"v2"').send('x'.repeat(4096)))
-  t.teardown(() => a.close())
-  await a.ready()
-  return a
-}
-
-async function digestStatus (a: FastifyInstance): Promise<number> {
-  const first = await a.inject({ url: '/me' })
-  const lines = ([] as string[]).concat(first.headers['www-authenticate'] as string | string[])
-  const params = answer(lines.find((l) => l.startsWith('Digest')) as string, { username: 'demo', password: 'demo-pass', uri: '/me' })
-  return (await a.inject({ url: '/me', headers: { authorization: authorization(params) } })).statusCode
+  return await redisStoresApp(t, redis, 'offline')
 }
 
 /** Calls of each command the server ran since it started (INFO commandstats). */

@@ -1,7 +1,8 @@
 'use strict'
 /**
  * Hostile bodies: the worst case of 1 MiB for every body reader, timed in this process
- * against JSON.parse reading the same characters. The readers' own checks are linear (the
+ * against JSON.parse reading the same characters; and how each reader's CPU time grows from
+ * a body of n to one of 8n bytes. The readers' own checks are linear (the
  * tests count their steps: test/lib/linear-work.test.ts); this shows what they cost.
  *
  *   npm run build && node bench/bodies.js
@@ -86,6 +87,52 @@ function time (fn, bytes, runs) {
 
 const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d
 
+/**
+ * How each reader's CPU time grows with its body: CPU time at 8n over CPU time at n (linear
+ * work gives 8, quadratic 64), for the shapes that cost each reader most. The median over
+ * seven rounds, each timing eight runs at n and one at 8n back to back, after a full
+ * collection when `global.gc` is there (node --expose-gc).
+ */
+const GROWTH = [
+  ['JSON reader, one \\u0041 then \\n escapes', (n) => Buffer.from('"\\u0041' + '\\n'.repeat(n / 2) + '"'), (b) => { parseJsonBuffer(b) }],
+  ['JSON reader, 63 levels then many strings', (n) => Buffer.from('['.repeat(63) + '"a",'.repeat(n / 4) + '1' + ']'.repeat(63)), (b) => { parseJsonBuffer(b) }],
+  ['XML reader, <x/> repeated', (n) => Buffer.from('<r>' + '<x/>'.repeat(n / 4) + '</r>'), (b) => { parseXmlBody(b, undefined) }],
+  ['XML reader, &amp; repeated', (n) => Buffer.from('<r>' + '&amp;'.repeat(n / 5) + '</r>'), (b) => { parseXmlBody(b, undefined) }],
+  ['XML reader, comments between tags', (n) => Buffer.from('<r>' + '<a/><!--c-->'.repeat(n / 12) + '</r>'), (b) => { parseXmlBody(b, undefined) }],
+  ['XML reader, <![CDATA[x]]> repeated', (n) => Buffer.from('<r>' + '<![CDATA[x]]>'.repeat(Math.floor(n / 13)) + '</r>'), (b) => { parseXmlBody(b, undefined) }],
+  ['text and HTML readers, invalid UTF-8', (n) => Buffer.alloc(n, Buffer.from([0xe2, 0x82, 0xc3, 0x28, 0xf0, 0x9f])), (b) => { b.toString('utf8') }]
+]
+const LINEAR_BOUND = 16
+
+function cpu (fn, times) {
+  if (typeof global.gc === 'function') global.gc()
+  const start = process.cpuUsage()
+  for (let i = 0; i < times; i++) fn()
+  const used = process.cpuUsage(start)
+  return used.user + used.system
+}
+
+function growth () {
+  const n = MiB / 4
+  const rows = []
+  for (const [name, make, read] of GROWTH) {
+    const small = make(n)
+    const large = make(8 * n)
+    read(small)
+    const ratios = []
+    for (let i = 0; i < 7; i++) {
+      const eight = cpu(() => read(small), 8)
+      ratios.push(8 * cpu(() => read(large), 1) / Math.max(eight, 1))
+    }
+    rows.push({ name, small: small.length, large: large.length, ratio: round(median(ratios), 1) })
+  }
+  console.log('| reader and body | bytes at n | bytes at 8n | CPU at 8n / CPU at n (linear 8, quadratic 64) |')
+  console.log('|---|---:|---:|---:|')
+  for (const r of rows) console.log(`| ${r.name.replace(/\|/g, '\\|').replace(/</g, '&lt;')} | ${r.small} | ${r.large} | ${r.ratio} |`)
+  console.log('')
+  return rows
+}
+
 function run () {
   const runs = Number(process.env.BENCH_BODY_RUNS ?? (process.env.BENCH_QUICK === '1' ? 5 : 15))
   const rows = []
@@ -100,6 +147,8 @@ function run () {
   for (const r of rows) console.log(`| ${r.path} | ${r.name.replace(/\|/g, '\\|').replace(/</g, '&lt;')} | ${r.baselineMs} | ${r.checksMs ?? '-'} | ${r.checksRatio ?? '-'} | ${r.readerMs} | ${r.readerRatio} |`)
   console.log('')
   console.log(`Median of ${runs} runs after 3 warm-up runs, in one process. Checks: the JSON scan (scanJsonText) or the XML markup check (checkMarkup); reader: the whole parser of the content type. JSON.parse reads the same bytes (the body itself for JSON, the body as one JSON string otherwise).`)
+  console.log('')
+  rows.growth = growth()
   return rows
 }
 
@@ -126,6 +175,15 @@ function targets (rows) {
       measured: `worst ${w.readerRatio}x (${w.name}: ${w.readerMs} ms against ${w.baselineMs} ms)`,
       status: ok ? 'MET' : 'MISSED',
       why: ok ? '' : p === 'XML' ? `fast-xml-parser builds the tree after the suite's checks (${w.checksMs ?? '-'} ms of the ${w.readerMs} ms); linear, but a parser written in JavaScript` : `${w.readerMs} ms against ${w.baselineMs} ms`
+    })
+  }
+  for (const g of rows.growth ?? []) {
+    out.push({
+      section: 'bodies',
+      target: `${g.name}: CPU at 8n <= ${LINEAR_BOUND}x CPU at n (linear work: 8, quadratic: 64)`,
+      measured: `${g.ratio}x (${g.small} -> ${g.large} bytes)`,
+      status: g.ratio <= LINEAR_BOUND ? 'MET' : 'MISSED',
+      why: g.ratio <= LINEAR_BOUND ? '' : 'a noisy machine, or work that grows faster than the body'
     })
   }
   return out

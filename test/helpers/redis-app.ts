@@ -3,9 +3,11 @@
  * asks for Digest, `/doc` is delta-encoded. Shared by the tests of Redis failures.
  */
 import type { Test } from 'tap'
-import type Redis from 'ioredis'
+import Redis from 'ioredis'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app'
+import { peer } from './peers'
+import { startRedis, type RedisServer } from './redis'
 import { answer, authorization } from '../lib/auth/digest-client'
 import { RedisInstanceStore } from '../../lib/stores/instance-redis'
 import { RedisNonceStore } from '../../lib/stores/redis-nonce'
@@ -28,4 +30,19 @@ export async function digestStatus (a: FastifyInstance): Promise<number> {
   const lines = ([] as string[]).concat(first.headers['www-authenticate'] as string | string[])
   const params = answer(lines.find((l) => l.startsWith('Digest')) as string, { username: 'demo', password: 'demo-pass', uri: '/me' })
   return (await a.inject({ url: '/me', headers: { authorization: authorization(params) } })).statusCode
+}
+
+/**
+ * A redis-server of the test's own (127.0.0.1) and a plain `new Redis(url)` client on it, both
+ * stopped at teardown; undefined when redis-server is missing (the test is then skipped, or
+ * fails under CI=true: test/helpers/peers.ts).
+ */
+export async function plainRedis (t: Test): Promise<{ server: RedisServer, redis: Redis } | undefined> {
+  if (peer(t, 'redis-server') === undefined) return undefined
+  const server = await startRedis()
+  t.teardown(() => server.stop())
+  const redis = new Redis(server.url)
+  redis.on('error', () => {})
+  t.teardown(() => redis.disconnect())
+  return { server, redis }
 }

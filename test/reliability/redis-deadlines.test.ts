@@ -12,9 +12,7 @@ import net from 'node:net'
 import { once } from 'node:events'
 import Redis from 'ioredis'
 import type { FastifyInstance } from 'fastify'
-import { startRedis } from '../helpers/redis'
-import { peer } from '../helpers/peers'
-import { digestStatus, redisStoresApp } from '../helpers/redis-app'
+import { digestStatus, plainRedis, redisStoresApp } from '../helpers/redis-app'
 
 async function app (t: Test, redis: Redis): Promise<FastifyInstance> {
   // The deadlines' timers never hold the process open; while a test waits on them, this does.
@@ -45,12 +43,9 @@ test('a Redis that accepts and never answers: Digest refuses (401), deltas fall 
 })
 
 test('Redis stopped, ioredis with its defaults: Digest refuses (401) while ioredis still retries, not after its 20 retries', async (t) => {
-  if (peer(t, 'redis-server') === undefined) return
-  const server = await startRedis()
-  t.teardown(() => server.stop())
-  const redis = new Redis(server.url)
-  redis.on('error', () => {})
-  t.teardown(() => redis.disconnect())
+  const peerRedis = await plainRedis(t)
+  if (peerRedis === undefined) return
+  const { server, redis } = peerRedis
   const a = await app(t, redis)
   t.equal(await digestStatus(a), 200, 'Digest works while Redis runs')
   const closed = once(redis, 'close')

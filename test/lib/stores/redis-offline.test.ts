@@ -10,9 +10,8 @@ import { once } from 'node:events'
 import Redis from 'ioredis'
 import type { FastifyInstance } from 'fastify'
 import { startRedis } from '../../helpers/redis'
-import { peer } from '../../helpers/peers'
 import { until } from '../../helpers/until'
-import { digestStatus, redisStoresApp } from '../../helpers/redis-app'
+import { digestStatus, plainRedis, redisStoresApp } from '../../helpers/redis-app'
 import { MAX_OFFLINE_COMMANDS, MAX_STARTING_COMMANDS, OfflineGate, StoreUnavailableError } from '../../../lib/stores/offline'
 
 async function app (t: Test, redis: Redis): Promise<FastifyInstance> {
@@ -27,12 +26,9 @@ async function commandCalls (redis: Redis): Promise<Record<string, number>> {
 }
 
 test('docs/fleet.md (When a shared store fails): Redis stopped, a plain new Redis(url): 40 requests leave at most one command per store in the offline queue', async (t) => {
-  if (peer(t, 'redis-server') === undefined) return
-  const server = await startRedis()
-  t.teardown(() => server.stop())
-  const redis = new Redis(server.url)
-  redis.on('error', () => {})
-  t.teardown(() => redis.disconnect())
+  const peerRedis = await plainRedis(t)
+  if (peerRedis === undefined) return
+  const { server, redis } = peerRedis
   const a = await app(t, redis)
   // RFC 7616 3.3: a nonce issued before the store learned Redis's generation is stale once.
   t.equal(await until('Digest works while Redis runs', async () => await digestStatus(a) === 200, 10_000), true)

@@ -429,3 +429,30 @@ test('every code block of README.md and docs/ is checked, or marked a fragment w
   t.equal(counts.unchecked, 0, 'no block left unchecked')
   t.comment(`blocks: ${JSON.stringify(counts)}`)
 })
+
+test('blocks are classified, and shell blocks read, as the docs test needs them', async (t) => {
+  const md = [
+    '<!-- fragment: the layout of the repository -->', '', '```', 'a/', '```',
+    '```text', 'x', '```',
+    '```ts', "import x from 'y'", 'x()', '```',
+    '```ts', 'app.get("/", handler)', '```',
+    '```sh', 'npm start', '```',
+    '```http', 'GET / HTTP/1.1', '```'
+  ].join('\n')
+  const kinds = allBlocks('x.md', md).map((b) => classify(b, new Set()))
+  t.same(kinds, ['fragment', 'unchecked', 'program', 'compiled', 'shell', 'http'])
+  t.equal(allBlocks('x.md', md)[0].fragment, 'the layout of the repository')
+  t.same(commands("curl -i a \\\n  -d '{\"a\":1}'   # the comment\n# HTTP/1.1 201 Created\n# {\"a\":\n#   1}\nnpm test"), [
+    { command: "curl -i a    -d '{\"a\":1}'", expect: ['HTTP/1.1 201 Created', '{"a":', '  1}'] },
+    { command: 'npm test', expect: [] }
+  ])
+  t.same(words('curl -H \'if-match: "E"\' -d "{\\"a\\":1}" x'), ['curl', '-H', 'if-match: "E"', '-d', '{"a":1}', 'x'])
+  const pkg = { name: 'p', scripts: { start: 's', fleet: 'f' }, dependencies: { undici: '1' } }
+  t.same(npmProblems(['i', 'p', 'undici@7'], pkg), [])
+  t.same(npmProblems(['i', 'left-pad'], pkg), ['npm i left-pad: not this package or a dependency of it'])
+  t.same(npmProblems(['test'], pkg), ['npm test: no "test" script'])
+  t.same(npmProblems(['run', 'fleet', '--', '--instances', '3'], pkg), [])
+  const answer = { status: 422, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"errors":[]}' }
+  t.same(expectationProblems(['HTTP/1.1 422 Unprocessable Entity', 'content-type: application/json', '{"errors":', '  []}'], answer), [])
+  t.same(expectationProblems(['HTTP/1.1 201 Created', '{"errors":[1]}'], answer), ['status 422, the docs say 201', 'body {"errors":[]}, the docs say {"errors":[1]}'])
+})

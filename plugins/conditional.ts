@@ -572,7 +572,7 @@ function answerNotModified (s: Settings, request: FastifyRequest, reply: Fastify
   reply.code(412)
   if (current.etag !== undefined) reply.header('etag', current.etag)
   const message = header === 'If-None-Match' ? NOT_MODIFIED_ETAG : NOT_MODIFIED_DATE
-  if (formatFor(request, format) === 'problem') {
+  if (formatFor(reply, format) === 'problem') {
     // RFC 9457 3: problem details, as the error handler renders them.
     reply.header('content-type', 'application/problem+json')
     const q = request.url.indexOf('?')

@@ -16,6 +16,13 @@ export interface ProfileDefaults {
   requireContentLength: boolean
   /** Valid credentials lacking scope: 401 (docs/conventions.md (Authentication)) or 403 (RFC 6750 3.1). */
   insufficientScopeStatus: 401 | 403
+  /**
+   * Whether the `envelope` error format gives way to RFC 9457 problem details for a client
+   * whose Accept prefers `application/problem+json` (then the answer says `Vary: Accept`):
+   * never under the spec (docs/conventions.md (errors): `application/json` bodies), as
+   * RFC 9457 3 allows under the rfc9110 profile.
+   */
+  problemByAccept: boolean
 }
 
 const SPEC: ProfileDefaults = Object.freeze({
@@ -23,7 +30,8 @@ const SPEC: ProfileDefaults = Object.freeze({
   limitStatus: 411,
   mismatchStatus: 411,
   requireContentLength: true,
-  insufficientScopeStatus: 401
+  insufficientScopeStatus: 401,
+  problemByAccept: false
 })
 
 const RFC9110: ProfileDefaults = Object.freeze({
@@ -31,7 +39,8 @@ const RFC9110: ProfileDefaults = Object.freeze({
   limitStatus: 413,
   mismatchStatus: 400,
   requireContentLength: false,
-  insufficientScopeStatus: 403
+  insufficientScopeStatus: 403,
+  problemByAccept: true
 })
 
 export function isProfile (value: unknown): value is Profile {

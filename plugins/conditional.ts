@@ -58,9 +58,10 @@ export interface ConditionalRouteConfig {
   requirePrecondition?: boolean
   /**
    * The route creates the resource when it does not exist (PUT to a new URI). Then the
-   * preconditions are evaluated against the missing resource: If-Match fails (412),
-   * `If-None-Match: *` holds. Otherwise a missing resource goes to the handler's own
-   * 404 (RFC 9110 13.2.1), except `If-Match: *` and a malformed If-Match, which are 412.
+   * preconditions are evaluated against the missing resource: If-Match fails (412, `*`
+   * included), `If-None-Match: *` holds. Otherwise a missing resource goes to the handler's
+   * own 404 (RFC 9110 13.2.1), whatever If-Match (`*` too) or If-Unmodified-Since say; only
+   * a malformed If-Match is 412.
    * Default: true for PUT, false for other methods.
    */
   creates?: boolean
@@ -465,9 +466,10 @@ function decide (s: Settings, plan: RoutePlan, request: FastifyRequest, reply: F
     if (plan.require && current.exists && s.requireMethods.has(method)) return done(required(request))
     return done()
   }
-  const ifMatch = conditions.ifMatch
-  if (!current.exists && ifMatch !== INVALID && ifMatch !== '*' && !(plan.creates ?? method === 'PUT')) {
-    // RFC 9110 13.2.1: without its preconditions this request would be a 404; the handler's own answer wins.
+  if (!current.exists && conditions.ifMatch !== INVALID && !(plan.creates ?? method === 'PUT')) {
+    // RFC 9110 13.2.1: a request that would fail anyway (a 404 here) is answered so, whatever its
+    // preconditions: `If-Match: *` as `If-Match: "x"` and If-Unmodified-Since. Only a route that
+    // creates the resource evaluates them against the missing one (RFC 9110 13.1.1: 412).
     return done()
   }
   const outcome = evaluateParsed(method, conditions, toValidators(current))
@@ -570,7 +572,7 @@ function answerNotModified (s: Settings, request: FastifyRequest, reply: Fastify
   reply.code(412)
   if (current.etag !== undefined) reply.header('etag', current.etag)
   const message = header === 'If-None-Match' ? NOT_MODIFIED_ETAG : NOT_MODIFIED_DATE
-  if (formatFor(request, format) === 'problem') {
+  if (formatFor(reply, format) === 'problem') {
     // RFC 9457 3: problem details, as the error handler renders them.
     reply.header('content-type', 'application/problem+json')
     const q = request.url.indexOf('?')

@@ -14,7 +14,7 @@ import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, xmlReader, type Json
 import { type Profile } from '../lib/profile'
 import { declareConvention, type PayloadNext, type RouteCompiler } from './kernel/index'
 import { requestMediaType, useRequestMediaType } from './media-type'
-import { declaresBody, rejectUnknownKeys } from './shared'
+import { addVary, declaresBody, rejectUnknownKeys } from './shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 import { readBody, setSuiteParser, type BodyStream, type Done } from './body-reader'
 
@@ -120,13 +120,23 @@ function requestTypeCheck (accept: Set<string> | null): (request: FastifyRequest
 function xmlNegotiation (xml: { root: string, itemNames?: Record<string, string> }): (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) => void {
   const { root, itemNames = {} } = xml
   return function negotiateXml (request, reply, payload, next) {
-    // RFC 9110 12.5.1: JSON unless the client prefers XML; the answer varies with Accept.
-    reply.header('vary', 'Accept')
+    // RFC 9110 12.5.1: JSON unless the client prefers XML (the answer's Vary: varyOnAccept).
     if (reply.statusCode >= 300 || negotiateMediaType(request.headers.accept, OFFERS) !== 'application/xml') return next(null, payload)
     reply.header('content-type', 'application/xml; charset=utf-8')
     reply.serializer(function serializeXml (data: unknown) { return jsonToXml(data, root, itemNames) })
     next(null, payload)
   }
+}
+
+/**
+ * RFC 9110 12.5.5: on a route that answers JSON or XML by Accept, every answer that is the
+ * representation or names it (a 2xx, a 304, any answer with its ETag: the 412 "not modified"
+ * of the spec profile carries the negotiated representation's entity-tag, RFC 9110 8.8.3)
+ * says `Vary: Accept`, merged with the Vary already set. An error without one does not.
+ */
+function varyOnAccept (_request: FastifyRequest, reply: FastifyReply): undefined {
+  const status = reply.statusCode
+  if ((status >= 200 && status < 300) || status === 304 || reply.getHeader('etag') !== undefined) addVary(reply, 'Accept')
 }
 
 function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, done: (err?: Error) => void): void {
@@ -144,7 +154,10 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
       c.respond(415, { description: 'Unsupported Media Type: missing Content-Type, a charset other than UTF-8, or a type the route does not accept', body: 'envelope' })
       c.check('preParsing', 'content-type', requestTypeCheck(accept))
     }
-    if (config?.xml !== undefined) c.step('preSerialization', 'content-type:xml', xmlNegotiation(config.xml))
+    if (config?.xml !== undefined) {
+      c.step('preSerialization', 'content-type:xml', xmlNegotiation(config.xml))
+      c.check('onSend', 'content-type:charset', varyOnAccept)
+    }
   }
 
   try {

@@ -20,7 +20,8 @@ import { negotiateMediaType } from '../lib/headers/qlist'
 import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../lib/validation-errors'
 import { profileDefaults, type Profile } from '../lib/profile'
 import envelopeSchema from '../schemas/errors.json'
-import { profileError, replacePayload } from './shared'
+import { addVary, profileError, replacePayload } from './shared'
+import { nearest, nodeOf } from './kernel/registry'
 import { kPassedOn, kOwnHandler } from './symbols'
 
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
@@ -148,10 +149,22 @@ export type ErrorFormat = 'envelope' | 'problem'
 const PROBLEM_TYPE = 'application/problem+json'
 const FORMAT_OFFERS = ['application/json', PROBLEM_TYPE] as const
 
-/** The format of one answer: problem details when configured, or when the request's Accept prefers them (RFC 9457 3). */
-export function formatFor (request: FastifyRequest, format: ErrorFormat): ErrorFormat {
-  if (format === 'problem') return 'problem'
-  const accept = request.headers.accept
+/** The profile of the context that serves the request (undefined: the spec's defaults). */
+function profileOf (request: FastifyRequest): Profile | undefined {
+  return nearest(nodeOf(request.server), (n) => n.profile)
+}
+
+/**
+ * The format of one error answer: problem details when configured. With the envelope, the
+ * profile decides whether Accept plays a part: under the spec never (docs/conventions.md
+ * (errors) asks for `application/json` bodies), under rfc9110 a client whose Accept prefers
+ * problem details gets them (RFC 9457 3), and then every such answer, whichever format it
+ * got, says `Vary: Accept` (RFC 9110 12.5.5): its media type was chosen by that field.
+ */
+export function formatFor (reply: FastifyReply, format: ErrorFormat, profile: Profile | undefined = profileOf(reply.request)): ErrorFormat {
+  if (format === 'problem' || !profileDefaults(profile).problemByAccept) return format
+  addVary(reply, 'Accept')
+  const accept = reply.request.headers.accept
   if (accept === undefined || accept.indexOf('problem') === -1) return 'envelope'
   return negotiateMediaType(accept, FORMAT_OFFERS) === PROBLEM_TYPE ? 'problem' : 'envelope'
 }
@@ -172,13 +185,13 @@ export function problemBody (status: number, entries: ErrorEntry[], instance: st
 }
 
 /** Sets the status and headers of a ConventionError on the reply, and returns its body. */
-function writeConventionError (reply: FastifyReply, err: ConventionError, format: ErrorFormat): Buffer {
+function writeConventionError (reply: FastifyReply, err: ConventionError, format: ErrorFormat, profile?: Profile): Buffer {
   const r = render(err, serializeEnvelope)
   reply.code(r.statusCode)
   // RFC 9113 8.2.2: no connection-specific field over HTTP/2 (the stream ends alone).
   const h2 = reply.request.raw.httpVersionMajor >= 2
   for (const name of Object.keys(r.headers)) if (!h2 || name !== 'connection') reply.header(name, r.headers[name])
-  if (err.rendering === 'envelope' && formatFor(reply.request, format) === 'problem') {
+  if (err.rendering === 'envelope' && formatFor(reply, format, profile) === 'problem') {
     reply.header('content-type', PROBLEM_TYPE)
     return Buffer.from(problemBody(r.statusCode, err.errors, pathOf(reply.request.url)))
   }
@@ -262,6 +275,8 @@ export interface ErrorPolicy {
   limitStatus: 411 | 413
   mismatchStatus: 411 | 400
   format: ErrorFormat
+  /** The profile of a context the kernel does not know (the errors plugin registered alone); otherwise the route's context decides. */
+  profile?: Profile
 }
 
 /**
@@ -272,7 +287,7 @@ function renderError (error: FastifyError, request: FastifyRequest, reply: Fasti
   const err = fromFastifyError(error, request, policy)
   if (err === null) return false
   logConventionError(request, err)
-  sendConventionError(reply, err, policy.format)
+  reply.send(writeConventionError(reply, err, policy.format, policy.profile))
   return true
 }
 
@@ -361,7 +376,8 @@ function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err
   const policy: ErrorPolicy = {
     limitStatus: opts.limitStatus ?? defaults.limitStatus,
     mismatchStatus: opts.mismatchStatus ?? defaults.mismatchStatus,
-    format: 'envelope'
+    format: 'envelope',
+    profile: opts.profile
   }
   const fallback = opts.errorHandler
 

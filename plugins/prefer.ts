@@ -14,7 +14,7 @@ import { invalidOption } from '../lib/errors'
 import { prefersMinimal } from '../lib/prefer'
 import { declareConvention, type RouteCompiler } from './kernel/index'
 import { optionsChecker } from './options'
-import { replacePayload } from './shared'
+import { addVary, replacePayload } from './shared'
 
 const PLUGIN = 'fastify-http-conventions-prefer'
 
@@ -29,19 +29,9 @@ const checkOptions = optionsChecker(PLUGIN, preferOptionsSchema)
 /** `config.prefer`: true honours `Prefer: return=minimal` on the route's writes. */
 export type PreferRouteConfig = boolean
 
-function appendVary (reply: FastifyReply): void {
-  const vary = reply.getHeader('vary')
-  if (vary === undefined) {
-    reply.header('vary', 'Prefer')
-    return
-  }
-  const list = String(vary)
-  if (!/(^|,)\s*(prefer|\*)\s*(,|$)/i.test(list)) reply.header('vary', `${list}, Prefer`)
-}
-
 /** The onSend step: a 200 or 201 to a client that prefers a minimal answer loses its body. */
 function minimalAnswer (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
-  appendVary(reply)
+  addVary(reply, 'Prefer')
   const status = reply.statusCode
   if ((status !== 200 && status !== 201) || !prefersMinimal(request.headers.prefer)) return undefined
   reply.header('preference-applied', 'return=minimal')

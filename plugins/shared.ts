@@ -1,6 +1,7 @@
 /** Small helpers every plugin of the suite uses. */
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption } from '../lib/errors'
+import { splitList } from '../lib/headers/tokens'
 import { isProfile } from '../lib/profile'
 
 /** A route's hook option (undefined, one function, or an array) as an array. */
@@ -78,4 +79,23 @@ export function release (payload: unknown): void {
 export function replacePayload<T> (payload: unknown, next: T): T {
   if ((next as unknown) !== payload) release(payload)
   return next
+}
+
+/**
+ * RFC 9110 12.5.5: adds the request field `name` to the answer's Vary, merged with what the
+ * app or another plugin put there: once, whatever its case, and never beside `*` (an answer
+ * that varies on everything already says so). A Vary this server cannot read is left alone.
+ */
+export function addVary (reply: FastifyReply, name: string): void {
+  const current = reply.getHeader('vary')
+  const value = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current)
+  const names = splitList(value)
+  if (names === null) return
+  if (names.length === 0) {
+    reply.header('vary', name)
+    return
+  }
+  const lower = name.toLowerCase()
+  for (const n of names) if (n === '*' || n.toLowerCase() === lower) return
+  reply.header('vary', `${names.join(', ')}, ${name}`)
 }

@@ -36,12 +36,13 @@ test('a good neighbour: a 404, @fastify/sensible\'s 422 and @fastify/rate-limit\
   t.same((await a.inject('/custom')).json(), { mine: true })
 })
 
-test('RFC 9457: problem details when the request prefers application/problem+json, or by option; the entries kept as errors', async (t) => {
-  const a = await app()
+test('RFC 9457: problem details when the request prefers application/problem+json (rfc9110 profile), or by option; the entries kept as errors', async (t) => {
+  const a = await app({ profile: 'rfc9110' })
   t.teardown(() => a.close())
   const res = await a.inject({ url: '/suite', headers: { accept: 'application/problem+json' } })
   t.equal(res.statusCode, 422)
   t.equal(res.headers['content-type'], 'application/problem+json')
+  t.equal(res.headers.vary, 'Accept')
   t.same(res.json(), { type: 'about:blank', title: 'Unprocessable Entity', status: 422, detail: 'taken', instance: '/suite', errors: [{ field: 'slug', message: 'taken' }] })
   t.equal((await a.inject({ url: '/suite', headers: { accept: 'application/json' } })).headers['content-type'], 'application/json', 'the envelope stays the default')
   const b = await app({ errorFormat: 'problem' })

@@ -66,13 +66,24 @@ test('conventions (Conditional requests): If-Modified-Since not older than Last-
   t.same(seen.errors, [])
 })
 
-test('RFC 9457 3: a client that prefers problem details gets the "not modified" 412 as problem details', async (t) => {
-  const { app } = await build()
+test('RFC 9457 3: under the rfc9110 profile, a client that prefers problem details gets the "not modified" 412 as problem details, with Vary: Accept', async (t) => {
+  const { app } = await build({ profile: 'rfc9110', conditional: { notModifiedStatus: 412 } })
   t.teardown(() => app.close())
   const res = await app.inject({ url: '/doc?x=1', headers: { 'if-none-match': `"${ETAG}"`, accept: 'application/problem+json' } })
   t.equal(res.statusCode, 412)
   t.equal(res.headers['content-type'], 'application/problem+json')
+  t.equal(res.headers.vary, 'Accept', 'RFC 9110 12.5.5: the media type was chosen by Accept')
   t.match(res.json(), { status: 412, title: 'Precondition Failed', instance: '/doc', errors: [{ field: 'If-None-Match' }] })
+})
+
+test('conventions (errors): under the spec profile the "not modified" 412 is application/json whatever Accept says, without Vary', async (t) => {
+  const { app } = await build()
+  t.teardown(() => app.close())
+  const res = await app.inject({ url: '/doc', headers: { 'if-none-match': `"${ETAG}"`, accept: 'application/problem+json' } })
+  t.equal(res.statusCode, 412)
+  t.equal(res.headers['content-type'], 'application/json')
+  t.equal(res.headers.vary, undefined, 'nothing in this answer depends on Accept')
+  t.same(res.json(), { errors: [{ field: 'If-None-Match', message: 'not modified: the current entity-tag matches If-None-Match' }] })
 })
 
 test('errorFormat problem: the "not modified" 412 is problem details for every client', async (t) => {

@@ -178,15 +178,30 @@ test('case 3 over a real socket: two separate If-Match lines are one list', asyn
   t.equal(h.store.rows.get('1')?.title, 'sock')
 })
 
-test('case 4: If-Match: * proceeds when the resource exists, 412 when it does not', async (t) => {
+test('case 4: If-Match: * proceeds when the resource exists; on a PUT that creates, 412 when it does not (RFC 9110 13.1.1)', async (t) => {
   const h = await harness()
   t.equal((await send(h, 'PUT', '/a/1', { 'if-match': '*' }, {})).statusCode, 200)
-  for (const method of ['PUT', 'DELETE', 'PATCH', 'GET']) {
-    const res = await send(h, method, '/a/missing', { 'if-match': '*' }, method === 'GET' ? undefined : {})
-    assertEnvelope(t, res, 'If-Match')
-    t.match(res.json(), { errors: [{ message: 'the resource does not exist' }] })
+  const res = await send(h, 'PUT', '/a/missing', { 'if-match': '*' }, {})
+  assertEnvelope(t, res, 'If-Match')
+  t.match(res.json(), { errors: [{ message: 'the resource does not exist' }] })
+  t.equal(h.runs.PUT, 1, 'the PUT to a missing resource never ran')
+  t.notOk(h.store.rows.has('missing'), 'nothing was created')
+})
+
+test('RFC 9110 13.2.1: on a missing resource of a route that does not create it, If-Match: * is the route\'s 404, as If-Match "x" and If-Unmodified-Since are', async (t) => {
+  for (const profile of ['spec', 'rfc9110'] as const) {
+    const h = await harness({ profile })
+    for (const method of ['GET', 'HEAD', 'PATCH', 'DELETE', 'POST']) {
+      const body = method === 'GET' || method === 'HEAD' ? undefined : {}
+      const answers = []
+      for (const headers of [{ 'if-match': '*' }, { 'if-match': '"x"' }, { 'if-unmodified-since': HTTP_T }] as Headers[]) {
+        const res = await send(h, method, '/a/missing', headers, body)
+        answers.push(res.statusCode)
+      }
+      t.same(answers, [404, 404, 404], `${profile} ${method}: If-Match: *, If-Match "x", If-Unmodified-Since`)
+    }
+    t.equal(h.store.rows.has('missing'), false)
   }
-  t.equal(h.runs.DELETE, undefined)
 })
 
 test('case 5: PUT If-None-Match: * is 412 when the resource exists and creates it when it does not', async (t) => {

@@ -151,15 +151,16 @@ test('nearest first: the route\'s errorHandler, then the child context\'s handle
   t.same(stop.json(), { stopped: true })
 })
 
-test('a handler that passes an error on keeps RFC 9457 problem details when the request prefers them', async (t) => {
+test('a handler that passes an error on keeps RFC 9457 problem details when the request prefers them (rfc9110 profile)', async (t) => {
   const app = Fastify(serverOptions)
-  await app.register(httpConventions)
+  await app.register(httpConventions, { profile: 'rfc9110' })
   app.setErrorHandler((err) => { throw err })
   app.get('/thrown', async () => { throw unprocessable({ field: 'slug', message: 'is already taken' }) })
   t.teardown(() => app.close())
   const res = await app.inject({ url: '/thrown', headers: { accept: 'application/problem+json' } })
   t.equal(res.statusCode, 422)
   t.equal(res.headers['content-type'], 'application/problem+json')
+  t.equal(res.headers.vary, 'Accept')
   t.match(res.json(), { status: 422, errors: [{ field: 'slug', message: 'is already taken' }] })
 })
 

@@ -31,6 +31,8 @@ import type { RouteOptions } from 'fastify'
 import envelopeSchema from '../schemas/errors.json'
 import { methodsOf } from './shared'
 
+const SWAGGER2_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'])
+
 /** The methods whose requests carry a body the suite frames (RFC 9110 9.3). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
@@ -520,6 +522,23 @@ function producesOf (recorded: Record<string, ConventionResponse>, contentType: 
 }
 
 /**
+ * Swagger 2.0 has no `content` by media type: a response the route gives that way keeps its
+ * first type's schema, and every type goes to `produces` (returned).
+ */
+function swagger2Bodies (response: unknown): string[] {
+  const types: string[] = []
+  if (!isObject(response)) return types
+  for (const [status, r] of Object.entries(response)) {
+    if (!isObject(r) || !isObject(r.content)) continue
+    const { content, ...rest } = r
+    const first = Object.values(content)[0]
+    response[status] = { ...rest, ...(isObject(first) && isObject(first.schema) ? first.schema : {}) }
+    types.push(...Object.keys(content))
+  }
+  return types
+}
+
+/**
  * Swagger 2.0's Schema Object has no `$schema`: @fastify/swagger keeps the keyword on the
  * shared schemas it lists in `definitions` (the suite's error envelope among them), which
  * makes the document invalid. The definitions are built before any route is transformed.
@@ -540,6 +559,8 @@ export function conventionsOpenApiTransform ({ schema, url, route, openapiObject
   const doc = (openapiObject ?? swaggerObject) as OpenApiObject | undefined
   const format: DocumentFormat = swaggerObject !== undefined || doc?.swagger !== undefined ? 'swagger2' : 'openapi'
   if (format === 'swagger2') withoutSchemaKeyword(doc)
+  // Swagger 2.0's Path Item has no TRACE (nor any method beyond these): such a route is left out of a 2.0 document.
+  if (format === 'swagger2' && methodsOf(route).every((m) => !SWAGGER2_METHODS.has(m))) return { schema: { ...base, hide: true }, url }
   const recorded = conventionResponses(route)
   if (Object.keys(recorded).length === 0 && Object.keys(conventionAnswerHeaders(route)).length === 0 && conventionSecurity(route) === null) return { schema: base ?? {}, url }
   const out: Json = withConventionResponses(base, route, format)
@@ -555,7 +576,7 @@ export function conventionsOpenApiTransform ({ schema, url, route, openapiObject
   } else if (body !== undefined) {
     out.body = { content: body.content }
   }
-  if (format === 'swagger2') out.produces ??= producesOf(recorded, config.contentType)
+  if (format === 'swagger2') out.produces ??= [...new Set([...producesOf(recorded, config.contentType), ...swagger2Bodies(out.response)])]
 
   const security = conventionSecurity(route)
   if (security !== null && out.security === undefined && security.schemes.length > 0) {

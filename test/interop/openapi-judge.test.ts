@@ -113,6 +113,7 @@ test('property: every article the schema allows is an answer of the reference se
   let jsonSeen = 0
   fc.assert(fc.property(article, fc.boolean(), fc.integer({ min: 100, max: 599 }), (a, asXml, status) => {
     // Text XML cannot carry (control characters other than tab, LF) is replaced when written: leave those out.
+    // eslint-disable-next-line no-control-regex -- the characters XML 1.0 2.2 cannot carry
     if (asXml && /[\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF\uD800-\uDFFF\r]/.test(a.title + a.body + a.tags.join(''))) return true
     // Whitespace-only text is read back as written only as element content: keep the JSON side for it.
     if (asXml && [a.title, a.body, ...a.tags].some((s) => s.trim() !== s)) return true

@@ -267,7 +267,19 @@ function cases (ids: { id: () => string, victim: () => string, oldEtag: (accept:
   return [...list, ...problems, ...heads]
 }
 
-interface DocumentShape { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>> }
+interface DocumentShape { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown>, headers?: Record<string, unknown> }> }>> }
+
+/** The headers the document lists for an answer `METHOD /template status [media-type]`. */
+function documentedHeaders (doc: DocumentShape, answer: string): string[] {
+  const [method, path, status] = answer.split(' ')
+  return Object.keys(doc.paths[path]?.[method.toLowerCase()]?.responses[status]?.headers ?? {})
+}
+
+/**
+ * Headers the document lists that an answer may leave out, with the reason (the test fails
+ * on any other documented header that no answer of its kind carried).
+ */
+const OPTIONAL_HEADERS: Record<string, string> = {}
 
 /** Every answer the document lists: `METHOD /template status media-type` (no media type where it lists no body). */
 function documentedAnswers (doc: DocumentShape): string[] {
@@ -307,6 +319,7 @@ for (const profile of ['spec', 'rfc9110'] as const) {
     // The instances a delta is computed from: served once before the first replacement (RFC 3229 10.5.1).
     const old = { 'application/json': await etag('application/json'), 'application/xml': await etag('application/xml') }
     const produced = new Set<string>()
+    const seen = new Map<string, Set<string>>()
     for (const c of cases({ id: () => id, victim: () => victim, oldEtag: (accept) => old[accept as keyof typeof old], etag })) {
       const path = typeof c.path === 'function' ? c.path() : c.path
       const headers = typeof c.headers === 'function' ? await c.headers() : c.headers
@@ -315,7 +328,13 @@ for (const profile of ['spec', 'rfc9110'] as const) {
       const verdict = judge.judge(x)
       t.same(verdict.problems, [], `${c.name}: ${verdict.answer} is an answer of the document`)
       produced.add(verdict.answer)
+      const names = seen.get(verdict.answer) ?? new Set<string>()
+      for (const name of Object.keys(x.headers)) names.add(name.toLowerCase())
+      seen.set(verdict.answer, names)
     }
+    // Every header the document lists for an answer was carried by an answer of that kind.
+    const absent = [...seen].flatMap(([answer, names]) => documentedHeaders(doc, answer).filter((h) => !names.has(h.toLowerCase()) && OPTIONAL_HEADERS[`${answer} ${h}`] === undefined).map((h) => `${answer} ${h}`))
+    t.same(absent, [], 'every documented header was carried')
     const NOT_PROVOKED = notProvoked(profile)
     const missing = documentedAnswers(doc).filter((a) => !produced.has(a) && NOT_PROVOKED[a] === undefined)
     t.same(missing, [], 'every documented answer was produced, or is listed as one no request can provoke')

@@ -7,14 +7,14 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import swagger from '@fastify/swagger'
 import Redis from 'ioredis'
 import {
-  httpConventions, serverOptions, unprocessable, ERRORS_SCHEMA_ID, type Profile, type AuthOptions, type BearerTokenInfo, type DeltaEncodingOptions, serviceUnavailable
+  httpConventions, serverOptions, unprocessable, type Profile, type AuthOptions, type BearerTokenInfo, type DeltaEncodingOptions, serviceUnavailable
 } from '../plugins/index'
 import { negotiateMediaType } from '../plugins/entries/headers'
 import { createRedactingSerializers } from '../plugins/entries/logging'
-import { conventionsOpenApiTransform, conventionsOpenApiTransformObject, recordResponse } from '../plugins/entries/openapi'
+import { conventionsOpenApiTransform, conventionsOpenApiTransformObject, recordResponse, recordSuccessHeaders } from '../plugins/entries/openapi'
 import { RedisNonceStore, RedisInstanceStore } from '../plugins/entries/stores'
 import { lastModifiedAt, openStore, type Article, type ArticleInput, type Stored } from './store'
-import { articleBody, article as articleSchema, idParams, listQuery } from './schemas'
+import { articleBody, article as articleSchema, idParams, listQuery, pageResponse, logoResponse, documentResponse, redirectResponse } from './schemas'
 import { homePage, logoSvg } from './pages'
 
 export interface ServiceConfig {
@@ -196,6 +196,9 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     if (route.url !== '/articles' && !route.url.startsWith('/articles/')) return
     recordResponse(route, 503, { description: 'Service Unavailable: the articles database is out of reach; retry after Retry-After seconds', body: 'html', headers: ['Retry-After', 'Cache-Control'] })
     if (route.url.includes(':id')) recordResponse(route, 404, { description: 'Not Found: no article has this id (code ARTICLE_NOT_FOUND)', body: 'envelope' })
+    // The handlers' own headers: where a new article is, and its validators on every write.
+    if (route.method === 'POST') recordSuccessHeaders(route, ['Location', 'ETag', 'Last-Modified'])
+    if (route.method === 'PUT' || route.method === 'PATCH') recordSuccessHeaders(route, ['ETag', 'Last-Modified'])
   })
   await app.register(swagger, {
     openapi: {
@@ -203,6 +206,8 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
       info: { title: 'Articles API', version: '1.0.0', description: 'Reference service of fastify-http-conventions' }
     },
     transform: conventionsOpenApiTransform,
+    // HEAD /articles/{id} is a route of its own (RFC 9110 9.3.2): it is documented too.
+    exposeHeadRoutes: true,
     // RFC 5789 3.1: the GET, HEAD and PUT of a resource that takes PATCH document Accept-Patch too.
     transformObject: conventionsOpenApiTransformObject
   })
@@ -236,12 +241,21 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     return reply.code(404).header('content-type', 'application/problem+json').send(Buffer.from(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: entry.message, instance, errors: [entry] })))
   })
 
-  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(homePage))
+  app.get('/', { schema: { response: { 200: pageResponse } } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(homePage))
 
   // Conventions (Cross-Origin-Resource-Policy): the logo may be embedded by any origin; every other response is same-origin.
-  app.get('/public/logo.svg', { schema: { hide: true }, config: { resourcePolicy: 'cross-origin' } }, async (_request, reply) => reply.type('image/svg+xml').send(logoSvg))
+  app.get('/public/logo.svg', { schema: { response: { 200: logoResponse } }, config: { resourcePolicy: 'cross-origin' } }, async (_request, reply) => reply.type('image/svg+xml').send(logoSvg))
 
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  app.get('/openapi.json', { schema: { response: { 200: documentResponse } } }, async () => app.swagger())
+
+  // Conventions (Redirects): the rule answers every request under /v1/ with 307 before these
+  // handlers (and before any body is read, so no other convention runs); the routes put the
+  // redirect in the OpenAPI document, one operation per method OpenAPI 3.0 can name (TRACE
+  // apart: Swagger 2.0 cannot name it, and its own route is left out of a 2.0 document).
+  const v1 = { url: '/v1/*', schema: { response: { 307: redirectResponse } }, config: { contentLength: false, contentType: false } } as const
+  const redirectHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => reply.temporaryRedirect(request.url.slice('/v1'.length))
+  app.route({ ...v1, method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], handler: redirectHandler })
+  app.route({ ...v1, method: 'TRACE', handler: redirectHandler })
 
   app.get('/articles', {
     schema: { querystring: listQuery, response: { 200: { type: 'array', items: { $ref: `${articleSchema.$id}#` } } } },
@@ -252,7 +266,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   })
 
   app.post('/articles', {
-    schema: { body: articleBody, response: { 201: { $ref: `${articleSchema.$id}#` }, 422: { $ref: `${ERRORS_SCHEMA_ID}#` } } },
+    schema: { body: articleBody, response: { 201: { $ref: `${articleSchema.$id}#` } } },
     config: { contentType: { accept: ['application/json', 'application/xml'], xml: XML }, auth: WRITE }
   }, async (request, reply) => {
     const created = await store.create(request.body as ArticleInput)

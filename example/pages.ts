@@ -27,7 +27,7 @@ export const homePage = `<!DOCTYPE html>
 <li><code>GET /articles</code> (<code>?tag=</code>, <code>?limit=1..100</code>)</li>
 <li><code>POST /articles</code></li>
 <li><code>GET</code>, <code>HEAD</code>, <code>PUT</code>, <code>PATCH</code>, <code>DELETE /articles/{id}</code> (an unknown id: 404, <code>article not found</code>)</li>
-<li><code>GET /openapi.json</code>: the OpenAPI document, with the error responses of every route</li>
+<li><code>GET /openapi.json</code>: the OpenAPI document of every answer of every route (XML bodies, redirects and errors included)</li>
 </ul>
 </body>
 </html>

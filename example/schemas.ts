@@ -48,3 +48,24 @@ export const listQuery = {
 
 /** The input schema without its $id, for body validation and XML conversion. */
 export const { $id: _inputId, ...articleBody } = articleInput
+
+/** The answers of the routes that are no articles, as OpenAPI documents them (a body per media type). */
+export const pageResponse = {
+  description: 'The home page: what the API is and the conventions it follows',
+  content: { 'text/html': { schema: { type: 'string' } } }
+} as const
+
+export const logoResponse = {
+  description: 'The logo, which any origin may embed',
+  content: { 'image/svg+xml': { schema: { type: 'string' } } }
+} as const
+
+export const documentResponse = {
+  description: 'This OpenAPI document',
+  content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } }
+} as const
+
+export const redirectResponse = {
+  description: 'Temporary Redirect: repeat the same method and body at Location, the path without /v1 (the query kept)',
+  content: { 'text/plain': { schema: { type: 'string' } } }
+} as const

@@ -11,7 +11,13 @@
  *   and If-Modified-Since where preconditions are evaluated (412), A-IM where deltas are
  *   offered (226);
  * - request bodies in every accepted media type: the two patch formats of a PATCH route,
- *   and application/xml where the route accepts XML.
+ *   and application/xml where the route accepts XML; Content-Length where a body needs one (411);
+ * - response bodies in every media type the route answers: application/xml beside JSON where
+ *   the route answers XML (with `Vary: Accept`), application/problem+json beside every
+ *   errors[] envelope (RFC 9457 3: a client that prefers it gets it);
+ * - the headers every answer of a route carries, errors included (Cross-Origin-Resource-Policy),
+ *   recorded by the plugin that sets them (`recordAnswerHeader`), and the answers of
+ *   `EVERY_OPERATION`, which no route records because the server gives them to any request.
  *
  * The transform works on the route schema @fastify/swagger converts: a response is a JSON
  * schema whose `description` and `headers` (JSON schemas by name) become the response's.
@@ -24,6 +30,11 @@
 import type { RouteOptions } from 'fastify'
 import envelopeSchema from '../schemas/errors.json'
 import { methodsOf } from './shared'
+
+const SWAGGER2_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'])
+
+/** The methods whose requests carry a body the suite frames (RFC 9110 9.3). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
 export type ResponseBody = 'envelope' | 'text' | 'html' | 'none'
 
@@ -42,11 +53,19 @@ export interface ConventionSecurity {
 const kResponses = Symbol.for('fastify-http-conventions.responses')
 const kSecurity = Symbol.for('fastify-http-conventions.security')
 const kSuccessHeaders = Symbol.for('fastify-http-conventions.success-headers')
+const kAnswerHeaders = Symbol.for('fastify-http-conventions.answer-headers')
+const kMoreBodies = Symbol.for('fastify-http-conventions.more-bodies')
+
+/** A response header's schema, as OpenAPI documents it: a string, or one of a few values. */
+export interface HeaderSchema { type: 'string', enum?: string[], description?: string }
 
 interface Recorded {
   [kResponses]?: Record<string, ConventionResponse>
   [kSecurity]?: ConventionSecurity
   [kSuccessHeaders]?: string[]
+  [kAnswerHeaders]?: Record<string, HeaderSchema>
+  /** A status two conventions give with bodies of different kinds: the kinds after the first. */
+  [kMoreBodies]?: Record<string, ResponseBody[]>
 }
 
 function recordsOf (route: RouteOptions): Recorded {
@@ -64,15 +83,38 @@ export function recordResponse (route: RouteOptions, status: number, response: C
     return
   }
   // The same status from two conventions (415 of Content-Type and of PATCH): the first one's
-  // description, the headers of both.
+  // description, the headers of both, and the bodies of both (a 400 of framing is text, of syntax an envelope).
   const headers = [...new Set([...(first.headers ?? []), ...(response.headers ?? [])])]
   if (headers.length > 0) map[key] = { ...first, headers }
+  if (response.body !== first.body && response.body !== 'none') {
+    const more = config[kMoreBodies] ?? (config[kMoreBodies] = {})
+    more[key] = [...new Set([...(more[key] ?? []), response.body])]
+  }
+}
+
+/** The kinds of body a recorded status has: its own, and those other conventions give with the same status. */
+function bodiesOf (route: { config?: unknown }, status: string, r: ConventionResponse): ResponseBody[] {
+  return [r.body, ...((route.config as Recorded | undefined)?.[kMoreBodies]?.[status] ?? [])]
 }
 
 /** Called by plugins when they compile a route: headers every 2xx answer of the route carries (ETag, Last-Modified, ...). */
 export function recordSuccessHeaders (route: RouteOptions, headers: readonly string[]): void {
   const config = recordsOf(route)
   config[kSuccessHeaders] = [...new Set([...(config[kSuccessHeaders] ?? []), ...headers])]
+}
+
+/**
+ * Called by plugins when they compile a route: a header every answer of the route carries,
+ * errors included (Cross-Origin-Resource-Policy). A later record of the same name replaces it.
+ */
+export function recordAnswerHeader (route: RouteOptions, name: string, schema: HeaderSchema): void {
+  const config = recordsOf(route)
+  config[kAnswerHeaders] = { ...config[kAnswerHeaders], [name]: { ...schema } }
+}
+
+/** The headers every answer of the route carries, by name. */
+export function conventionAnswerHeaders (route: { config?: unknown }): Record<string, HeaderSchema> {
+  return (route.config as Recorded | undefined)?.[kAnswerHeaders] ?? {}
 }
 
 /** The headers the suite adds to the route's 2xx answers: those recorded, and Accept-Patch on a PATCH route. */
@@ -134,26 +176,52 @@ const HEADER_DESCRIPTIONS: Record<string, string> = {
 
 const NO_BODY = Object.freeze({ type: 'null' })
 
-/** Each kind of body: its media type and its JSON schema. */
-const BODIES: Record<Exclude<ResponseBody, 'none'>, [string, Json]> = {
-  envelope: ['application/json', envelopeBody],
-  text: ['text/plain', { type: 'string' }],
-  html: ['text/html', { type: 'string' }]
+/** RFC 9457 3.1 problem details, as the suite writes them: the envelope's entries ride along as `errors` (3.2). */
+const PROBLEM_BODY: Json = {
+  description: 'Problem details (RFC 9457): the errors[] entries of the envelope are its `errors` member',
+  type: 'object',
+  required: ['type', 'title', 'status', 'errors'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    instance: { type: 'string' },
+    errors: envelopeBody.properties.errors
+  }
 }
+
+/**
+ * Each kind of body: its media types and their JSON schemas. An errors[] envelope is
+ * problem details to a client whose Accept prefers application/problem+json (RFC 9457 3).
+ */
+const BODIES: Record<Exclude<ResponseBody, 'none'>, Array<[string, Json]>> = {
+  envelope: [['application/json', envelopeBody], ['application/problem+json', PROBLEM_BODY]],
+  text: [['text/plain', { type: 'string' }]],
+  html: [['text/html', { type: 'string' }]]
+}
+
+/**
+ * Answers the server gives to a request of any operation, which no route records: one line
+ * each, `[status, { description, body, headers }]`; each is added to every operation the
+ * suite documents (the route's own and recorded answers win). An answer of a path rather than
+ * of an operation (a method the path does not serve) belongs to `conventionsOpenApiTransformObject`.
+ */
+const EVERY_OPERATION: ReadonlyArray<[number, ConventionResponse]> = []
 
 /** Header schemas, by name, as @fastify/swagger reads them in a response schema (it wraps each into { schema }). */
 function headerSchemas (names: readonly string[]): Json {
   return Object.fromEntries(names.map((h) => [h, HEADER_DESCRIPTIONS[h] === undefined ? { type: 'string' } : { type: 'string', description: HEADER_DESCRIPTIONS[h] }]))
 }
 
-/** A recorded response as @fastify/swagger reads a route's response schema. */
-function openApiResponse (r: ConventionResponse, format: DocumentFormat): Record<string, unknown> {
+/** A recorded response as @fastify/swagger reads a route's response schema; `bodies`, each kind of body it can have. */
+function openApiResponse (r: ConventionResponse, format: DocumentFormat, bodies: ResponseBody[] = [r.body]): Record<string, unknown> {
   const out: Record<string, unknown> = { description: r.description }
   // `type: 'null'`: @fastify/swagger documents no content (304, 226 bodies are not JSON).
   if (r.body === 'none') Object.assign(out, NO_BODY)
-  // Swagger 2.0: the response's schema is the body's; its media type is in `produces`.
-  else if (format === 'swagger2') Object.assign(out, BODIES[r.body][1])
-  else out.content = { [BODIES[r.body][0]]: { schema: BODIES[r.body][1] } }
+  // Swagger 2.0: the response's schema is the body's; its media types are in `produces`.
+  else if (format === 'swagger2') Object.assign(out, BODIES[r.body][0][1])
+  else out.content = Object.fromEntries(bodies.flatMap((b) => b === 'none' ? [] : BODIES[b]).map(([type, schema]) => [type, { schema }]))
   if (r.headers !== undefined) out.headers = headerSchemas(r.headers)
   return out
 }
@@ -176,7 +244,8 @@ function isPatchRoute (route: { method?: unknown, config?: unknown }): boolean {
   return methodsOf(route).includes('PATCH') && isObject((route.config as { patch?: unknown } | undefined)?.patch)
 }
 
-const SUCCESS = /^(2(\d\d|XX)|default)$/i
+/** The statuses that say how a request succeeds: a route that documents one (a 307 included) gets no default 200. */
+const SUCCESS = /^([23](\d\d|XX)|default)$/i
 
 /** The success response of a route that documents none. */
 function successResponse (route: { method?: unknown, config?: unknown }, format: DocumentFormat): [string, Json] {
@@ -190,6 +259,57 @@ function successResponse (route: { method?: unknown, config?: unknown }, format:
   return ['200', { description: 'Default Response' }]
 }
 
+/** How the route writes XML (`config.contentType.xml`): the root element and the names of array items. */
+interface XmlNames { root: string, itemNames: Record<string, string> }
+
+function xmlNamesOf (route: { config?: unknown }): XmlNames | undefined {
+  const xml = ((route.config as { contentType?: unknown } | undefined)?.contentType as { xml?: unknown } | undefined)?.xml
+  if (!isObject(xml) || typeof xml.root !== 'string') return undefined
+  return { root: xml.root, itemNames: isObject(xml.itemNames) ? xml.itemNames as Record<string, string> : {} }
+}
+
+/** The element name of an array's items, as the suite writes them: `itemNames`, else the singular (`tags` -> `tag`). */
+function itemName (name: string, itemNames: Record<string, string>): string {
+  if (Object.prototype.hasOwnProperty.call(itemNames, name)) return itemNames[name]
+  return name.length > 1 && name.endsWith('s') ? name.slice(0, -1) : 'item'
+}
+
+/**
+ * A JSON schema as the XML body it describes (OpenAPI's XML Object): the element `name`,
+ * arrays wrapped in an element of their own holding one element per item. A referenced
+ * schema keeps its reference (its own members are named by property).
+ */
+function xmlSchema (schema: Json, name: string, itemNames: Record<string, string>): Json {
+  if (schema.$ref !== undefined) return { allOf: [schema], xml: { name } }
+  const out: Json = { ...schema, xml: { name } }
+  if (isObject(schema.items)) {
+    out.xml = { name, wrapped: true }
+    out.items = xmlSchema(schema.items, itemName(name, itemNames), itemNames)
+  }
+  if (isObject(schema.properties)) {
+    out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, isObject(v) ? xmlSchema(v, k, itemNames) : v]))
+  }
+  return out
+}
+
+/** A 2xx response of the route's own schema, in JSON and, for a client that prefers it, XML (RFC 9110 12.5.1). */
+function withXml (r: Json, xml: XmlNames): Json {
+  if (isObject(r.content)) return r
+  const { description, headers, ...body } = r
+  const out: Json = { description: typeof description === 'string' ? description : 'Default Response', content: { 'application/json': { schema: body }, 'application/xml': { schema: xmlSchema(body, xml.root, xml.itemNames) } } }
+  if (headers !== undefined) out.headers = headers
+  return out
+}
+
+const DELTA_BODY: Json = { type: 'string', format: 'binary', description: 'The instance manipulations of IM applied to the instance Delta-Base names (a VCDIFF delta, RFC 3284, and/or gzip)' }
+
+const VARY_ACCEPT: Json = { type: 'string', description: 'Accept: the body is JSON, or XML to a client that prefers it' }
+
+/** Adds header schemas to a response (those it documents itself win); a new object. */
+function addHeaders (r: Json, headers: Json): Json {
+  return { ...r, headers: { ...headers, ...(isObject(r.headers) ? r.headers : {}) } }
+}
+
 /**
  * Adds the recorded responses to a route schema (those the route documents itself win), and
  * a success response if it has none; in OpenAPI 3 shapes, or Swagger 2.0's with `format: 'swagger2'`.
@@ -197,7 +317,8 @@ function successResponse (route: { method?: unknown, config?: unknown }, format:
 export function withConventionResponses (schema: Json | undefined, route: { config?: unknown, method?: unknown }, format: DocumentFormat = 'openapi'): Json {
   const recorded = conventionResponses(route)
   const keys = Object.keys(recorded)
-  if (keys.length === 0) return schema ?? {}
+  const everyAnswer = conventionAnswerHeaders(route)
+  if (keys.length === 0 && Object.keys(everyAnswer).length === 0) return schema ?? {}
   const own = isObject(schema?.response) ? schema.response : undefined
   const response: Json = { ...own }
   // Without a response schema @fastify/swagger documents a default 200: keep one.
@@ -206,16 +327,36 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
     response[status] = success
   }
   // The headers the conventions add to every 2xx (ETag, Last-Modified, Cache-Control, Accept-Patch),
-  // beside the route's own; a new object, never the route's (Fastify serializes with it).
-  const successHeaders = conventionSuccessHeaders(route)
+  // beside the route's own; a new object, never the route's (Fastify serializes with it). A route
+  // that answers XML says so, and that its 2xx bodies vary with Accept.
+  const successHeaders = headerSchemas(conventionSuccessHeaders(route))
+  const xml = xmlNamesOf(route)
+  if (xml !== undefined) successHeaders.Vary = VARY_ACCEPT
+  // RFC 3229 10.4.1: a 226 is a 2xx of the instance (its validators, its Vary), its body a delta
+  // (or gzip) of it, in the instance's media types.
+  if (format === 'openapi' && recorded['226']?.body === 'none' && response['226'] === undefined) {
+    const { type: _null, ...delta } = openApiResponse(recorded['226'], format)
+    response['226'] = { ...delta, content: Object.fromEntries(['application/json', ...(xml === undefined ? [] : ['application/xml'])].map((t) => [t, { schema: DELTA_BODY }])) }
+  }
   for (const status of Object.keys(response)) {
     const r = response[status]
-    if (successHeaders.length === 0 || !/^2/.test(status) || !isObject(r) || r.type === 'null') continue
-    response[status] = { ...r, headers: { ...headerSchemas(successHeaders), ...(isObject(r.headers) ? r.headers : {}) } }
+    if (!/^2/.test(status) || !isObject(r) || r.type === 'null') continue
+    const body = xml === undefined || format === 'swagger2' ? r : withXml(r, xml)
+    response[status] = Object.keys(successHeaders).length === 0 ? body : addHeaders(body, successHeaders)
   }
-  for (const status of keys) response[status] ??= openApiResponse(recorded[status], format)
+  // A status the route documents itself keeps its description and body, and gains the headers the suite sends with it (a 307's Location).
+  for (const status of keys) {
+    const r = response[status]
+    const headers = recorded[status].headers
+    response[status] = r === undefined ? openApiResponse(recorded[status], format, bodiesOf(route, status, recorded[status])) : headers === undefined || !isObject(r) ? r : addHeaders(r, headerSchemas(headers))
+  }
+  // RFC 9110 15.4.5: a 304 carries the Vary the 200 would.
+  if (xml !== undefined && isObject(response['304'])) response['304'] = addHeaders(response['304'], { Vary: VARY_ACCEPT })
+  for (const [status, answer] of EVERY_OPERATION) response[status] ??= openApiResponse(answer, format)
   // The patch plugin answers 404 itself when `load` finds no resource (RFC 5789 2.2).
   if (isPatchRoute(route)) response['404'] ??= openApiResponse(NOT_FOUND, format)
+  // The headers every answer carries (Cross-Origin-Resource-Policy), on every status.
+  if (Object.keys(everyAnswer).length > 0) for (const status of Object.keys(response)) response[status] = addHeaders(isObject(response[status]) ? response[status] : {}, everyAnswer)
   return { ...schema, response }
 }
 
@@ -267,12 +408,12 @@ function patchBody (patch: Json): RequestBody {
 function bodyMedia (body: unknown, contentType: unknown): RequestBody | undefined {
   if (!isObject(body) || body.content !== undefined || !isObject(contentType)) return undefined
   const accept = Array.isArray(contentType.accept) ? contentType.accept.map((t) => String(t).toLowerCase()) : undefined
-  const xml = isObject(contentType.xml) && typeof contentType.xml.root === 'string' ? contentType.xml.root : undefined
+  const xml = xmlNamesOf({ config: { contentType } })
   // XML is documented where the route names it: in its accepted types, or by its XML config.
   const types = accept ?? (xml === undefined ? [] : ['application/json', 'application/xml'])
   if (!types.includes('application/xml')) return undefined
   const content: Json = {}
-  const named = xml === undefined ? body : body.$ref === undefined ? { ...body, xml: { name: xml } } : { allOf: [body], xml: { name: xml } }
+  const named = xml === undefined ? body : xmlSchema(body, xml.root, xml.itemNames)
   for (const type of types) content[type] = { schema: type === 'application/xml' ? named : body }
   // Swagger 2.0: one schema for every type; the XML element's name rides along (JSON ignores it).
   return { content, consumes: types, schema: named }
@@ -296,17 +437,24 @@ function requestHeaders (own: unknown, route: { method?: unknown }, recorded: Re
     const safe = methodsOf(route).some((m) => m === 'GET' || m === 'HEAD')
     for (const [name, description, safeOnly] of preconditionHeaders(recorded['304'] === undefined ? 412 : 304)) if (safe || !safeOnly) add[name] = { type: 'string', description }
   }
+  // Conventions (Content-Length): a request with a body says its length (411 otherwise).
+  if (recorded['411'] !== undefined && methodsOf(route).some((m) => BODY_METHODS.has(m))) {
+    add['Content-Length'] = { type: 'string', pattern: '^[0-9]+$', description: 'The length of the body in bytes: required, a body without it (chunked) is answered 411' }
+  }
   if (recorded['226'] !== undefined) {
     add['A-IM'] = { type: 'string', description: 'Instance manipulations the client accepts (RFC 3229): vcdiff, gzip; If-None-Match names the instance it holds' }
   }
   if (Object.keys(add).length === 0) return undefined
-  if (own === undefined) return { type: 'object', properties: add }
+  const required = add['Content-Length'] === undefined ? undefined : ['Content-Length']
+  if (own === undefined) return { type: 'object', properties: add, ...(required === undefined ? {} : { required }) }
   // A headers schema the route gives by reference, or without properties, is left as it is.
   if (!isObject(own) || own.$ref !== undefined || (own.properties !== undefined && !isObject(own.properties))) return undefined
   const properties: Json = { ...(own.properties as Json | undefined) }
   const taken = new Set(Object.keys(properties).map((k) => k.toLowerCase()))
   for (const [name, schema] of Object.entries(add)) if (!taken.has(name.toLowerCase())) properties[name] = schema
-  return { ...own, type: own.type ?? 'object', properties }
+  const out: Json = { ...own, type: own.type ?? 'object', properties }
+  if (required !== undefined && !taken.has('content-length')) out.required = [...(Array.isArray(own.required) ? own.required as unknown[] : []), ...required]
+  return out
 }
 
 interface OpenApiObject { openapi?: string, swagger?: string, components?: Json, securityDefinitions?: Json, paths?: Json }
@@ -330,7 +478,8 @@ export function conventionsOpenApiTransformObject ({ openapiObject, swaggerObjec
       const responses = (operations[method] as { responses?: unknown } | undefined)?.responses
       if (!isObject(responses)) continue
       for (const [status, r] of Object.entries(responses)) {
-        if (!/^2/.test(status) || !isObject(r)) continue
+        // RFC 5789 3.1 and 2.2: the 2xx answers, and the 415 of a body of a type the resource does not take.
+        if (!/^(2|415$)/.test(status) || !isObject(r)) continue
         const headers = (isObject(r.headers) ? r.headers : (r.headers = {}))
         headers['Accept-Patch'] ??= { ...header }
       }
@@ -368,8 +517,25 @@ function ensureSecuritySchemes (doc: OpenApiObject | undefined, names: string[],
 function producesOf (recorded: Record<string, ConventionResponse>, contentType: unknown): string[] {
   const types = new Set(['application/json'])
   if (isObject(contentType) && isObject(contentType.xml)) types.add('application/xml')
-  for (const r of Object.values(recorded)) if (r.body !== 'none') types.add(BODIES[r.body][0])
+  for (const r of Object.values(recorded)) if (r.body !== 'none') for (const [type] of BODIES[r.body]) types.add(type)
   return [...types]
+}
+
+/**
+ * Swagger 2.0 has no `content` by media type: a response the route gives that way keeps its
+ * first type's schema, and every type goes to `produces` (returned).
+ */
+function swagger2Bodies (response: unknown): string[] {
+  const types: string[] = []
+  if (!isObject(response)) return types
+  for (const [status, r] of Object.entries(response)) {
+    if (!isObject(r) || !isObject(r.content)) continue
+    const { content, ...rest } = r
+    const first = Object.values(content)[0]
+    response[status] = { ...rest, ...(isObject(first) && isObject(first.schema) ? first.schema : {}) }
+    types.push(...Object.keys(content))
+  }
+  return types
 }
 
 /**
@@ -393,8 +559,10 @@ export function conventionsOpenApiTransform ({ schema, url, route, openapiObject
   const doc = (openapiObject ?? swaggerObject) as OpenApiObject | undefined
   const format: DocumentFormat = swaggerObject !== undefined || doc?.swagger !== undefined ? 'swagger2' : 'openapi'
   if (format === 'swagger2') withoutSchemaKeyword(doc)
+  // Swagger 2.0's Path Item has no TRACE (nor any method beyond these): such a route is left out of a 2.0 document.
+  if (format === 'swagger2' && methodsOf(route).every((m) => !SWAGGER2_METHODS.has(m))) return { schema: { ...base, hide: true }, url }
   const recorded = conventionResponses(route)
-  if (Object.keys(recorded).length === 0 && conventionSecurity(route) === null) return { schema: base ?? {}, url }
+  if (Object.keys(recorded).length === 0 && Object.keys(conventionAnswerHeaders(route)).length === 0 && conventionSecurity(route) === null) return { schema: base ?? {}, url }
   const out: Json = withConventionResponses(base, route, format)
   const config = (route.config ?? {}) as Json
 
@@ -408,7 +576,7 @@ export function conventionsOpenApiTransform ({ schema, url, route, openapiObject
   } else if (body !== undefined) {
     out.body = { content: body.content }
   }
-  if (format === 'swagger2') out.produces ??= producesOf(recorded, config.contentType)
+  if (format === 'swagger2') out.produces ??= [...new Set([...producesOf(recorded, config.contentType), ...swagger2Bodies(out.response)])]
 
   const security = conventionSecurity(route)
   if (security !== null && out.security === undefined && security.schemes.length > 0) {

@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { declareConvention, type RouteCompiler } from './kernel/index'
 import { invalidOption } from '../lib/errors'
 import { MESSAGE, optionsChecker } from './options'
+import { recordAnswerHeader } from './openapi'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
 export type ResourcePolicy = 'same-origin' | 'same-site' | 'cross-origin'
@@ -68,6 +69,8 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
     const config = c.config.resourcePolicy
     const value = config === undefined ? fallback : check(config, c.where, 'config.resourcePolicy')
     if (value === false || value === null) return
+    // OpenAPI: a header of every answer of the route, its value fixed.
+    recordAnswerHeader(c.route, 'Cross-Origin-Resource-Policy', { type: 'string', enum: [value], description: 'Who may embed the answer (Fetch standard): on every answer, errors included' })
     if (config !== undefined) {
       c.check('preParsing', 'resource-policy', function routeResourcePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
         reply.header(HEADER, value)

@@ -518,8 +518,9 @@ function compileRoute (c: RouteCompiler, s: Settings, plan: Planner, byDefault: 
   // RFC 9110 15.5.2: every 401 carries WWW-Authenticate, whoever produced it (another plugin, the app).
   c.check('onSend', 'auth:challenges', (request, reply, payload) => completeChallenges(s, request, reply, payload, p ?? byDefault), { weak: true })
   if (p === null) return
-  c.respond(401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate'] })
-  if (s.insufficientStatus === 403 && p.scopes.length > 0) c.respond(403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html' })
+  c.respond(401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate', 'Cache-Control'] })
+  // RFC 6750 3.1: the 403 of insufficient_scope carries its challenge too.
+  if (s.insufficientStatus === 403 && p.scopes.length > 0) c.respond(403, { description: 'Forbidden: the credentials lack a scope this route needs', body: 'html', headers: ['WWW-Authenticate', 'Cache-Control'] })
   if (s.storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
   c.step('preParsing', 'auth', authHook(s, p))
   // OpenAPI: the schemes this route offers, and the scopes it needs.

@@ -4,6 +4,6 @@
  */
 export {
   conventionsOpenApiTransform, conventionsOpenApiTransformObject, withConventionResponses, conventionResponses, recordResponse,
-  conventionSuccessHeaders, recordSuccessHeaders, conventionSecurity, recordSecurity, conventionSecuritySchemes, conventionSecurityDefinitions
+  conventionSuccessHeaders, recordSuccessHeaders, conventionAnswerHeaders, recordAnswerHeader, conventionSecurity, recordSecurity, conventionSecuritySchemes, conventionSecurityDefinitions
 } from '../openapi'
-export type { ConventionResponse, ConventionSecurity, DocumentFormat, ResponseBody } from '../openapi'
+export type { ConventionResponse, ConventionSecurity, DocumentFormat, HeaderSchema, ResponseBody } from '../openapi'

@@ -54,7 +54,7 @@ const SUBPATHS: Record<string, string[]> = {
     'ConventionsClient', 'createConventionsClient', 'ConventionsClientError', 'clientErrorCodes', 'isConventionsClientError'
   ],
   stores: ['MemoryInstanceStore', 'RedisInstanceStore', 'MemoryNonceStore', 'RedisNonceStore'],
-  openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse', 'recordSecurity', 'conventionSecurity', 'conventionSecuritySchemes', 'conventionsOpenApiTransformObject', 'conventionSuccessHeaders', 'recordSuccessHeaders', 'conventionSecurityDefinitions'],
+  openapi: ['conventionsOpenApiTransform', 'withConventionResponses', 'conventionResponses', 'recordResponse', 'recordSecurity', 'conventionSecurity', 'conventionSecuritySchemes', 'conventionsOpenApiTransformObject', 'conventionSuccessHeaders', 'recordSuccessHeaders', 'conventionSecurityDefinitions', 'conventionAnswerHeaders', 'recordAnswerHeader'],
   headers: ['negotiateMediaType', 'parseMediaType'],
   'json-patch': ['applyJsonPatch', 'applyMergePatch'],
   xml: ['jsonToXml', 'xmlBodyToJson'],

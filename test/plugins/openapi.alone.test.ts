@@ -101,7 +101,9 @@ for (const version of VERSIONS) {
         t.ok(Object.keys(op.responses).some((s) => /^2/.test(s)), `${method} ${path} documents a 2xx`)
       }
     }
-    t.same(paths['/plain'].get.responses, { 200: { description: 'Default Response' } }, 'a route without conventions keeps the default 200')
+    t.same(Object.keys(paths['/plain'].get.responses), ['200'], 'a route without conventions keeps the default 200')
+    t.same(paths['/plain'].get.responses['200'].description, 'Default Response')
+    t.same(Object.keys(paths['/plain'].get.responses['200'].headers), ['Cross-Origin-Resource-Policy'], 'with the resource policy of every answer')
     t.equal(paths['/items/{id}'].delete.responses['204'].description, 'No Content: the resource is deleted')
     t.notOk(paths['/items/{id}'].delete.responses['204'].content, '204 has no content')
     t.match(paths['/items/{id}'].patch.responses['200'], { content: { 'application/json': { schema: { type: 'object', required: ['name'] } } } }, 'PATCH answers the patched resource')
@@ -110,7 +112,8 @@ for (const version of VERSIONS) {
     // 226 and its headers; the precondition and A-IM request headers.
     const get = paths['/items/{id}'].get
     t.match(get.responses['226'], { headers: { IM: { schema: { type: 'string' } }, 'Delta-Base': { schema: { type: 'string' } } } })
-    t.notOk(get.responses['226'].content, 'the 226 body is not JSON')
+    t.same(Object.keys(get.responses['226'].content), ['application/json', 'application/xml'], 'RFC 3229 10.4.1: the 226 body is a delta of the instance, in its media types')
+    t.equal(get.responses['226'].content['application/json'].schema.format, 'binary', 'the 226 body is not JSON')
     const headerNames = (op: Json): string[] => (op.parameters ?? []).filter((p: Json) => p.in === 'header').map((p: Json) => p.name)
     t.same(headerNames(get).sort(), ['A-IM', 'If-Match', 'If-Modified-Since', 'If-None-Match', 'If-Unmodified-Since'])
     t.same(headerNames(paths['/items/{id}'].delete).sort(), ['If-Match', 'If-None-Match', 'If-Unmodified-Since'], 'If-Modified-Since is for GET and HEAD')
@@ -165,7 +168,7 @@ test('Swagger 2.0 (@fastify/swagger\'s `swagger` mode): a small app\'s document 
   t.match(get.responses['412'], { headers: { ETag: { type: 'string' } }, schema: { type: 'object', required: ['errors'] } }, 'the 412 is the envelope, with the current ETag')
   t.match(get.responses['226'], { headers: { IM: { type: 'string' }, 'Delta-Base': { type: 'string' } } })
   t.notOk(get.responses['226'].schema, 'the 226 body is not JSON')
-  t.same(get.produces, ['application/json', 'application/xml'], 'JSON, and XML by Accept')
+  t.same(get.produces, ['application/json', 'application/xml', 'application/problem+json'], 'JSON, XML by Accept, and problem details (RFC 9457 3)')
   const headerNames = (op: Json): string[] => (op.parameters ?? []).filter((p: Json) => p.in === 'header').map((p: Json) => p.name)
   t.same(headerNames(get).sort(), ['A-IM', 'If-Match', 'If-Modified-Since', 'If-None-Match', 'If-Unmodified-Since'])
 

@@ -19,7 +19,7 @@ import { Agent, interceptors, type Dispatcher } from 'undici'
 import {
   MemoryInstanceStore, RedisInstanceStore, MemoryNonceStore, RedisNonceStore, type InstanceStore, type NonceCountStore, type RedisBufferClient
 } from 'fastify-http-conventions/stores'
-import { conventionsOpenApiTransform, withConventionResponses, conventionResponses, recordResponse, type ConventionResponse } from 'fastify-http-conventions/openapi'
+import { conventionsOpenApiTransform, withConventionResponses, conventionResponses, recordResponse, conventionAnswerHeaders, type ConventionResponse, type HeaderSchema } from 'fastify-http-conventions/openapi'
 import { negotiateMediaType, parseMediaType } from 'fastify-http-conventions/headers'
 import { jsonToXml, xmlBodyToJson } from 'fastify-http-conventions/xml'
 import { applyJsonPatch, applyMergePatch } from 'fastify-http-conventions/json-patch'
@@ -176,6 +176,8 @@ test('openapi: the transform and the recorded responses', () => {
   expect(withConventionResponses(undefined, route)).type.toBe<Record<string, unknown>>()
   expect(conventionsOpenApiTransform).type.toBeCallableWith({ schema: {}, url: '/', route })
   expect(recordResponse).type.not.toBeCallableWith(route, '404', { description: 'x', body: 'none' })
+  expect(conventionAnswerHeaders(route)).type.toBe<Record<string, HeaderSchema>>()
+  expect<HeaderSchema>().type.not.toBeAssignableFrom({ type: 'number' as const })
 })
 
 test('subpaths with one subject each: headers, xml, json-patch, auth, logging', () => {

@@ -236,7 +236,10 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     request.log.info(entry.code === undefined ? 'route not found' : 'article not found')
     // The service's 404 is its own answer: it carries the policy of every other answer.
     reply.header('cross-origin-resource-policy', 'same-origin')
-    if (!prefersProblem(request.headers.accept)) return reply.code(404).header('content-type', 'application/json').send(Buffer.from(JSON.stringify({ errors: [entry] })))
+    // As the suite's errors: application/json under spec; under rfc9110 problem details to a
+    // client that prefers them (RFC 9457 3), and the answer says it chose by Accept (RFC 9110 12.5.5).
+    if (config.profile === 'rfc9110') reply.header('vary', 'Accept')
+    if (config.profile !== 'rfc9110' || !prefersProblem(request.headers.accept)) return reply.code(404).header('content-type', 'application/json').send(Buffer.from(JSON.stringify({ errors: [entry] })))
     const instance = request.url.split('?')[0]
     return reply.code(404).header('content-type', 'application/problem+json').send(Buffer.from(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: entry.message, instance, errors: [entry] })))
   })
@@ -315,6 +318,8 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   app.patch('/articles/:id', {
     schema: { params: idParams },
     config: {
+      // RFC 9110 8.8.3: the answer is the representation its ETag names (XML to a client preferring it).
+      contentType: { xml: XML },
       auth: WRITE,
       patch: {
         schema: articleSchema,
@@ -336,7 +341,8 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     return sendArticle(request, reply, { article: patched.document, etag: storedEtag(patched.etag), updatedAtMs: patched.lastModified })
   })
 
-  app.delete('/articles/:id', { schema: { params: idParams }, config: { conditional: { validators }, auth: WRITE } }, async (request, reply) => {
+  // Its preconditions are evaluated against the representation Accept selects: its answers say Vary: Accept.
+  app.delete('/articles/:id', { schema: { params: idParams }, config: { contentType: { xml: XML }, conditional: { validators }, auth: WRITE } }, async (request, reply) => {
     const result = await store.delete(idOf(request), expected(request))
     if (result === 'not-found') return reply.callNotFound()
     if (result === 'precondition-failed') throw (request.preconditions as NonNullable<FastifyRequest['preconditions']>).failed()

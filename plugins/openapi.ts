@@ -55,6 +55,14 @@ const kSecurity = Symbol.for('fastify-http-conventions.security')
 const kSuccessHeaders = Symbol.for('fastify-http-conventions.success-headers')
 const kAnswerHeaders = Symbol.for('fastify-http-conventions.answer-headers')
 const kMoreBodies = Symbol.for('fastify-http-conventions.more-bodies')
+const kErrorMedia = Symbol.for('fastify-http-conventions.error-media')
+
+/**
+ * The media type of a route's errors[] bodies: `application/json` always (the spec profile),
+ * problem details always (`errorFormat: 'problem'`), or either by Accept with `Vary: Accept`
+ * (the rfc9110 profile, RFC 9457 3).
+ */
+export type ErrorMedia = 'json' | 'problem' | 'negotiated'
 
 /** A response header's schema, as OpenAPI documents it: a string, or one of a few values. */
 export interface HeaderSchema { type: 'string', enum?: string[], description?: string }
@@ -66,6 +74,7 @@ interface Recorded {
   [kAnswerHeaders]?: Record<string, HeaderSchema>
   /** A status two conventions give with bodies of different kinds: the kinds after the first. */
   [kMoreBodies]?: Record<string, ResponseBody[]>
+  [kErrorMedia]?: ErrorMedia
 }
 
 function recordsOf (route: RouteOptions): Recorded {
@@ -90,6 +99,15 @@ export function recordResponse (route: RouteOptions, status: number, response: C
     const more = config[kMoreBodies] ?? (config[kMoreBodies] = {})
     more[key] = [...new Set([...(more[key] ?? []), response.body])]
   }
+}
+
+/** Called when a route is compiled: how its errors[] bodies are written (the profile and `errorFormat` decide). */
+export function recordErrorMedia (route: RouteOptions, media: ErrorMedia): void {
+  recordsOf(route)[kErrorMedia] = media
+}
+
+function errorMediaOf (route: { config?: unknown }): ErrorMedia {
+  return (route.config as Recorded | undefined)?.[kErrorMedia] ?? 'json'
 }
 
 /** The kinds of body a recorded status has: its own, and those other conventions give with the same status. */
@@ -192,14 +210,22 @@ const PROBLEM_BODY: Json = {
 }
 
 /**
- * Each kind of body: its media types and their JSON schemas. An errors[] envelope is
- * problem details to a client whose Accept prefers application/problem+json (RFC 9457 3).
+ * Each kind of body: its media types and their JSON schemas, by how the route writes its
+ * errors[] envelope (`ErrorMedia`): as application/json, as problem details, or either by
+ * Accept (RFC 9457 3).
  */
-const BODIES: Record<Exclude<ResponseBody, 'none'>, Array<[string, Json]>> = {
-  envelope: [['application/json', envelopeBody], ['application/problem+json', PROBLEM_BODY]],
-  text: [['text/plain', { type: 'string' }]],
-  html: [['text/html', { type: 'string' }]]
+const ENVELOPES: Record<ErrorMedia, Array<[string, Json]>> = {
+  json: [['application/json', envelopeBody]],
+  problem: [['application/problem+json', PROBLEM_BODY]],
+  negotiated: [['application/json', envelopeBody], ['application/problem+json', PROBLEM_BODY]]
 }
+
+function bodyTypes (body: Exclude<ResponseBody, 'none'>, media: ErrorMedia): Array<[string, Json]> {
+  if (body === 'envelope') return ENVELOPES[media]
+  return body === 'text' ? [['text/plain', { type: 'string' }]] : [['text/html', { type: 'string' }]]
+}
+
+const VARY_NEGOTIATED: Json = { type: 'string', description: 'Accept: the error body is application/json, or application/problem+json to a client that prefers it' }
 
 /**
  * Answers the server gives to a request of any operation, which no route records: one line
@@ -215,14 +241,16 @@ function headerSchemas (names: readonly string[]): Json {
 }
 
 /** A recorded response as @fastify/swagger reads a route's response schema; `bodies`, each kind of body it can have. */
-function openApiResponse (r: ConventionResponse, format: DocumentFormat, bodies: ResponseBody[] = [r.body]): Record<string, unknown> {
+function openApiResponse (r: ConventionResponse, format: DocumentFormat, media: ErrorMedia, bodies: ResponseBody[] = [r.body]): Record<string, unknown> {
   const out: Record<string, unknown> = { description: r.description }
   // `type: 'null'`: @fastify/swagger documents no content (304, 226 bodies are not JSON).
   if (r.body === 'none') Object.assign(out, NO_BODY)
   // Swagger 2.0: the response's schema is the body's; its media types are in `produces`.
-  else if (format === 'swagger2') Object.assign(out, BODIES[r.body][0][1])
-  else out.content = Object.fromEntries(bodies.flatMap((b) => b === 'none' ? [] : BODIES[b]).map(([type, schema]) => [type, { schema }]))
+  else if (format === 'swagger2') Object.assign(out, bodyTypes(r.body, media)[0][1])
+  else out.content = Object.fromEntries(bodies.flatMap((b) => b === 'none' ? [] : bodyTypes(b, media)).map(([type, schema]) => [type, { schema }]))
   if (r.headers !== undefined) out.headers = headerSchemas(r.headers)
+  // RFC 9110 12.5.5: an error whose media type Accept chose says so.
+  if (media === 'negotiated' && bodies.includes('envelope')) out.headers = { ...(out.headers as Json | undefined), Vary: VARY_NEGOTIATED }
   return out
 }
 
@@ -232,7 +260,7 @@ function isObject (v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-// Fastify's 404, which the suite renders in the errors[] envelope.
+// The 404 of the app's not-found handler (Fastify's own by default).
 const NOT_FOUND: ConventionResponse = { description: 'Not Found: there is no resource to patch', body: 'envelope' }
 
 /** A response with a JSON body, in the document's shape. */
@@ -318,6 +346,7 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   const recorded = conventionResponses(route)
   const keys = Object.keys(recorded)
   const everyAnswer = conventionAnswerHeaders(route)
+  const media = errorMediaOf(route)
   if (keys.length === 0 && Object.keys(everyAnswer).length === 0) return schema ?? {}
   const own = isObject(schema?.response) ? schema.response : undefined
   const response: Json = { ...own }
@@ -335,7 +364,7 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   // RFC 3229 10.4.1: a 226 is a 2xx of the instance (its validators, its Vary), its body a delta
   // (or gzip) of it, in the instance's media types.
   if (format === 'openapi' && recorded['226']?.body === 'none' && response['226'] === undefined) {
-    const { type: _null, ...delta } = openApiResponse(recorded['226'], format)
+    const { type: _null, ...delta } = openApiResponse(recorded['226'], format, media)
     response['226'] = { ...delta, content: Object.fromEntries(['application/json', ...(xml === undefined ? [] : ['application/xml'])].map((t) => [t, { schema: DELTA_BODY }])) }
   }
   for (const status of Object.keys(response)) {
@@ -348,13 +377,20 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   for (const status of keys) {
     const r = response[status]
     const headers = recorded[status].headers
-    response[status] = r === undefined ? openApiResponse(recorded[status], format, bodiesOf(route, status, recorded[status])) : headers === undefined || !isObject(r) ? r : addHeaders(r, headerSchemas(headers))
+    response[status] = r === undefined ? openApiResponse(recorded[status], format, media, bodiesOf(route, status, recorded[status])) : headers === undefined || !isObject(r) ? r : addHeaders(r, headerSchemas(headers))
   }
-  // RFC 9110 15.4.5: a 304 carries the Vary the 200 would.
-  if (xml !== undefined && isObject(response['304'])) response['304'] = addHeaders(response['304'], { Vary: VARY_ACCEPT })
-  for (const [status, answer] of EVERY_OPERATION) response[status] ??= openApiResponse(answer, format)
-  // The patch plugin answers 404 itself when `load` finds no resource (RFC 5789 2.2).
-  if (isPatchRoute(route)) response['404'] ??= openApiResponse(NOT_FOUND, format)
+  // RFC 9110 15.4.5: a 304 carries the Vary the 200 would; so does every answer that names a
+  // representation by its ETag (a 412), and a 2xx without a body (the representation Accept
+  // selected was the one its preconditions were evaluated against).
+  if (xml !== undefined) {
+    for (const status of Object.keys(response)) {
+      if (isObject(response[status]) && (/^2/.test(status) || status === '304' || status === '412')) response[status] = addHeaders(response[status], { Vary: VARY_ACCEPT })
+    }
+  }
+  for (const [status, answer] of EVERY_OPERATION) response[status] ??= openApiResponse(answer, format, media)
+  // The patch plugin hands the request to the app's not-found handler when `load` finds no
+  // resource (RFC 5789 2.2): that handler, not the suite, chooses the body's media type.
+  if (isPatchRoute(route)) response['404'] ??= openApiResponse(NOT_FOUND, format, 'json')
   // The headers every answer carries (Cross-Origin-Resource-Policy), on every status.
   if (Object.keys(everyAnswer).length > 0) for (const status of Object.keys(response)) response[status] = addHeaders(isObject(response[status]) ? response[status] : {}, everyAnswer)
   return { ...schema, response }
@@ -514,10 +550,10 @@ function ensureSecuritySchemes (doc: OpenApiObject | undefined, names: string[],
 }
 
 /** The media types of the route's answers, for Swagger 2.0's `produces`: JSON (XML where the route answers it), then the error bodies'. */
-function producesOf (recorded: Record<string, ConventionResponse>, contentType: unknown): string[] {
+function producesOf (recorded: Record<string, ConventionResponse>, contentType: unknown, media: ErrorMedia): string[] {
   const types = new Set(['application/json'])
   if (isObject(contentType) && isObject(contentType.xml)) types.add('application/xml')
-  for (const r of Object.values(recorded)) if (r.body !== 'none') for (const [type] of BODIES[r.body]) types.add(type)
+  for (const r of Object.values(recorded)) if (r.body !== 'none') for (const [type] of bodyTypes(r.body, media)) types.add(type)
   return [...types]
 }
 
@@ -576,7 +612,7 @@ export function conventionsOpenApiTransform ({ schema, url, route, openapiObject
   } else if (body !== undefined) {
     out.body = { content: body.content }
   }
-  if (format === 'swagger2') out.produces ??= [...new Set([...producesOf(recorded, config.contentType), ...swagger2Bodies(out.response)])]
+  if (format === 'swagger2') out.produces ??= [...new Set([...producesOf(recorded, config.contentType, errorMediaOf(route)), ...swagger2Bodies(out.response)])]
 
   const security = conventionSecurity(route)
   if (security !== null && out.security === undefined && security.schemes.length > 0) {

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import { profileDefaults } from '../../lib/profile'
-import { recordResponse } from '../openapi'
+import { recordErrorMedia, recordResponse } from '../openapi'
 import { renderPassedOnError, routeErrorHandler, type ErrorPolicy } from '../errors'
 import { asArray, methodsOf, routeWhere } from '../shared'
 import { CONVENTIONS, PIPELINE, type ConventionKey, type RoutePhase } from './pipeline'
@@ -33,6 +33,8 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   const phases: Phases = { preParsing: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
   const defaults = profileDefaults(nearest(node, (n) => n.profile))
   const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(node) }
+  // How the route's errors[] bodies are written, for its OpenAPI document (plugins/errors.ts, formatFor).
+  recordErrorMedia(route, policy.format === 'problem' ? 'problem' : defaults.problemByAccept ? 'negotiated' : 'json')
   const compiler = makeCompiler(route, config as Record<string, unknown>, where, phases, policy)
   const entries = compileConventions(node, compiler)
   for (const key of asksFor(config)) {

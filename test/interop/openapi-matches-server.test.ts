@@ -341,6 +341,6 @@ for (const profile of ['spec', 'rfc9110'] as const) {
     const listedButProduced = Object.keys(NOT_PROVOKED).filter((a) => produced.has(a))
     t.same(listedButProduced, [], 'no answer listed as not provoked was produced')
     t.same(Object.keys(NOT_PROVOKED).filter((a) => !documentedAnswers(doc).includes(a)), [], 'every answer listed as not provoked is documented')
-    t.ok(produced.size >= 80, `${produced.size} distinct documented answers produced`)
+    t.ok(produced.size >= (profile === 'spec' ? 60 : 80), `${produced.size} distinct documented answers produced`)
   })
 }

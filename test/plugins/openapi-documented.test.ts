@@ -12,6 +12,7 @@ import {
   conventionsOpenApiTransform, conventionResponses, conventionSuccessHeaders, conventionsOpenApiTransformObject, recordResponse, recordSuccessHeaders, withConventionResponses,
   recordAnswerHeader, conventionAnswerHeaders
 } from '../../plugins/entries/openapi'
+import { recordErrorMedia, type ErrorMedia } from '../../plugins/openapi'
 
 const route = (extra: Partial<RouteOptions> = {}): RouteOptions => ({ method: 'GET', url: '/x', handler: async () => 'x', config: {}, ...extra }) as RouteOptions
 
@@ -130,16 +131,26 @@ test('a header every answer carries (Cross-Origin-Resource-Policy) is documented
   t.same((app.swagger() as unknown as Doc).paths['/logo'].get.responses['200'].headers['Cross-Origin-Resource-Policy'].schema.enum, ['cross-origin'], 'the route\'s own policy, from the resource policy plugin')
 })
 
-test('RFC 9457 3: an errors[] envelope is problem details too; one status two conventions give with different bodies documents both', async (t) => {
-  const r = route({ method: 'PUT' })
-  recordResponse(r, 400, { description: 'framing', body: 'text' })
-  recordResponse(r, 400, { description: 'syntax', body: 'envelope' })
-  recordResponse(r, 400, { description: 'again', body: 'envelope' })
-  recordResponse(r, 400, { description: 'none', body: 'none' })
-  const out = withConventionResponses(undefined, r) as Doc
-  t.same(Object.keys(out.response['400'].content), ['text/plain', 'application/json', 'application/problem+json'])
-  t.equal(out.response['400'].description, 'framing', 'the first one\'s description')
-  t.same(out.response['400'].content['application/problem+json'].schema.required, ['type', 'title', 'status', 'errors'])
+test('RFC 9457 3: the profile decides an errors[] envelope\'s media types; one status two conventions give with different bodies documents both', async (t) => {
+  const cases: Array<[ErrorMedia | undefined, string[], boolean]> = [
+    [undefined, ['text/plain', 'application/json'], false],
+    ['json', ['text/plain', 'application/json'], false],
+    ['problem', ['text/plain', 'application/problem+json'], false],
+    ['negotiated', ['text/plain', 'application/json', 'application/problem+json'], true]
+  ]
+  for (const [media, types, varies] of cases) {
+    const r = route({ method: 'PUT' })
+    if (media !== undefined) recordErrorMedia(r, media)
+    recordResponse(r, 400, { description: 'framing', body: 'text' })
+    recordResponse(r, 400, { description: 'syntax', body: 'envelope' })
+    recordResponse(r, 400, { description: 'again', body: 'envelope' })
+    recordResponse(r, 400, { description: 'none', body: 'none' })
+    const out = withConventionResponses(undefined, r) as Doc
+    t.same(Object.keys(out.response['400'].content), types, `${media ?? 'nothing recorded'}: ${types.join(', ')}`)
+    t.equal(out.response['400'].description, 'framing', 'the first one\'s description')
+    t.equal(out.response['400'].headers?.Vary !== undefined, varies, varies ? 'RFC 9110 12.5.5: chosen by Accept, so Vary is documented' : 'no Vary: Accept played no part')
+    if (types.includes('application/problem+json')) t.same(out.response['400'].content['application/problem+json'].schema.required, ['type', 'title', 'status', 'errors'])
+  }
 })
 
 test('Conventions (Content-Length): a body route that answers 411 documents Content-Length as a required request header', async (t) => {

@@ -33,7 +33,7 @@ export function formatResponse (ex: Exchange): string {
   return printable(res.head.replace(/\r\n/g, '\n')) + (body.length > 0 ? '\n\n' + printable(body.slice(0, BODY_START)) + (body.length > BODY_START ? ` ... (${res.body.length} bytes)` : '') : '')
 }
 
-function indent (s: string, by: string): string { return s.split('\n').map((l) => by + l).join('\n') }
+function indent (s: string, by: string): string { return s.split('\n').map((l) => l === '' ? '' : by + l).join('\n') }
 
 function detail (r: RuleResult): string {
   if (r.outcome === 'skipped') return r.reason ?? ''

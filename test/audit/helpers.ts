@@ -63,13 +63,11 @@ function patchResponse (req: IncomingMessage, res: ServerResponse, m: Mutation):
 }
 
 /** Mutates answers written straight to the socket (to requests Node's parser refused). */
-function patchSocket (socket: Socket, m: Mutation, handled: WeakSet<Socket>): void {
-  let seen = ''
-  socket.on('data', (d: Buffer) => { seen += d.toString('latin1') })
+function patchSocket (socket: Socket, m: Mutation, handled: WeakSet<Socket>, refused: WeakMap<Socket, string>): void {
   const rewrite = (chunk: unknown): unknown => {
     const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('latin1') : undefined
     const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text ?? '')?.[1] ?? 0)
-    if (handled.has(socket) || text === undefined || status === 0 || !m.when(seen, status)) return chunk
+    if (handled.has(socket) || text === undefined || status === 0 || !m.when(refused.get(socket) ?? '', status)) return chunk
     const end = text.indexOf('\r\n\r\n')
     const lines = text.slice(0, end).split('\r\n').slice(1)
     const a: Answer = { status, headers: {} }
@@ -94,7 +92,11 @@ function patchSocket (socket: Socket, m: Mutation, handled: WeakSet<Socket>): vo
 
 export function mutate (server: Server, m: Mutation): void {
   const handled = new WeakSet<Socket>()
-  server.prependListener('connection', (socket: Socket) => patchSocket(socket, m, handled))
+  // Node's parser reads the socket's handle directly (no 'data' events): the bytes of a request
+  // it refused come with the error
+  const refused = new WeakMap<Socket, string>()
+  server.prependListener('clientError', (err: Error & { rawPacket?: Buffer }, socket: Socket) => { refused.set(socket, err.rawPacket?.toString('latin1') ?? '') })
+  server.prependListener('connection', (socket: Socket) => patchSocket(socket, m, handled, refused))
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     handled.add(req.socket)
     m.request?.(req)

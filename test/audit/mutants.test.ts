@@ -3,7 +3,7 @@
  * in that one way makes exactly that rule fail, and no other. The mutants are keyed by rule id:
  * a rule added without a mutant fails the type check and the first test.
  */
-import { test, teardown } from 'tap'
+import { test } from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'

@@ -157,14 +157,13 @@ export async function main (argv: string[], io: CliIo): Promise<number> {
     const targets = mergeTargets(await loadOpenApi(a.openapi, t), config)
     report = await audit({ url: a.url, profile: a.profile, targets, write: a.write, credentials: a.credentials, rate: a.rate, timeoutMs: a.timeoutMs, transport: t })
     if (progress) io.stderr.write('\r\x1b[K')
-    if (a.junit !== undefined) await writeFile(a.junit, toJunit(report))
+    if (a.junit !== undefined) await writeFile(a.junit, toJunit(report)).catch((err: Error) => { throw new UsageError(`--junit ${a.junit as string}: ${err.message}`) })
     io.stdout.write(a.json ? JSON.stringify(toJson(report), null, 2) + '\n' : formatTable(report))
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.stderr.write(`fastify-http-conventions: ${err.message}\n\n${USAGE}`)
-      return 2
-    }
-    throw err
+    /* c8 ignore next -- every failure main() expects is a UsageError; anything else is a bug, reported by the bin */
+    if (!(err instanceof UsageError)) throw err
+    io.stderr.write(`fastify-http-conventions: ${err.message}\n\n${USAGE}`)
+    return 2
   }
   return exitCode(report)
 }

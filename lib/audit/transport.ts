@@ -120,7 +120,7 @@ export interface TransportOptions {
   rate: number
   /** give up on an answer after this many ms */
   timeoutMs: number
-  /** connections open at once (the requests of a run still go one after the other) */
+  /** clock and timer, replaceable in tests */
   now?: () => number
   wait?: (ms: number) => Promise<void>
 }

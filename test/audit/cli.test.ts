@@ -9,6 +9,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import { ROOT, childEnv } from '../helpers/paths'
+import { main } from '../../lib/audit/cli'
 
 const BIN = join(ROOT, '.test-build', 'plugins', 'entries', 'audit-cli.js')
 
@@ -20,7 +21,7 @@ function run (args: string[]): Promise<{ code: number, stdout: string, stderr: s
   })
 }
 
-test('usage errors exit 2 with a message naming the problem', async (t) => {
+test('usage errors exit 2 with a message naming the problem, in the process and as a process', async (t) => {
   const dir = mkdtempSync(join(os.tmpdir(), 'audit-cli-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'bad.json'), JSON.stringify({ collection: 'things' }))
@@ -38,11 +39,16 @@ test('usage errors exit 2 with a message naming the problem', async (t) => {
     [['audit', 'http://127.0.0.1:1', '--config', join(dir, 'missing.json')], /--config .*missing\.json: ENOENT/]
   ]
   for (const [args, message] of cases) {
-    const res = await run(args)
-    t.equal(res.code, 2, args.join(' '))
-    t.match(res.stderr, message)
-    t.match(res.stderr, /Usage: fastify-http-conventions audit <url>/)
+    let stderr = ''
+    const code = await main(args, { stdout: { write: () => true }, stderr: { write: (s: string) => { stderr += s } } })
+    t.equal(code, 2, args.join(' '))
+    t.match(stderr, message)
+    t.match(stderr, /Usage: fastify-http-conventions audit <url>/)
   }
+  // as a process: the same exit code and message
+  const res = await run(['audit', 'ftp://x'])
+  t.equal(res.code, 2)
+  t.match(res.stderr, /only http: URLs can be audited/)
   const help = await run(['--help'])
   t.equal(help.code, 0)
   t.match(help.stdout, /--junit <file>/)

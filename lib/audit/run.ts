@@ -65,6 +65,8 @@ type Scheme = 'basic' | 'bearer' | 'digest'
 interface Version { etag?: string, rawEtag?: string, lastModified?: string, body: Buffer, exchange: Exchange }
 
 const JSON_TYPE = 'application/json'
+/** An Accept that prefers anything but plain JSON: XML, then problem details (RFC 9457), then HTML. */
+const OTHER_ACCEPT = 'application/xml, application/problem+json;q=0.9, text/html;q=0.8'
 
 function json (value: unknown): string { return JSON.stringify(value) }
 
@@ -260,7 +262,12 @@ class Audit {
   /** RFC 9110 12.5.5: an answer selected by Accept says so in Vary. */
   private async varies (path: string, what: string, extra: Array<[string, string]>): Promise<void> {
     const a = await this.get(path, [['Accept', JSON_TYPE], ...extra])
-    const b = await this.get(path, [['Accept', 'application/xml, application/problem+json;q=0.9, text/html;q=0.8'], ...extra])
+    const b = await this.get(path, [['Accept', OTHER_ACCEPT], ...extra])
+    this.sameVary(a, b, what)
+  }
+
+  /** `a` and `b` differ only in Accept: when their answers differ, both say Vary: Accept. */
+  private sameVary (a: Exchange, b: Exchange, what: string): void {
     const ta = header(a.response, 'content-type')
     const tb = header(b.response, 'content-type')
     if (ta === undefined || tb === undefined || (ta === tb && statusOf(a) === statusOf(b))) return
@@ -453,6 +460,10 @@ class Audit {
     const ex = await this.send(bodyRequest('POST', collection, json(v.body), await this.authorization(this.primaryScheme(), 'POST', collection)))
     this.track(ex, collection)
     if (!r.check('validation.422', statusOf(ex) === 422, `property ${v.field} of the wrong type: expected 422, got ${answer(ex)}`, ex)) return
+    // the same body asked for another media type: 7 says a 422 is application/json
+    const other = await this.send(bodyRequest('POST', collection, json(v.body), [...await this.authorization(this.primaryScheme(), 'POST', collection), ['Accept', OTHER_ACCEPT]]))
+    this.track(other, collection)
+    this.sameVary(ex, other, 'the answer to an invalid body')
     try {
       const errors = (JSON.parse(ex.response?.body.toString('utf8') ?? '') as { errors?: Array<{ field?: unknown }> }).errors
       if (Array.isArray(errors) && !errors.some((e) => e.field === v.field)) r.partial('validation.errors-shape', `no entry of errors[] names the field ${v.field}`, ex)
@@ -496,6 +507,9 @@ class Audit {
     r.check('conditional.if-match', statusOf(stale) === 412, `PUT with a stale If-Match: expected 412, got ${answer(stale)}`, stale)
     const still = await this.version(item)
     r.check('conditional.if-match', still.body.equals(before.body), 'the PUT refused by If-Match changed the resource', still.exchange)
+    // the same refusal asked for another media type: 7 says a 412 is application/json
+    const other = await put([['If-Match', '"audit-stale-version"'], ['Accept', OTHER_ACCEPT]])
+    this.sameVary(stale, other, 'the answer to a stale If-Match')
     if (before.etag !== undefined) {
       const fresh = await put([['If-Match', before.etag]])
       r.check('conditional.if-match', is2xx(fresh), `PUT with the current ETag in If-Match: expected 2xx, got ${answer(fresh)}`, fresh)

@@ -22,7 +22,7 @@ export interface Answer {
 /** One way to break a service: `when` picks the answers (by the request's text and the status), `change` breaks them. */
 export interface Mutation {
   when: (request: string, status: number) => boolean
-  change: (a: Answer) => void
+  change: (a: Answer, request: string) => void
   /** changes the request before the service reads it */
   request?: (req: IncomingMessage) => void
 }
@@ -50,7 +50,7 @@ function patchResponse (req: IncomingMessage, res: ServerResponse, m: Mutation):
     const given = args.find((x) => x !== null && typeof x === 'object')
     if (!m.when(requestText(req), status)) return writeHead.call(this, status, given as Record<string, string>)
     const a: Answer = { status, headers: { ...lower(res.getHeaders()), ...lower(given) } }
-    m.change(a)
+    m.change(a, requestText(req))
     for (const name of res.getHeaderNames()) res.removeHeader(name)
     if (a.noDate === true) res.sendDate = false
     if (a.body !== undefined) { body = a.body; a.headers['content-length'] = a.body.length }
@@ -73,7 +73,7 @@ function patchSocket (socket: Socket, m: Mutation, handled: WeakSet<Socket>, ref
     const a: Answer = { status, headers: {} }
     for (const line of lines) { const i = line.indexOf(':'); a.headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim() }
     let payload = text.slice(end + 4)
-    m.change(a)
+    m.change(a, refused.get(socket) ?? '')
     if (a.body !== undefined) { payload = a.body.toString('latin1'); a.headers['content-length'] = a.body.length }
     if (a.noDate === true) delete a.headers.date
     const head = [`HTTP/1.1 ${a.status} ${STATUS_CODES[a.status] ?? 'Status'}`, ...Object.entries(a.headers).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => `${k}: ${String(x)}`))]
@@ -130,3 +130,12 @@ export function failing (r: RunResult): string[] {
 
 /** The reference service's redirects are `/v1/...` (not in its OpenAPI document). */
 export const REFERENCE_CONFIG = { redirects: ['/v1/articles'] }
+
+/** Mutations applied one after the other, each to the answers it picks. */
+export function compose (...parts: Mutation[]): Mutation {
+  return {
+    when: (q, s) => parts.some((p) => p.when(q, s)),
+    change: (a, q) => { for (const p of parts) if (p.when(q, a.status)) p.change(a, q) },
+    request: (req) => { for (const p of parts) p.request?.(req) }
+  }
+}

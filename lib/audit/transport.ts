@@ -166,20 +166,23 @@ function exchange (host: string, port: number, data: string, method: string, end
     const socket = net.connect(port, host)
     const chunks: Buffer[] = []
     let settled = false
-    const settle = (closed: boolean, error?: string): void => {
+    let closed = false
+    const settle = (ended: boolean, error?: string): void => {
       if (settled) return
       const buf = Buffer.concat(chunks)
-      const response = parseResponse(buf, method, closed)
-      if (response === null && !closed) return
+      const response = parseResponse(buf, method, ended)
+      if (response === null && !ended) return
       settled = true
       clearTimeout(timer)
-      socket.destroy()
-      resolve(response === null ? { response, error: error ?? 'closed' } : { response })
+      const result = response === null ? { response, error: error ?? 'closed' } : { response }
+      // the next request opens its connection only once this one is closed
+      if (closed) resolve(result)
+      else { socket.once('close', () => resolve(result)); socket.destroy() }
     }
     const timer = setTimeout(() => settle(true, 'timeout'), timeoutMs)
     socket.on('data', (d: Buffer) => { chunks.push(d); settle(false) })
     socket.on('error', (err: Error) => settle(true, err.message))
-    socket.on('close', () => settle(true))
+    socket.on('close', () => { closed = true; settle(true) })
     socket.on('connect', () => {
       socket.write(Buffer.from(data, 'latin1'))
       if (end) socket.end()

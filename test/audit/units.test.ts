@@ -3,13 +3,15 @@
  * writers (table, JSON, JUnit XML) and the exit code, the config schema.
  */
 import { test } from 'tap'
+import net, { type AddressInfo } from 'node:net'
+import { once } from 'node:events'
 import fc from 'fast-check'
 import Ajv from 'ajv'
 import { validInstance, violateOne, patchableProperty, type JsonSchema } from '../../lib/audit/schema-body'
 import { exitCode, formatTable, toJson, toJunit, redactCredentials } from '../../lib/audit/report'
 import { Results } from '../../lib/audit/results'
 import { configErrors, targetsFromOpenApi, mergeTargets } from '../../lib/audit/discovery'
-import { parseResponse, dechunk, type Exchange } from '../../lib/audit/transport'
+import { createTransport, parseResponse, dechunk, type Exchange } from '../../lib/audit/transport'
 import type { AuditReport } from '../../lib/audit/run'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 50
@@ -124,4 +126,40 @@ test('transport: a response is complete by Content-Length, by chunks, or at the 
   t.equal(parseResponse(Buffer.from('HTTP/1.1 200 OK\r\n\r\nuntil close'), 'GET', true)?.body.toString(), 'until close')
   t.equal(parseResponse(Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n'), 'HEAD', false)?.body.length, 0, 'HEAD has no content')
   t.equal(dechunk(Buffer.from('5\r\nab')), null)
+})
+
+test('transport: one connection at a time, paced to the rate by its clock, and every request counted', async (t) => {
+  const server = net.createServer((socket) => {
+    socket.once('data', () => setImmediate(() => socket.end('HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n')))
+  })
+  // the auditor's sockets, counted from their creation to their 'close'
+  let open = 0
+  let most = 0
+  const connect = net.connect
+  net.connect = ((...args: Parameters<typeof net.connect>) => {
+    const socket = connect(...args)
+    most = Math.max(most, ++open)
+    socket.once('close', () => { open-- })
+    return socket
+  }) as typeof net.connect
+  t.teardown(() => { net.connect = connect })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  let clock = 1000
+  const waits: number[] = []
+  const transport = createTransport({
+    host: '127.0.0.1',
+    port: (server.address() as AddressInfo).port,
+    rate: 10,
+    timeoutMs: 5000,
+    now: () => clock,
+    wait: async (ms) => { waits.push(ms); clock += ms }
+  })
+  const answers = await Promise.all([1, 2, 3, 4, 5].map((i) => transport.send({ method: 'GET', target: `/${i}`, headers: [] })))
+  t.same(answers.map((a) => a.response?.status), [204, 204, 204, 204, 204])
+  t.same(answers.map((a) => a.n), [1, 2, 3, 4, 5], 'in the order sent')
+  t.equal(most, 1, 'never two connections at once')
+  t.same(waits, [100, 100, 100, 100], '10 a second: 100 ms between requests on the clock')
+  t.equal(transport.exchanges.length, 5)
 })

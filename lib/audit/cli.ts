@@ -1,0 +1,169 @@
+/**
+ * `fastify-http-conventions audit <url>`: arguments, discovery, the run, the reports and the
+ * exit code (0: every rule passed or was skipped; 1: one failed; 2: a usage error).
+ */
+import { readFile, writeFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { configErrors, mergeTargets, targetsFromOpenApi, type AuditConfig, type Targets } from './discovery'
+import { exitCode, formatTable, toJson, toJunit } from './report'
+import { audit, transportFor, type AuditReport, type Credentials, type Profile } from './run'
+import type { Transport } from './transport'
+
+export const USAGE = `Usage: fastify-http-conventions audit <url> [options]
+
+Audits a running HTTP service against the conventions, rule by rule.
+
+  --profile spec|rfc9110  which behaviour the rules expect (default spec)
+  --openapi <url|path>    the service's OpenAPI document (default: try /openapi.json)
+  --config <file>         JSON: collection, item, itemMethods, sample, schema, redirects, paths, protected
+  --write                 also send POST, PUT, PATCH and DELETE (creates and deletes its own resources)
+  --basic <user:pass>     credentials for the writes (Basic)
+  --bearer <token>        credentials for the writes (Bearer)
+  --digest <user:pass>    credentials for the writes (Digest)
+  --rate <n>              requests a second at most (default 20; 0: no limit)
+  --timeout <ms>          wait this long for an answer (default 5000)
+  --json                  print the report as JSON instead of a table
+  --junit <file>          also write the report as JUnit XML
+  --help                  this text
+
+Exit code: 0 every rule passed or was skipped, 1 a rule failed, 2 a usage error.
+`
+
+export class UsageError extends Error {}
+
+export interface CliIo {
+  stdout: { write: (s: string) => unknown }
+  stderr: { write: (s: string) => unknown, isTTY?: boolean }
+}
+
+export interface ParsedArgs {
+  url: string
+  profile: Profile
+  openapi?: string
+  config?: string
+  write: boolean
+  credentials: Credentials
+  rate: number
+  timeoutMs: number
+  json: boolean
+  junit?: string
+}
+
+function pair (value: string | undefined, flag: string): { user: string, password: string } | undefined {
+  if (value === undefined) return undefined
+  const colon = value.indexOf(':')
+  if (colon <= 0) throw new UsageError(`${flag} takes user:password`)
+  return { user: value.slice(0, colon), password: value.slice(colon + 1) }
+}
+
+function count (value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} takes a whole number, not ${JSON.stringify(value)}`)
+  return Number(value)
+}
+
+export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        profile: { type: 'string' },
+        openapi: { type: 'string' },
+        config: { type: 'string' },
+        write: { type: 'boolean' },
+        basic: { type: 'string' },
+        bearer: { type: 'string' },
+        digest: { type: 'string' },
+        rate: { type: 'string' },
+        timeout: { type: 'string' },
+        json: { type: 'boolean' },
+        junit: { type: 'string' },
+        help: { type: 'boolean' }
+      }
+    })
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+  const { values, positionals } = parsed
+  if (values.help === true) return 'help'
+  const [command, url, ...rest] = positionals
+  if (command !== 'audit') throw new UsageError(command === undefined ? 'a command is needed: audit <url>' : `unknown command ${JSON.stringify(command)}: the command is audit`)
+  if (url === undefined) throw new UsageError('audit needs the URL of the service, e.g. http://127.0.0.1:3000')
+  if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`)
+  let u: URL
+  try { u = new URL(url) } catch { throw new UsageError(`${JSON.stringify(url)} is not a URL`) }
+  if (u.protocol !== 'http:') throw new UsageError(`only http: URLs can be audited (HTTP/1.1 over TCP), not ${u.protocol}`)
+  const profile = values.profile ?? 'spec'
+  if (profile !== 'spec' && profile !== 'rfc9110') throw new UsageError(`--profile is spec or rfc9110, not ${JSON.stringify(profile)}`)
+  const credentials: Credentials = {}
+  const basic = pair(values.basic, '--basic')
+  const digest = pair(values.digest, '--digest')
+  if (basic !== undefined) credentials.basic = basic
+  if (digest !== undefined) credentials.digest = digest
+  if (values.bearer !== undefined) credentials.bearer = values.bearer
+  return {
+    url: u.origin,
+    profile,
+    ...(values.openapi === undefined ? {} : { openapi: values.openapi }),
+    ...(values.config === undefined ? {} : { config: values.config }),
+    write: values.write === true,
+    credentials,
+    rate: count(values.rate, '--rate', 20),
+    timeoutMs: count(values.timeout, '--timeout', 5000),
+    json: values.json === true,
+    ...(values.junit === undefined ? {} : { junit: values.junit })
+  }
+}
+
+async function loadConfig (file: string | undefined): Promise<AuditConfig> {
+  if (file === undefined) return {}
+  let value: unknown
+  try { value = JSON.parse(await readFile(file, 'utf8')) } catch (err) { throw new UsageError(`--config ${file}: ${(err as Error).message}`) }
+  const errors = configErrors(value)
+  if (errors.length > 0) throw new UsageError(`--config ${file}:\n  ${errors.join('\n  ')}`)
+  return value as AuditConfig
+}
+
+/** The OpenAPI document: a file, a URL (fetched with the run's own transport), or /openapi.json when it answers. */
+async function loadOpenApi (source: string | undefined, t: Transport): Promise<Targets | undefined> {
+  let text: string | undefined
+  if (source !== undefined && !/^https?:/.test(source)) {
+    try { text = await readFile(source, 'utf8') } catch (err) { throw new UsageError(`--openapi ${source}: ${(err as Error).message}`) }
+  } else {
+    const target = source === undefined ? '/openapi.json' : new URL(source).pathname + new URL(source).search
+    const ex = await t.send({ method: 'GET', target, headers: [['Accept', 'application/json']] })
+    if (ex.response?.status === 200) text = ex.response.body.toString('utf8')
+    else if (source !== undefined) throw new UsageError(`--openapi ${source}: ${ex.response?.statusLine ?? 'no answer'}`)
+  }
+  if (text === undefined) return undefined
+  let doc: unknown
+  try { doc = JSON.parse(text) } catch { if (source === undefined) return undefined; throw new UsageError(`--openapi ${source}: not JSON`) }
+  return doc !== null && typeof doc === 'object' && 'paths' in doc ? targetsFromOpenApi(doc as Record<string, unknown>) : undefined
+}
+
+/** Runs the command; resolves with the exit code. */
+export async function main (argv: string[], io: CliIo): Promise<number> {
+  let args: ParsedArgs | 'help'
+  let report: AuditReport
+  try {
+    args = parseCliArgs(argv)
+    if (args === 'help') { io.stdout.write(USAGE); return 0 }
+    const a = args
+    const progress = io.stderr.isTTY === true
+    const t = transportFor(a.url, a.rate, a.timeoutMs, progress ? (ex) => io.stderr.write(`\r\x1b[K[${ex.n}] ${ex.request.method} ${ex.request.target}`) : undefined)
+    const config = await loadConfig(a.config)
+    const targets = mergeTargets(await loadOpenApi(a.openapi, t), config)
+    report = await audit({ url: a.url, profile: a.profile, targets, write: a.write, credentials: a.credentials, rate: a.rate, timeoutMs: a.timeoutMs, transport: t })
+    if (progress) io.stderr.write('\r\x1b[K')
+    if (a.junit !== undefined) await writeFile(a.junit, toJunit(report)).catch((err: Error) => { throw new UsageError(`--junit ${a.junit as string}: ${err.message}`) })
+    io.stdout.write(a.json ? JSON.stringify(toJson(report), null, 2) + '\n' : formatTable(report))
+  } catch (err) {
+    /* c8 ignore next -- every failure main() expects is a UsageError; anything else is a bug, reported by the bin */
+    if (!(err instanceof UsageError)) throw err
+    io.stderr.write(`fastify-http-conventions: ${err.message}\n\n${USAGE}`)
+    return 2
+  }
+  return exitCode(report)
+}

@@ -1,0 +1,76 @@
+/**
+ * The command as a process (docs/audit.md): `fastify-http-conventions audit <url>` prints the
+ * table or JSON, writes JUnit XML, and exits 0, 1 or 2.
+ */
+import { test } from 'tap'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import Fastify from 'fastify'
+import { ROOT, childEnv } from '../helpers/paths'
+import { main } from '../../lib/audit/cli'
+
+const BIN = join(ROOT, '.test-build', 'plugins', 'entries', 'audit-cli.js')
+
+function run (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: childEnv() }, (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : Number((err as { code?: number }).code), stdout, stderr })
+    })
+  })
+}
+
+test('usage errors exit 2 with a message naming the problem, in the process and as a process', async (t) => {
+  const dir = mkdtempSync(join(os.tmpdir(), 'audit-cli-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'bad.json'), JSON.stringify({ collection: 'things' }))
+  const cases: Array<[string[], RegExp]> = [
+    [[], /a command is needed/],
+    [['scan', 'http://x'], /unknown command "scan"/],
+    [['audit'], /needs the URL/],
+    [['audit', 'not a url'], /is not a URL/],
+    [['audit', 'http://127.0.0.1:1', '--profile', 'http2'], /--profile is spec or rfc9110/],
+    [['audit', 'http://127.0.0.1:1', '--rate', 'fast'], /--rate takes a whole number/],
+    [['audit', 'http://127.0.0.1:1', '--basic', 'nopassword'], /--basic takes user:password/],
+    [['audit', 'http://127.0.0.1:1', '--nope'], /Unknown option '--nope'/],
+    [['audit', 'http://127.0.0.1:1', 'extra'], /unexpected argument "extra"/],
+    [['audit', 'http://127.0.0.1:1', '--config', join(dir, 'bad.json')], /\/collection must match pattern/],
+    [['audit', 'http://127.0.0.1:1', '--config', join(dir, 'missing.json')], /--config .*missing\.json: ENOENT/]
+  ]
+  for (const [args, message] of cases) {
+    let stderr = ''
+    const code = await main(args, { stdout: { write: () => true }, stderr: { write: (s: string) => { stderr += s } } })
+    t.equal(code, 2, args.join(' '))
+    t.match(stderr, message)
+    t.match(stderr, /Usage: fastify-http-conventions audit <url>/)
+  }
+  // as a process: the same exit code and message
+  const res = await run(['audit', 'ftp://x'])
+  t.equal(res.code, 2)
+  t.match(res.stderr, /only http: URLs can be audited/)
+  const help = await run(['--help'])
+  t.equal(help.code, 0)
+  t.match(help.stdout, /--junit <file>/)
+})
+
+test('a run: the table, --json, --junit, exit 1 when a rule fails, no progress line off a TTY', async (t) => {
+  const app = Fastify()
+  app.get('/', async () => 'hello')
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => app.close())
+  const dir = mkdtempSync(join(os.tmpdir(), 'audit-cli-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ paths: ['/'] }))
+  const table = await run(['audit', url, '--config', join(dir, 'config.json'), '--rate', '0'])
+  t.equal(table.code, 1, 'a plain app misses CORP')
+  t.match(table.stdout, /^FAIL\s+corp\.every-answer\s+4\.7 Cross-Origin-Resource-Policy/m)
+  t.match(table.stdout, /FAIL corp\.every-answer: .*\n {2}200 answer without Cross-Origin-Resource-Policy\n {2}request:\n {4}GET \/ HTTP\/1\.1\n/)
+  t.equal(table.stderr, '', 'no progress line when stderr is not a terminal')
+  const junit = join(dir, 'audit.xml')
+  const json = await run(['audit', url, '--config', join(dir, 'config.json'), '--rate', '0', '--json', '--junit', junit])
+  t.equal(json.code, 1)
+  const parsed = JSON.parse(json.stdout) as { rules: Array<{ id: string, outcome: string }>, requests: number }
+  t.equal(parsed.rules.find((r) => r.id === 'corp.every-answer')?.outcome, 'fail')
+  t.match(readFileSync(junit, 'utf8'), /<testcase classname="4\.7 Cross-Origin-Resource-Policy" name="corp\.every-answer: [^"]*">\n {6}<failure type="fail"/)
+})

@@ -48,15 +48,29 @@ function sample (r: Route): string {
   return r.prefix + '/' + parts.join('/')
 }
 
-/** The app of `routes`, with or without the convention; a route Fastify refuses (a duplicate) is left out of both. */
+/**
+ * The routes an app can declare: a method a route of the same pattern already declares (the
+ * parameter names aside) is left out, as Fastify refuses it at boot.
+ */
+function declarable (routes: readonly Route[]): Route[] {
+  const taken = new Set<string>()
+  const out: Route[] = []
+  for (const r of routes) {
+    const key = r.prefix + pattern(r).replace(/:x\d/g, ':')
+    const methods = r.methods.filter((m) => !taken.has(`${m} ${key}`))
+    for (const m of methods) taken.add(`${m} ${key}`)
+    if (methods.length > 0) out.push({ ...r, methods })
+  }
+  return out
+}
+
+/** The app of `routes`, with or without the convention. */
 async function build (routes: readonly Route[], methods: boolean): Promise<FastifyInstance> {
   const app = Fastify(serverOptions)
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).header('x-not-found', 'yes').send('not found'))
   await app.register(httpConventions, methods ? {} : { methods: false })
   const declare = (c: FastifyInstance, r: Route): void => {
-    try {
-      c.route({ method: r.methods, url: pattern(r), handler: async (request) => `${request.method} ${pattern(r)}` })
-    } catch {}
+    c.route({ method: r.methods, url: pattern(r), handler: async (request) => `${request.method} ${pattern(r)}` })
   }
   for (const prefix of ['', '/p', '/q']) {
     const mine = routes.filter((r) => r.prefix === prefix)
@@ -73,7 +87,9 @@ test('RFC 9110 15.5.6 and 9.3.7, over generated route tables: served as before, 
     routes: fc.array(route, { minLength: 1, maxLength: 6 }),
     requests: fc.array(fc.record({ method: fc.constantFrom(...ASKED), path: fc.oneof(requestPath, fc.nat(5)) }), { minLength: 1, maxLength: 6 })
   })
-  await fc.assert(fc.asyncProperty(input, async ({ routes, requests }) => {
+  await fc.assert(fc.asyncProperty(input, async (generated) => {
+    const routes = declarable(generated.routes)
+    const requests = generated.requests
     const oracle = await build(routes, false)
     const app = await build(routes, true)
     try {

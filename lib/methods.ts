@@ -39,6 +39,7 @@ export function allowValue (served: Iterable<string>): string {
   return [...methods].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)).join(', ')
 }
 
+/* c8 ignore next */ // The router only finds paths for the table: its handler is never called.
 function noHandler (): void {}
 
 /** The routes of an app by method and pattern, and the verdict for a request Fastify found no route for. */
@@ -77,6 +78,15 @@ export class MethodTable {
    * match) are left to the app: null.
    */
   verdict (method: string, url: string): Verdict | null {
+    const path = this.describe(url)
+    if (!path.covered || path.served.includes(method)) return null
+    const allow = allowValue(path.served)
+    if (method === 'OPTIONS') return path.acceptPatch === undefined ? { kind: 'options', allow } : { kind: 'options', allow, acceptPatch: path.acceptPatch }
+    return { kind: 'not-allowed', allow }
+  }
+
+  /** The methods the routes matching `url` serve, whether one of them is covered, and the Accept-Patch of its PATCH route. */
+  describe (url: string): { served: string[], covered: boolean, acceptPatch?: string } {
     const served: string[] = []
     let covered = false
     let acceptPatch: string | undefined
@@ -88,9 +98,6 @@ export class MethodTable {
       if (entry.covered) covered = true
       if (m === 'PATCH') acceptPatch = entry.acceptPatch
     }
-    if (!covered || served.includes(method)) return null
-    const allow = allowValue(served)
-    if (method === 'OPTIONS') return acceptPatch === undefined ? { kind: 'options', allow } : { kind: 'options', allow, acceptPatch }
-    return { kind: 'not-allowed', allow }
+    return { served, covered, acceptPatch }
   }
 }

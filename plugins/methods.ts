@@ -14,7 +14,7 @@ import { createRequire } from 'node:module'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import { invalidOption, methodNotAllowed } from '../lib/errors'
-import { MethodTable, type PathRouter } from '../lib/methods'
+import { allowValue, MethodTable, type PathRouter } from '../lib/methods'
 import { contextHeaders, declareConvention, formatOf, nodeOf, type RouteCompiler } from './kernel/index'
 import { logConventionError, sendConventionError } from './errors'
 import { declaresBody } from './shared'
@@ -57,11 +57,54 @@ function patchTypes (c: RouteCompiler): string | undefined {
   return formats.map((f) => PATCH_TYPES[f]).join(', ')
 }
 
+/** On the config of the OPTIONS routes the suite declares (beside @fastify/cors's preflight route). */
+const kOwnOptions = Symbol('http-conventions.methods.options')
+
+/**
+ * @fastify/cors, on the suite's OPTIONS routes: it still judges a preflight (origin, allowed
+ * methods and headers) and writes its headers, then lets the route answer (204 with Allow);
+ * a plain OPTIONS (no Origin or no Access-Control-Request-Method) is not refused as a broken
+ * preflight. Other plugins ignore the key.
+ */
+const CORS_ON_OWN_OPTIONS = { strictPreflight: false, preflightContinue: true }
+
+/**
+ * @fastify/cors's preflight route (`OPTIONS *`, beside its request decorator): it takes
+ * OPTIONS on every path, a plain one included. An app's own catch-all OPTIONS route is its
+ * answer, and stays so.
+ */
+function isCorsRoute (fastify: FastifyInstance, url: string): boolean {
+  return (url === '*' || url === '/*') && fastify.hasRequestDecorator('corsPreflightEnabled')
+}
+
 function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (err?: Error) => void): void {
   let table: MethodTable
+  /** The covered patterns, and the ones the suite declared an OPTIONS route for. */
+  const patterns = new Set<string>()
+  const ownOptions = new Set<string>()
+  /** @fastify/cors's preflight route is declared. */
+  let catchAll = false
+
+  /** RFC 9110 9.3.7, where @fastify/cors's preflight route would take the path: the suite's own OPTIONS route for it. */
+  function answerOptions (request: FastifyRequest, reply: FastifyReply): void {
+    const path = table.describe(request.url)
+    reply.code(204).header('allow', allowValue(path.served))
+    if (path.acceptPatch !== undefined) reply.header('accept-patch', path.acceptPatch)
+    reply.send()
+  }
+
+  function declareOptions (pattern: string): void {
+    if (ownOptions.has(pattern) || fastify.hasRoute({ method: 'OPTIONS', url: pattern })) return
+    ownOptions.add(pattern)
+    fastify.route({ method: 'OPTIONS', url: pattern, config: { cors: CORS_ON_OWN_OPTIONS, [kOwnOptions]: true } as never, schema: { hide: true } as never, handler: answerOptions })
+  }
+
   try {
     checkOptions(opts)
     table = new MethodTable(routerLike(fastify))
+    // @fastify/cors registered before the suite: its OPTIONS route is there already.
+    // (Fastify keeps `OPTIONS *` as `/*`.)
+    catchAll = fastify.hasRoute({ method: 'OPTIONS', url: '/*' }) && isCorsRoute(fastify, '/*')
     declareConvention(fastify, {
       key: 'methods',
       plugin: PLUGIN,
@@ -69,13 +112,26 @@ function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (e
       compile (c: RouteCompiler): void {
         const config = c.config.methods
         if (config !== undefined && config !== false) throw invalidOption(c.where, 'config.methods can only be false (the path is left out of 405 and OPTIONS)')
+        const url = c.route.url
+        const own = (c.config as Record<symbol, unknown>)[kOwnOptions] === true
+        if (!own && c.methods.includes('OPTIONS') && ownOptions.has(url)) {
+          throw invalidOption(c.where, `the suite already answers OPTIONS ${url} (beside @fastify/cors's preflight route): declare this OPTIONS route before the other routes of ${url}, or set config.methods: false on them`)
+        }
         const types = patchTypes(c)
-        for (const method of c.methods) table.add(method, c.route.url, config !== false, method === 'PATCH' ? types : undefined)
+        const urls = [url]
         // Fastify also routes `/prefix/` to a route declared as '/' in a prefixed context (prefixTrailingSlash 'both').
         const r = c.route as typeof c.route & { routePath?: string }
-        if (r.routePath === '' && r.prefixTrailingSlash !== 'no-slash' && r.url !== '') {
-          for (const method of c.methods) table.add(method, r.url + '/', config !== false, method === 'PATCH' ? types : undefined)
+        if (r.routePath === '' && r.prefixTrailingSlash !== 'no-slash' && url !== '') urls.push(url + '/')
+        for (const u of urls) for (const method of c.methods) table.add(method, u, config !== false, method === 'PATCH' ? types : undefined)
+        if (own || config === false) return
+        if (c.methods.includes('OPTIONS') && isCorsRoute(fastify, url)) {
+          // @fastify/cors registered after the suite: the paths seen so far get their OPTIONS route now.
+          catchAll = true
+          for (const p of patterns) declareOptions(p)
+          return
         }
+        patterns.add(url)
+        if (catchAll && !c.methods.includes('OPTIONS')) declareOptions(url)
       }
     })
   } catch (err) {

@@ -1,5 +1,9 @@
 import { test, type Test } from 'tap'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import fastifyStatic from '@fastify/static'
 import { request } from 'undici'
 import { boot, listen } from '../helpers/app'
 import { rawExchange, rawRequest } from '../helpers/raw'
@@ -258,4 +262,25 @@ test('an app\'s onRequest hooks see a request the suite answers 405 (a rate limi
   app.get('/x', handler)
   t.equal((await app.inject({ method: 'POST', url: '/x' })).statusCode, 405)
   t.equal(seen, 1)
+})
+
+test('@fastify/static\'s wildcard route: its files are served, another method under it is 405, a missing file is the app\'s 404', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'methods-static-'))
+  writeFileSync(join(dir, 'a.txt'), 'hello')
+  const app = Fastify(serverOptions)
+  t.teardown(() => app.close())
+  await app.register(httpConventions)
+  app.setNotFoundHandler(async (_request, reply) => reply.code(404).send('app 404'))
+  await app.register(fastifyStatic, { root: dir, prefix: '/public/' })
+  const file = await app.inject({ method: 'GET', url: '/public/a.txt' })
+  t.equal(file.statusCode, 200)
+  t.equal(file.body, 'hello')
+  const post = await app.inject({ method: 'POST', url: '/public/a.txt' })
+  t.equal(post.statusCode, 405)
+  t.equal(post.headers.allow, 'GET, HEAD, OPTIONS')
+  const missing = await app.inject({ method: 'GET', url: '/public/missing.txt' })
+  t.equal(missing.statusCode, 404)
+  t.equal(missing.body, 'app 404', 'the wildcard route\'s own callNotFound reaches the app\'s handler')
+  const outside = await app.inject({ method: 'POST', url: '/elsewhere' })
+  t.equal(outside.body, 'app 404')
 })

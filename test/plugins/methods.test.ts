@@ -284,3 +284,17 @@ test('@fastify/static\'s wildcard route: its files are served, another method un
   const outside = await app.inject({ method: 'POST', url: '/elsewhere' })
   t.equal(outside.body, 'app 404')
 })
+
+// Shrunk counterexample of the property test: an app's own catch-all OPTIONS route was taken for @fastify/cors's.
+test('RFC 9110 9.3.7: an OPTIONS wildcard route of the app\'s own answers OPTIONS on every path under it', async (t) => {
+  const app = Fastify(serverOptions)
+  t.teardown(() => app.close())
+  await app.register(httpConventions)
+  app.get('/', handler)
+  app.route({ method: ['OPTIONS', 'GET'], url: '/*', handler: async () => 'wildcard' })
+  const res = await app.inject({ method: 'OPTIONS', url: '/' })
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, 'wildcard')
+  const post = await app.inject({ method: 'POST', url: '/' })
+  t.equal(post.headers.allow, 'GET, HEAD, OPTIONS')
+})

@@ -49,6 +49,7 @@ export const errorCodes = {
   PRECONDITION_REQUIRED: createError(`${PREFIX}PRECONDITION_REQUIRED`, '%s', 428, Error, false),
   UNAUTHORIZED: createError(`${PREFIX}UNAUTHORIZED`, '%s', 401, Error, false),
   FORBIDDEN: createError(`${PREFIX}FORBIDDEN`, '%s', 403, Error, false),
+  METHOD_NOT_ALLOWED: createError(`${PREFIX}METHOD_NOT_ALLOWED`, '%s', 405, Error, false),
   SERVICE_UNAVAILABLE: createError(`${PREFIX}SERVICE_UNAVAILABLE`, '%s', 503, Error, false),
   NOT_IMPLEMENTED: createError(`${PREFIX}NOT_IMPLEMENTED`, 'Not Implemented: %s', 501, Error, false),
   BAD_URL: createError(`${PREFIX}BAD_URL`, '%s', 400, Error, false),
@@ -178,6 +179,13 @@ export function forbidden (message: string, challenges: string[] = []): Conventi
   const headers: Record<string, string | string[]> = { 'cache-control': 'no-store' }
   if (challenges.length > 0) headers['www-authenticate'] = challenges
   return make(errorCodes.FORBIDDEN, [message], { rendering: 'html', headers })
+}
+
+// RFC 9110 15.5.6: the method is known to the server but the target resource does not serve
+// it; `allow` (RFC 9110 10.2.1) lists the methods it does serve.
+export function methodNotAllowed (method: string, allow: string): ConventionError {
+  const message = `${method} is not allowed here; this resource serves ${allow}`
+  return make(errorCodes.METHOD_NOT_ALLOWED, [message], { rendering: 'envelope', errors: [{ message }], headers: { allow } })
 }
 
 // RFC 9110 15.6.4: a store the request depends on is down; the client may retry later.

@@ -18,6 +18,7 @@ import { httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './a
 import { httpConventionsRedirect, type RedirectOptions, type RedirectRouteConfig } from './redirect'
 import { httpConventionsResourcePolicy, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './resource-policy'
 import { httpConventionsPrefer, type PreferOptions, type PreferRouteConfig } from './prefer'
+import { httpConventionsMethods, type MethodsOptions, type MethodsRouteConfig } from './methods'
 import { assertProfile, rejectUnknownKeys } from './shared'
 
 export interface HttpConventionsOptions {
@@ -45,6 +46,8 @@ export interface HttpConventionsOptions {
   resourcePolicy?: ResourcePolicyOptions | false
   /** Prefer: return=minimal (RFC 7240 4.2) on routes with `config.prefer: true`; false leaves it out. */
   prefer?: PreferOptions | false
+  /** 405 with Allow for a method a path does not serve, OPTIONS answered 204 with Allow (RFC 9110 15.5.6, 9.3.7); false leaves both out. */
+  methods?: MethodsOptions | false
 }
 
 declare module 'fastify' {
@@ -67,10 +70,12 @@ declare module 'fastify' {
     resourcePolicy?: ResourcePolicyRouteConfig
     /** true: a write to a client that sends `Prefer: return=minimal` is answered without its body (204, or 201 empty). */
     prefer?: PreferRouteConfig
+    /** false leaves the route's path out of the 405 and OPTIONS answers (unless another route of the path is covered). */
+    methods?: MethodsRouteConfig
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'errorFormat', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer'])
+const KNOWN = new Set(['profile', 'errorHandler', 'errorFormat', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer', 'methods'])
 
 function section<T extends object> (name: string, value: T | false | undefined): T | false {
   if (value === false) return false
@@ -93,6 +98,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const redirect = section('redirect', opts.redirect)
     const resourcePolicy = section('resourcePolicy', opts.resourcePolicy)
     const prefer = section('prefer', opts.prefer)
+    const methods = section('methods', opts.methods)
 
     // One place orders the steps (compose.ts): the registration order below does not matter.
     if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') throw invalidOption('fastify-http-conventions', 'errorHandler must be a function')
@@ -108,6 +114,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     if (conditional !== false) fastify.register(httpConventionsConditional, { ...conditional, profile })
     if (deltaEncoding !== false) fastify.register(httpConventionsDeltaEncoding, { ...deltaEncoding, profile })
     if (prefer !== false) fastify.register(httpConventionsPrefer, prefer)
+    if (methods !== false) fastify.register(httpConventionsMethods, methods)
   } catch (err) {
     return done(err as Error)
   }
@@ -141,13 +148,15 @@ export type { ResourcePolicy, ResourcePolicyOptions, ResourcePolicyRouteConfig }
 export { httpConventionsAuth } from './auth/index'
 export { httpConventionsPrefer } from './prefer'
 export type { PreferOptions, PreferRouteConfig } from './prefer'
+export { httpConventionsMethods } from './methods'
+export type { MethodsOptions, MethodsRouteConfig } from './methods'
 export type {
   AuthOptions, AuthRouteConfig, AuthPrincipal, AuthScheme, AuthUser, AppAuthOptions, AppPrincipal, ConventionAuthStrategy, BasicAuthOptions, BasicVerifyResult,
   BearerAuthOptions, BearerTokenInfo, BearerVerifyResult, DigestAuthOptions, DigestLookupRecord, DigestAlgorithm
 } from './auth/index'
 export {
   errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired, lengthRequired,
-  unsupportedMediaType, malformedBody, unauthorized, forbidden, serviceUnavailable
+  unsupportedMediaType, malformedBody, unauthorized, forbidden, serviceUnavailable, methodNotAllowed
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'
 export type { Profile } from '../lib/profile'

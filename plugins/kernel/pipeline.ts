@@ -15,6 +15,8 @@ export const CONVENTIONS = [
   { key: 'conditional', configKey: 'conditional', plugin: 'fastify-http-conventions-conditional' },
   { key: 'delta-encoding', configKey: 'deltaEncoding', plugin: 'fastify-http-conventions-delta-encoding' },
   { key: 'prefer', configKey: 'prefer', plugin: 'fastify-http-conventions-prefer' },
+  // No step of its own: it records each route's methods for the 405 and OPTIONS of unrouted requests.
+  { key: 'methods', configKey: 'methods', plugin: 'fastify-http-conventions-methods' },
   { key: 'resource-policy', configKey: 'resourcePolicy', plugin: 'fastify-http-conventions-resource-policy' }
 ] as const
 

@@ -126,8 +126,9 @@ test('an unknown article id is the service\'s own 404 "article not found" for ev
   t.equal(route.statusCode, 404)
   t.same(await route.body.json(), { errors: [{ message: 'Route GET:/no-such-route not found' }] }, 'an unknown route is not an unknown article')
   const method = await request(`${svc.url}/articles/no-such-id`, { method: 'POST', body: '{}', headers: json })
-  t.equal(method.statusCode, 404)
-  t.same(await method.body.json(), { errors: [{ message: 'Route POST:/articles/no-such-id not found' }] }, 'nor is a method the article has no route for')
+  t.equal(method.statusCode, 405, 'a method the article has no route for is 405 (RFC 9110 15.5.6), not an unknown article')
+  t.equal(method.headers.allow, 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS')
+  await method.body.dump()
 })
 
 test('the database out of reach: 503 with Retry-After, never a 404; OpenAPI documents both', async (t) => {

@@ -40,9 +40,9 @@ const esm = (code: string): string => run(['--input-type=module', '-e', code])
 const ROOT = [
   'httpConventions', 'httpConventionsErrors', 'httpConventionsContentLength', 'httpConventionsContentType', 'httpConventionsValidation',
   'httpConventionsPatch', 'httpConventionsConditional', 'httpConventionsDeltaEncoding', 'httpConventionsAuth', 'httpConventionsRedirect',
-  'httpConventionsResourcePolicy', 'httpConventionsPrefer',
+  'httpConventionsResourcePolicy', 'httpConventionsPrefer', 'httpConventionsMethods',
   'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'lengthRequired', 'unsupportedMediaType',
-  'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'sendConventionError', 'fromFastifyError', 'serializeEnvelope', 'ERRORS_SCHEMA_ID',
+  'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'methodNotAllowed', 'sendConventionError', 'fromFastifyError', 'serializeEnvelope', 'ERRORS_SCHEMA_ID',
   'serverOptions'
 ]
 

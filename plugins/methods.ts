@@ -1,0 +1,175 @@
+/**
+ * Methods (RFC 9110 15.5.6, 9.3.7, 10.2.1): a request whose path a route of the suite serves,
+ * with a method no route of that path serves, is answered 405 with `Allow`; OPTIONS there is
+ * answered 204 with `Allow` (and `Accept-Patch` where the path takes the suite's PATCH). A
+ * path no route matches stays the app's 404, answered by its own not-found handler.
+ *
+ * The route compiler records each route's method and pattern in a table of the app (nothing
+ * is added to the route); one preParsing hook of the root returns at once for a request a
+ * route serves and, for one Fastify found no route for, asks the table (find-my-way, as
+ * Fastify routes) which methods serve its path. docs/architecture.md, "Methods: 405 and
+ * OPTIONS", says why the check sits there and not in routes of its own.
+ */
+import { createRequire } from 'node:module'
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
+import { invalidOption, methodNotAllowed } from '../lib/errors'
+import { allowValue, MethodTable, type PathRouter } from '../lib/methods'
+import { contextHeaders, declareConvention, formatOf, nodeOf, type RouteCompiler } from './kernel/index'
+import { logConventionError, sendConventionError } from './errors'
+import { declaresBody } from './shared'
+import { markClosing } from './framing'
+import { optionsChecker } from './options'
+
+const PLUGIN = 'fastify-http-conventions-methods'
+
+/** The methods convention has no options yet; an object keeps room for them. */
+export type MethodsOptions = Record<string, never>
+
+/** `config.methods: false`: the route's path is left out (405 and OPTIONS), unless a covered route shares it. */
+export type MethodsRouteConfig = false
+
+/** The plugin's options as JSON Schema, checked at registration: none yet. */
+export const methodsOptionsSchema = { type: 'object', additionalProperties: false } as const
+
+const checkOptions = optionsChecker(PLUGIN, methodsOptionsSchema)
+
+const PATCH_TYPES: Record<string, string> = { 'json-patch': 'application/json-patch+json', 'merge-patch': 'application/merge-patch+json' }
+
+/** The router options Fastify matches paths with (initialConfig: the top-level ones, then routerOptions). */
+const ROUTER_KEYS = ['ignoreTrailingSlash', 'ignoreDuplicateSlashes', 'caseSensitive', 'maxParamLength', 'allowUnsafeRegex', 'useSemicolonDelimiter'] as const
+
+/** A find-my-way router set up as the app's own: the very copy Fastify requires, resolved from Fastify. */
+function routerLike (fastify: FastifyInstance): PathRouter {
+  const config = fastify.initialConfig as Record<string, unknown> & { routerOptions?: Record<string, unknown> }
+  const options: Record<string, unknown> = {}
+  for (const key of ROUTER_KEYS) if (config[key] !== undefined) options[key] = config[key]
+  Object.assign(options, config.routerOptions)
+  const findMyWay = createRequire(require.resolve('fastify'))('find-my-way') as (opts: object) => PathRouter
+  return findMyWay(options)
+}
+
+/** The media types of a route's `config.patch` (its 415 and Accept-Patch), or undefined. */
+function patchTypes (c: RouteCompiler): string | undefined {
+  const patch = c.config.patch as { formats?: unknown } | undefined | false
+  if (patch === undefined || patch === false || patch === null || typeof patch !== 'object' || !c.methods.includes('PATCH')) return undefined
+  const formats = Array.isArray(patch.formats) ? patch.formats as string[] : ['json-patch', 'merge-patch']
+  return formats.map((f) => PATCH_TYPES[f]).join(', ')
+}
+
+/** On the config of the OPTIONS routes the suite declares (beside @fastify/cors's preflight route). */
+const kOwnOptions = Symbol('http-conventions.methods.options')
+
+/**
+ * @fastify/cors, on the suite's OPTIONS routes: it still judges a preflight (origin, allowed
+ * methods and headers) and writes its headers, then lets the route answer (204 with Allow);
+ * a plain OPTIONS (no Origin or no Access-Control-Request-Method) is not refused as a broken
+ * preflight. Other plugins ignore the key.
+ */
+const CORS_ON_OWN_OPTIONS = { strictPreflight: false, preflightContinue: true }
+
+/**
+ * @fastify/cors's preflight route (`OPTIONS *`, beside its request decorator): it takes
+ * OPTIONS on every path, a plain one included. An app's own catch-all OPTIONS route is its
+ * answer, and stays so.
+ */
+function isCorsRoute (fastify: FastifyInstance, url: string): boolean {
+  return (url === '*' || url === '/*') && fastify.hasRequestDecorator('corsPreflightEnabled')
+}
+
+function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (err?: Error) => void): void {
+  let table: MethodTable
+  /** The covered patterns, and the ones the suite declared an OPTIONS route for. */
+  const patterns = new Set<string>()
+  const ownOptions = new Set<string>()
+  /** @fastify/cors's preflight route is declared. */
+  let catchAll = false
+
+  /** RFC 9110 9.3.7, where @fastify/cors's preflight route would take the path: the suite's own OPTIONS route for it. */
+  function answerOptions (request: FastifyRequest, reply: FastifyReply): void {
+    const path = table.describe(request.url)
+    reply.code(204).header('allow', allowValue(path.served))
+    if (path.acceptPatch !== undefined) reply.header('accept-patch', path.acceptPatch)
+    reply.send()
+  }
+
+  function declareOptions (pattern: string): void {
+    if (ownOptions.has(pattern) || fastify.hasRoute({ method: 'OPTIONS', url: pattern })) return
+    ownOptions.add(pattern)
+    fastify.route({ method: 'OPTIONS', url: pattern, config: { cors: CORS_ON_OWN_OPTIONS, [kOwnOptions]: true } as never, schema: { hide: true } as never, handler: answerOptions })
+  }
+
+  try {
+    checkOptions(opts)
+    table = new MethodTable(routerLike(fastify))
+    // @fastify/cors registered before the suite: its OPTIONS route is there already.
+    // (Fastify keeps `OPTIONS *` as `/*`.)
+    catchAll = fastify.hasRoute({ method: 'OPTIONS', url: '/*' }) && isCorsRoute(fastify, '/*')
+    declareConvention(fastify, {
+      key: 'methods',
+      plugin: PLUGIN,
+      configKey: 'methods',
+      compile (c: RouteCompiler): void {
+        const config = c.config.methods
+        if (config !== undefined && config !== false) throw invalidOption(c.where, 'config.methods can only be false (the path is left out of 405 and OPTIONS)')
+        const url = c.route.url
+        const own = (c.config as Record<symbol, unknown>)[kOwnOptions] === true
+        if (!own && c.methods.includes('OPTIONS') && ownOptions.has(url)) {
+          throw invalidOption(c.where, `the suite already answers OPTIONS ${url} (beside @fastify/cors's preflight route): declare this OPTIONS route before the other routes of ${url}, or set config.methods: false on them`)
+        }
+        const types = patchTypes(c)
+        const urls = [url]
+        // Fastify also routes `/prefix/` to a route declared as '/' in a prefixed context (prefixTrailingSlash 'both').
+        const r = c.route as typeof c.route & { routePath?: string }
+        if (r.routePath === '' && r.prefixTrailingSlash !== 'no-slash' && url !== '') urls.push(url + '/')
+        for (const u of urls) for (const method of c.methods) table.add(method, u, config !== false, method === 'PATCH' ? types : undefined)
+        if (own || config === false) return
+        if (c.methods.includes('OPTIONS') && isCorsRoute(fastify, url)) {
+          // @fastify/cors registered after the suite: the paths seen so far get their OPTIONS route now.
+          catchAll = true
+          for (const p of patterns) declareOptions(p)
+          return
+        }
+        patterns.add(url)
+        if (catchAll && !c.methods.includes('OPTIONS')) declareOptions(url)
+      }
+    })
+  } catch (err) {
+    return done(err as Error)
+  }
+
+  /**
+   * Only a request Fastify found no route for does anything here: after every onRequest hook
+   * of the app (a rate limiter counts it), before any byte of its body is read.
+   */
+  function methodsUnrouted (request: FastifyRequest, reply: FastifyReply, _payload: RequestPayload, next: (err?: Error | null) => void): void {
+    if (!request.is404) return next()
+    const verdict = table.verdict(request.method, request.url)
+    if (verdict === null) return next()
+    // The headers every answer of the context carries (its resource policy).
+    reply.headers(contextHeaders(request.server))
+    // The body stays unread: the connection cannot carry another request after it (HTTP/1).
+    if (declaresBody(request.headers) && request.raw.httpVersionMajor < 2) {
+      reply.header('connection', 'close')
+      markClosing(request.raw, reply.raw)
+    }
+    if (verdict.kind === 'options') {
+      // RFC 9110 9.3.7: OPTIONS describes the communication options of the target resource.
+      reply.code(204).header('allow', verdict.allow)
+      // RFC 5789 3.1: the patch documents the resource accepts.
+      if (verdict.acceptPatch !== undefined) reply.header('accept-patch', verdict.acceptPatch)
+      reply.send()
+      return
+    }
+    const err = methodNotAllowed(request.method, verdict.allow)
+    logConventionError(request, err)
+    sendConventionError(reply, err, formatOf(nodeOf(request.server)))
+  }
+
+  // Every context made after this one inherits it: so do the not-found handlers the app sets in them.
+  fastify.addHook('preParsing', methodsUnrouted)
+  done()
+}
+
+/** 405 with Allow for a method a path does not serve, and OPTIONS answered with Allow. */
+export const httpConventionsMethods = fp(methodsPlugin, { fastify: '5.x', name: PLUGIN })

@@ -255,7 +255,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   // handlers (and before any body is read, so no other convention runs); the routes put the
   // redirect in the OpenAPI document, one operation per method OpenAPI 3.0 can name (TRACE
   // apart: Swagger 2.0 cannot name it, and its own route is left out of a 2.0 document).
-  const v1 = { url: '/v1/*', schema: { response: { 307: redirectResponse } }, config: { contentLength: false, contentType: false } } as const
+  const v1 = { url: '/v1/*', schema: { response: { 307: redirectResponse } }, config: { contentLength: false, contentType: false, methods: false } } as const
   const redirectHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => reply.temporaryRedirect(request.url.slice('/v1'.length))
   app.route({ ...v1, method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], handler: redirectHandler })
   app.route({ ...v1, method: 'TRACE', handler: redirectHandler })

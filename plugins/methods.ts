@@ -20,6 +20,7 @@ import { logConventionError, sendConventionError } from './errors'
 import { declaresBody } from './shared'
 import { markClosing } from './framing'
 import { optionsChecker } from './options'
+import { recordPathOptions } from './openapi'
 
 const PLUGIN = 'fastify-http-conventions-methods'
 
@@ -124,6 +125,8 @@ function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (e
         if (r.routePath === '' && r.prefixTrailingSlash !== 'no-slash' && url !== '') urls.push(url + '/')
         for (const u of urls) for (const method of c.methods) table.add(method, u, config !== false, method === 'PATCH' ? types : undefined)
         if (own || config === false) return
+        // The OpenAPI document lists the OPTIONS the suite answers on this path.
+        recordPathOptions(c.route)
         if (c.methods.includes('OPTIONS') && isCorsRoute(fastify, url)) {
           // @fastify/cors registered after the suite: the paths seen so far get their OPTIONS route now.
           catchAll = true

@@ -56,6 +56,7 @@ const kSuccessHeaders = Symbol.for('fastify-http-conventions.success-headers')
 const kAnswerHeaders = Symbol.for('fastify-http-conventions.answer-headers')
 const kMoreBodies = Symbol.for('fastify-http-conventions.more-bodies')
 const kErrorMedia = Symbol.for('fastify-http-conventions.error-media')
+const kPathOptions = Symbol.for('fastify-http-conventions.path-options')
 
 /**
  * The media type of a route's errors[] bodies: `application/json` always (the spec profile),
@@ -75,6 +76,7 @@ interface Recorded {
   /** A status two conventions give with bodies of different kinds: the kinds after the first. */
   [kMoreBodies]?: Record<string, ResponseBody[]>
   [kErrorMedia]?: ErrorMedia
+  [kPathOptions]?: true
 }
 
 function recordsOf (route: RouteOptions): Recorded {
@@ -104,6 +106,22 @@ export function recordResponse (route: RouteOptions, status: number, response: C
 /** Called when a route is compiled: how its errors[] bodies are written (the profile and `errorFormat` decide). */
 export function recordErrorMedia (route: RouteOptions, media: ErrorMedia): void {
   recordsOf(route)[kErrorMedia] = media
+}
+
+/**
+ * Called by the methods convention when it compiles a route: the suite answers OPTIONS on the
+ * route's path (RFC 9110 9.3.7), so the document lists it there (`conventionsOpenApiTransformObject`).
+ */
+export function recordPathOptions (route: RouteOptions): void {
+  recordsOf(route)[kPathOptions] = true
+}
+
+/** The paths whose OPTIONS the suite answers, by document, as @fastify/swagger writes them (`/articles/{id}`). */
+const optionsPaths = new WeakMap<object, Set<string>>()
+
+/** A Fastify route pattern as @fastify/swagger writes the path (`:id(^\\d+)` is `{id}`, `*` is `{*}`). */
+function documentPath (url: string): string {
+  return url.replace(/:([A-Za-z0-9_$-]+)(\([^)]*\))?/g, '{$1}').replace(/\*/g, '{*}')
 }
 
 function errorMediaOf (route: { config?: unknown }): ErrorMedia {
@@ -495,7 +513,7 @@ function requestHeaders (own: unknown, route: { method?: unknown }, recorded: Re
 
 interface OpenApiObject { openapi?: string, swagger?: string, components?: Json, securityDefinitions?: Json, paths?: Json }
 
-const RESOURCE_METHODS = ['get', 'head', 'put', 'patch']
+const RESOURCE_METHODS = ['get', 'head', 'put', 'patch', 'options']
 
 /**
  * `transformObject` for @fastify/swagger, beside `conventionsOpenApiTransform`: RFC 5789 3.1,
@@ -506,6 +524,11 @@ export function conventionsOpenApiTransformObject ({ openapiObject, swaggerObjec
   const doc = (openapiObject ?? swaggerObject) as OpenApiObject
   const swagger2 = swaggerObject !== undefined || doc.swagger !== undefined
   const header: Json = swagger2 ? { type: 'string', description: HEADER_DESCRIPTIONS['Accept-Patch'] } : { schema: { type: 'string' }, description: HEADER_DESCRIPTIONS['Accept-Patch'] }
+  const options = optionsPaths.get(doc)
+  for (const [path, operations] of Object.entries(isObject(doc.paths) ? doc.paths : {})) {
+    // RFC 9110 9.3.7: OPTIONS on a path the suite serves is 204 with Allow (the path's own OPTIONS route wins).
+    if (options?.has(path) === true && isObject(operations) && operations.options === undefined) operations.options = optionsOperation(swagger2, pathParameters(operations))
+  }
   for (const operations of Object.values(isObject(doc.paths) ? doc.paths : {})) {
     if (!isObject(operations)) continue
     const patch = operations.patch as { responses?: Record<string, { headers?: Json }> } | undefined
@@ -522,6 +545,31 @@ export function conventionsOpenApiTransformObject ({ openapiObject, swaggerObjec
     }
   }
   return doc as Record<string, unknown>
+}
+
+/** OPTIONS as the methods convention answers it: 204 with Allow (Accept-Patch is added beside the path's PATCH, below). */
+/** The path parameters the operations of a path item declare (every operation must declare them). */
+function pathParameters (operations: Json): unknown[] {
+  for (const op of Object.values(operations)) {
+    const parameters = isObject(op) && Array.isArray(op.parameters) ? op.parameters : []
+    const inPath = parameters.filter((p) => isObject(p) && p.in === 'path')
+    if (inPath.length > 0) return inPath
+  }
+  return []
+}
+
+function optionsOperation (swagger2: boolean, parameters: unknown[]): Json {
+  const header = (description: string): Json => swagger2 ? { type: 'string', description } : { schema: { type: 'string' }, description }
+  return {
+    summary: 'The methods this resource serves (RFC 9110 9.3.7)',
+    ...(parameters.length > 0 ? { parameters } : {}),
+    responses: {
+      204: {
+        description: 'No Content: Allow lists the methods the resource serves; a method it does not serve is 405 with the same Allow (RFC 9110 15.5.6)',
+        headers: { Allow: header('The methods the resource serves'), 'Cross-Origin-Resource-Policy': header('The resource policy of the server\'s answers') }
+      }
+    }
+  }
 }
 
 /**
@@ -597,6 +645,10 @@ export function conventionsOpenApiTransform ({ schema, url, route, openapiObject
   if (format === 'swagger2') withoutSchemaKeyword(doc)
   // Swagger 2.0's Path Item has no TRACE (nor any method beyond these): such a route is left out of a 2.0 document.
   if (format === 'swagger2' && methodsOf(route).every((m) => !SWAGGER2_METHODS.has(m))) return { schema: { ...base, hide: true }, url }
+  if ((route.config as Recorded | undefined)?.[kPathOptions] === true && doc !== undefined && base?.hide !== true) {
+    const paths = optionsPaths.get(doc) ?? new Set<string>()
+    optionsPaths.set(doc, paths.add(documentPath(url)))
+  }
   const recorded = conventionResponses(route)
   if (Object.keys(recorded).length === 0 && Object.keys(conventionAnswerHeaders(route)).length === 0 && conventionSecurity(route) === null) return { schema: base ?? {}, url }
   const out: Json = withConventionResponses(base, route, format)

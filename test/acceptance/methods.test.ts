@@ -47,13 +47,21 @@ test('RFC 9110 15.5.6: POST /articles/{id} is 405 with Allow, in the errors[] en
   t.same(await res.body.json(), { errors: [{ message: `POST is not allowed here; this resource serves ${ARTICLE}` }] })
 })
 
-test('RFC 9110 15.5.6: TRACE, PUT and DELETE where the path does not serve them are 405, problem details on request', async (t) => {
+test('RFC 9110 15.5.6: TRACE, PUT and DELETE where the path does not serve them are 405; problem details on request under rfc9110, application/json under spec', async (t) => {
+  const rfc = await startService({ CONVENTIONS_PROFILE: 'rfc9110' })
+  t.teardown(() => rfc.stop())
   for (const [method, path, allow] of [['TRACE', '/articles', 'GET, HEAD, POST, OPTIONS'], ['PUT', '/articles', 'GET, HEAD, POST, OPTIONS'], ['DELETE', '/', 'GET, HEAD, OPTIONS'], ['TRACE', '/articles/x', ARTICLE]]) {
-    const res = await rawRequest(svc.port, `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nAccept: application/problem+json\r\nConnection: close\r\n\r\n`)
+    const raw = `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nAccept: application/problem+json\r\nConnection: close\r\n\r\n`
+    const res = await rawRequest(rfc.port, raw)
     t.equal(res.status, 405, `${method} ${path}`)
     t.equal(res.headers.allow, allow)
     t.equal(res.headers['content-type'], 'application/problem+json')
+    t.match(res.headers.vary, /Accept/i, 'RFC 9110 12.5.5: chosen by Accept')
     t.match(JSON.parse(res.body), { status: 405, title: 'Method Not Allowed', instance: path })
+    const spec = await rawRequest(svc.port, raw)
+    t.equal(spec.status, 405)
+    t.equal(spec.headers['content-type'], 'application/json', 'the spec profile: application/json whatever Accept asks')
+    t.same(JSON.parse(spec.body), { errors: [{ message: `${method} is not allowed here; this resource serves ${allow}` }] })
   }
 })
 

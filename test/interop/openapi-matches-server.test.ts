@@ -100,6 +100,8 @@ const RECIPES: Record<string, Recipe> = {
   'PATCH 412': async (send) => await send('PATCH', '/notes/1', { ...PATCH_BODY, 'if-match': '"v0"' }, JSON.stringify({ text: 'x' })),
   'PATCH 415': async (send) => await send('PATCH', '/notes/1', { ...JSON_BODY, authorization: BASIC }, JSON.stringify({ text: 'x' })),
   'PATCH 422': async (send) => await send('PATCH', '/notes/1', PATCH_BODY, JSON.stringify({ text: '' })),
+  // RFC 9110 9.3.7: the resource's methods (Accept-Patch where PATCH is served).
+  'OPTIONS 204': async (send) => await send('OPTIONS', '/notes/1'),
   'POST 201': async (send) => await send('POST', '/notes', { ...JSON_BODY, authorization: BASIC }, JSON.stringify({ text: 'x' })),
   'POST 400': async (send) => await send('POST', '/notes', { ...JSON_BODY, authorization: BASIC }, '{"text":'),
   'POST 401': async (send) => await send('POST', '/notes', JSON_BODY, JSON.stringify({ text: 'x' })),
@@ -245,7 +247,13 @@ function cases (ids: { id: () => string, victim: () => string, oldEtag: (accept:
     { name: 'delete, stale', method: 'DELETE', path: one, headers: { ...WRITE, 'if-match': '"stale"' }, status: both(412) },
     { name: 'delete, text/csv body', method: 'DELETE', path: one, headers: { 'content-type': 'text/csv', ...WRITE }, body: 'a', status: both(415) },
     { name: 'delete, id too long', method: 'DELETE', path: '/articles/' + 'x'.repeat(65), headers: WRITE, status: both(422) },
-    { name: 'delete', method: 'DELETE', path: () => `/articles/${ids.victim()}`, headers: WRITE, status: both(204) }
+    { name: 'delete', method: 'DELETE', path: () => `/articles/${ids.victim()}`, headers: WRITE, status: both(204) },
+    // RFC 9110 9.3.7: the methods of each resource, with Accept-Patch where PATCH is served.
+    { name: 'options, the list', method: 'OPTIONS', path: '/articles', status: both(204) },
+    { name: 'options, an article', method: 'OPTIONS', path: one, status: both(204) },
+    { name: 'options, the home page', method: 'OPTIONS', path: '/', status: both(204) },
+    { name: 'options, the logo', method: 'OPTIONS', path: '/public/logo.svg', status: both(204) },
+    { name: 'options, the document', method: 'OPTIONS', path: '/openapi.json', status: both(204) }
   ]
   // Chunked bodies: under spec a body needs a Content-Length (411).
   for (const method of ['POST', 'PUT', 'PATCH']) {

@@ -232,7 +232,10 @@ for (const version of VERSIONS) {
     t.ok(article.put.parameters.some((p: Json) => p.name === 'If-Match'))
     t.ok(article.delete.responses['204'], 'DELETE documents its success')
     t.ok(article.patch.responses['200'], 'PATCH documents its success')
+    t.same(Object.keys(article.options.responses), ['204'], 'OPTIONS (RFC 9110 9.3.7) needs no article: 204 only')
+    t.ok(article.options.responses['204'].headers.Allow && article.options.responses['204'].headers['Accept-Patch'], 'with Allow, and Accept-Patch where PATCH is served')
     for (const [method, op] of Object.entries(article as Json)) {
+      if (method === 'options') continue
       t.match(op.responses['404'], { description: /no article has this id/, content: { 'application/json': { schema: { required: ['errors'] } } } }, `${method} /articles/{id} documents the service's own 404`)
       t.match(op.responses['503'], { headers: { 'Retry-After': { schema: { type: 'string' } } }, content: { 'text/html': { schema: { type: 'string' } } } }, `${method} /articles/{id} documents its 503 and Retry-After`)
     }

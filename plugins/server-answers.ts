@@ -43,6 +43,10 @@ export function answerFrameworkError (error: FastifyError, request: FastifyReque
 export function answerClientError (this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
   // Node: a reset connection, or one already answered and destroyed, has nothing more to say.
   if (error.code === 'ECONNRESET' || socket.destroyed) return
+  // RFC 9112 9.6: bytes after a request that closes its connection (HTTP/1.0, `Connection:
+  // close`) are not read; that request's answer is still to come, and Node closes the
+  // connection once it is written. A 400 here would go out first, in its place.
+  if (error.code === 'HPE_CLOSED_CONNECTION') return
   const err = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
     ? requestTimeout('the request did not arrive in time')
     : error.code === 'HPE_HEADER_OVERFLOW'
@@ -83,9 +87,12 @@ export function answerAtServer (app: FastifyInstance): void {
     if (!(request instanceof IncomingMessage)) return null
     return httpVersionNotSupported('this server speaks HTTP/1.1 (and HTTP/1.0) on this connection')
   }
+  // RFC 9112 9.6: connections this server refused a request on; requests pipelined behind it never run.
+  const closing = new WeakSet<object>()
   gateRequests(server, function refuseAtServer (request, response) {
     const err = refusal(request)
-    if (err === null) return false
+    if (err === null) return closing.has(request.socket)
+    closing.add(request.socket)
     answerAtServerWith(app, request, response, err)
     return true
   })

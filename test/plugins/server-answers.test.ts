@@ -153,3 +153,20 @@ test('HTTP/2 streams (RFC 9113) are served: the version check is HTTP/1\'s', asy
   t.equal(headers[':status'], 200)
   t.same(JSON.parse(body), { id: '1' })
 })
+
+test('bytes pipelined after a request that closes its connection (RFC 9112 9.6: HTTP/1.0, Connection: close, a 505) are not read: that request gets its own answer, then the connection closes', async (t) => {
+  const { app, port, handled } = await serve()
+  t.teardown(() => app.close())
+  const cases = [
+    ['HTTP/1.0', 'GET /articles/1 HTTP/1.0\r\nHost: x\r\n\r\n', 200],
+    ['Connection: close', 'GET /articles/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 200],
+    ['HTTP/2.0', 'GET /articles/1 HTTP/2.0\r\nHost: x\r\n\r\n', 505],
+    ['no Host', 'GET /articles/1 HTTP/1.1\r\n\r\n', 400]
+  ] as const
+  for (const [name, first, status] of cases) {
+    const { responses, closed } = await rawExchange(port, `${first}GET /articles/2 HTTP/1.1\r\nHost: x\r\n\r\nGET /nothing HTTP/1.1\r\nHost: x\r\n\r\n`)
+    t.same(responses.map((r) => r.status), [status], `${name}: one answer, its own`)
+    t.ok(closed, `${name}: then the connection closes`)
+  }
+  t.same(handled, ['/articles/1', '/articles/1'], 'no request behind them reached a handler')
+})

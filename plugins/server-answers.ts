@@ -99,7 +99,9 @@ export function answerAtServer (app: FastifyInstance): void {
   // A 'checkExpectation' listener of the app's own is left to answer.
   if (server.listenerCount('checkExpectation') > 0) return
   server.on('checkExpectation', function answerExpectation (request: IncomingMessage, response: ServerResponse) {
-    answerAtServerWith(app, request, response, refusal(request) ?? expectationFailed('the only expectation this server meets is 100-continue (RFC 9110 10.1.1)'))
+    const err = refusal(request)
+    if (err !== null) closing.add(request.socket)
+    answerAtServerWith(app, request, response, err ?? expectationFailed('the only expectation this server meets is 100-continue (RFC 9110 10.1.1)'))
   })
 }
 

@@ -161,7 +161,8 @@ test('bytes pipelined after a request that closes its connection (RFC 9112 9.6: 
     ['HTTP/1.0', 'GET /articles/1 HTTP/1.0\r\nHost: x\r\n\r\n', 200],
     ['Connection: close', 'GET /articles/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 200],
     ['HTTP/2.0', 'GET /articles/1 HTTP/2.0\r\nHost: x\r\n\r\n', 505],
-    ['no Host', 'GET /articles/1 HTTP/1.1\r\n\r\n', 400]
+    ['no Host', 'GET /articles/1 HTTP/1.1\r\n\r\n', 400],
+    ['no Host, Expect: fancy', 'GET /articles/1 HTTP/1.1\r\nExpect: fancy\r\n\r\n', 400]
   ] as const
   for (const [name, first, status] of cases) {
     const { responses, closed } = await rawExchange(port, `${first}GET /articles/2 HTTP/1.1\r\nHost: x\r\n\r\nGET /nothing HTTP/1.1\r\nHost: x\r\n\r\n`)

@@ -216,3 +216,21 @@ test('Node\'s parser refuses HTTP/3.0 and HTTP/1.2 as HPE_INVALID_VERSION, stopp
   for (const version of ['HTTP/3.0', 'HTTP/1.2', 'HTTP/2.0', 'HTTP/0.9']) await rawRequest(port, `GET / ${version}\r\nHost: x\r\n\r\n`)
   t.same(seen, ['HPE_INVALID_VERSION HTTP/3.0', 'HPE_INVALID_VERSION HTTP/1.2', 'request 2.0', 'request 0.9'])
 })
+
+test('gateRequests keeps every request listener a server had, in order, behind the gate', async (t) => {
+  // A server made by an app's serverFactory may have more than Fastify's handler.
+  const seen: string[] = []
+  const server = http.createServer((request) => { seen.push(`first ${request.url ?? ''}`) })
+  server.on('request', (request, response) => { seen.push(`second ${request.url ?? ''}`); response.end('ok') })
+  gateRequests(server, (request, response) => {
+    if (request.url !== '/refused') return false
+    response.end('gated')
+    return true
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const port = (server.address() as net.AddressInfo).port
+  await rawRequest(port, 'GET /passed HTTP/1.1\r\nHost: x\r\n\r\n')
+  await rawRequest(port, 'GET /refused HTTP/1.1\r\nHost: x\r\n\r\n')
+  t.same(seen, ['first /passed', 'second /passed'])
+})

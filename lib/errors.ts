@@ -56,6 +56,8 @@ export const errorCodes = {
   REQUEST_TIMEOUT: createError(`${PREFIX}REQUEST_TIMEOUT`, 'Request Timeout: %s', 408, Error, false),
   HEADERS_TOO_LARGE: createError(`${PREFIX}HEADERS_TOO_LARGE`, 'Request Header Fields Too Large: %s', 431, Error, false),
   URI_TOO_LONG: createError(`${PREFIX}URI_TOO_LONG`, '%s', 414, Error, false),
+  EXPECTATION_FAILED: createError(`${PREFIX}EXPECTATION_FAILED`, 'Expectation Failed: %s', 417, Error, false),
+  HTTP_VERSION_NOT_SUPPORTED: createError(`${PREFIX}HTTP_VERSION_NOT_SUPPORTED`, 'HTTP Version Not Supported: %s', 505, Error, false),
   /** A route asks for a convention it was never compiled with: refused, never served without it. */
   MISCONFIGURED: createError(`${PREFIX}MISCONFIGURED`, '%s', 500),
   /** Thrown at registration (boot) for options that make no sense; never per request. */
@@ -220,6 +222,16 @@ export function requestTimeout (reason: string): ConventionError {
 // RFC 6585 5: the request's header section is larger than the server reads; the connection closes.
 export function headersTooLarge (reason: string): ConventionError {
   return make(errorCodes.HEADERS_TOO_LARGE, [reason], { rendering: 'text', closeConnection: true })
+}
+
+// RFC 9110 10.1.1 / 15.5.18: an expectation other than 100-continue, which no server here meets.
+export function expectationFailed (reason: string): ConventionError {
+  return make(errorCodes.EXPECTATION_FAILED, [reason], { rendering: 'text' })
+}
+
+// RFC 9110 15.6.6 / RFC 9112 2.3: a request of another major version than HTTP/1; the connection closes.
+export function httpVersionNotSupported (reason: string): ConventionError {
+  return make(errorCodes.HTTP_VERSION_NOT_SUPPORTED, [reason], { rendering: 'text', closeConnection: true })
 }
 
 // RFC 9110 15.6.1: the server is misconfigured for this route; fail closed and say so in the log.

@@ -4,6 +4,7 @@
  * Fastify or Node release that changes it fails a test instead of opening a route or
  * resetting a connection.
  */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 
@@ -91,4 +92,52 @@ export function contextsBelow (instance: FastifyInstance): FastifyInstance[] | u
 export function installedClientErrorHandler (fastify: FastifyInstance, handler: (...args: never[]) => unknown): boolean {
   const name = `bound ${handler.name}`
   return fastify.server.listeners('clientError').some((listener) => listener.name === name)
+}
+
+type RequestListener = (request: IncomingMessage, response: ServerResponse) => void
+
+/**
+ * Puts `gate` in front of the app's request handler: a request the gate answers (it returns
+ * true) never reaches Fastify's router, no route and no not-found handler runs for it. The
+ * gate is a plain function call on every request: it must decide from what Node parsed.
+ *
+ * Relies on: Fastify's request handler is the 'request' listener of the server `Fastify()`
+ * made (the handler its `serverFactory` option is given to listen with), in place when the
+ * first plugin registers (pinned in test/plugins/adapter.test.ts). Listeners added later
+ * are not behind the gate.
+ */
+export function gateRequests (server: Server, gate: (request: IncomingMessage, response: ServerResponse) => boolean): void {
+  const handlers = server.listeners('request') as RequestListener[]
+  for (const handler of handlers) server.removeListener('request', handler)
+  // One handler (Fastify's) is called directly: no iteration on the common request.
+  function requestHandlers (this: Server, request: IncomingMessage, response: ServerResponse): void {
+    for (let i = 0; i < handlers.length; i++) handlers[i].call(this, request, response)
+  }
+  const only = handlers.length === 1 ? handlers[0] : requestHandlers
+  server.on('request', function gatedRequest (this: Server, request: IncomingMessage, response: ServerResponse) {
+    if (!gate(request, response)) only.call(this, request, response)
+  })
+}
+
+/** True when `gateRequests` already stands in front of the server's request handler. */
+export function isGated (server: Server): boolean {
+  return server.listeners('request').some((listener) => listener.name === 'gatedRequest')
+}
+
+/**
+ * RFC 9112 3.2: Node's HTTP server answers an HTTP/1.1 request without Host itself, with a
+ * bare 400 no app can dress. This hands the check to the app: Node then emits the request,
+ * and the caller must refuse it (the gate above). Returns whether Node was checking (false
+ * when the app created the server with `requireHostHeader: false`, a choice the caller
+ * keeps, and on an HTTP/2 server, which has no such check).
+ *
+ * Relies on: Node reads the server's `requireHostHeader` property (its option of that name)
+ * on each request, before 'checkExpectation', 'checkContinue' and 'request' (pinned in
+ * test/plugins/adapter.test.ts).
+ */
+export function takeOverHostCheck (server: Server): boolean {
+  const s = server as Server & { requireHostHeader?: boolean }
+  if (s.requireHostHeader !== true) return false
+  s.requireHostHeader = false
+  return true
 }

@@ -18,6 +18,7 @@ import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
 import { lingerOnClose } from './adapter'
 import { coalesceBody } from './body-reader'
 import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from './framing'
+import { answerAtServer } from './server-answers'
 
 export interface ContentLengthOptions {
   profile?: Profile
@@ -280,6 +281,8 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     return done(err as Error)
   }
   deferContinue(fastify)
+  // RFC 9112 2.3 / 3.2, RFC 9110 10.1.1: the answers written before Fastify routes a request (plugins/server-answers.ts).
+  answerAtServer(fastify)
   done()
 }
 

@@ -4,9 +4,10 @@
  * text/html or XML (no DOCTYPE). Every response body carries a Content-Type, text types
  * with `charset=utf-8`; routes that opt in answer JSON or XML by the request's Accept.
  */
+import { isUtf8 } from 'node:buffer'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { invalidOption, unsupportedMediaType, type ConventionError } from '../lib/errors'
+import { badFraming, invalidOption, malformedBody, unsupportedMediaType, type ConventionError } from '../lib/errors'
 import { DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../lib/json-body'
 import { isTextual, isUtf8Charset, parseMediaType } from '../lib/headers/media-type'
 import { negotiateMediaType } from '../lib/headers/qlist'
@@ -97,6 +98,20 @@ function contentTypeOnSend (_request: FastifyRequest, reply: FastifyReply, paylo
   }
 }
 
+/**
+ * RFC 9110 5.3: more than one Content-Type line (the same value twice included) makes the
+ * field a list, which Content-Type cannot be. Only a request with a body and a Content-Type
+ * is counted: a GET pays nothing. No allocation.
+ */
+function repeatsContentType (raw: readonly string[]): boolean {
+  let seen = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]
+    if (name.length === 12 && (name === 'Content-Type' || name === 'content-type' || name.toLowerCase() === 'content-type') && ++seen > 1) return true
+  }
+  return false
+}
+
 /** The check of a request's Content-Type; `accept`, the essences the route accepts, or null for any. */
 function requestTypeCheck (accept: Set<string> | null): (request: FastifyRequest) => ConventionError | undefined {
   return function checkRequestType (request: FastifyRequest): ConventionError | undefined {
@@ -105,6 +120,8 @@ function requestTypeCheck (accept: Set<string> | null): (request: FastifyRequest
     const value = headers['content-type']
     // Conventions (Content-Type): a request with a body carries Content-Type so that the body can be interpreted.
     if (value === undefined || value === '') return unsupportedMediaType('a request with a body must carry a Content-Type header')
+    // RFC 9110 5.3 / 8.3: Content-Type is a singleton field; Node keeps the first of several lines.
+    if (repeatsContentType(request.raw.rawHeaders)) return badFraming('the request carries more than one Content-Type field (RFC 9110 8.3)')
     const mt = requestMediaType(request)
     if (mt === null) return unsupportedMediaType('Content-Type is not a valid media type')
     // RFC 9110 8.3.2: only UTF-8 is decoded (XML: also the encodings RFC 7303 lets a document declare).
@@ -184,9 +201,14 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
       else next(parsed.error, undefined)
     })
   })
-  // Text as Fastify's own string reader decodes it (UTF-8, the whole body at once).
+  // Text decoded as strictly as JSON and XML: bytes that are not UTF-8 (RFC 3629 3: ill-formed
+  // sequences, overlong forms, encoded surrogates, a sequence cut short) are a 400, never
+  // text with U+FFFD in it. The check charset=UTF-8 (RFC 9110 8.3.2) made is then true.
   setSuiteParser(fastify, ['text/plain', 'text/html'], function parseText (request: FastifyRequest, payload: BodyStream, next: Done) {
-    readBody(request, payload, next, function decodeText (bytes) { next(null, bytes.toString('utf8')) })
+    readBody(request, payload, next, function decodeText (bytes) {
+      if (isUtf8(bytes)) next(null, bytes.toString('utf8'))
+      else next(malformedBody('body is not valid UTF-8 (RFC 3629 3)'), undefined)
+    })
   })
   if (xml) {
     // This registration's own parser and bounds: nothing of them is shared with another app.

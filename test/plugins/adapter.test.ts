@@ -8,7 +8,8 @@ import http from 'node:http'
 import net from 'node:net'
 import { rawRequest } from '../helpers/raw'
 import fp from 'fastify-plugin'
-import { contextsBelow, installedClientErrorHandler, isRootContext, lingerOnClose } from '../../plugins/adapter'
+import { contextsBelow, gateRequests, installedClientErrorHandler, isGated, isRootContext, lingerOnClose, takeOverHostCheck } from '../../plugins/adapter'
+import { listen } from '../helpers/app'
 
 test('Fastify names the root context "fastify", and a plugin wrapped with fastify-plugin there "fastify -> name"; a child context by its plugin', async (t) => {
   // How the kernel knows it is installed where it sees every route (the documented pluginName).
@@ -158,4 +159,78 @@ test('RFC 9112 9.6: the lingering socket reads and discards until the client clo
   t.equal(res.status, 411, 'the answer arrives whole though the client kept sending')
   t.ok(res.closed, 'closed once the client closed, long before the linger time')
   lingerOnClose(null)
+})
+
+test('Fastify\'s request handler is the one \'request\' listener of the server Fastify() made; gateRequests stands in front of it', async (t) => {
+  // How the answers written before a route runs (plugins/server-answers.ts) keep a request from Fastify's router.
+  const app = Fastify()
+  app.get('/x', async () => 'routed')
+  t.equal(app.server.listeners('request').length, 1, 'one listener: Fastify\'s handler')
+  t.equal(isGated(app.server), false)
+  const gated: string[] = []
+  gateRequests(app.server, (request, response) => {
+    if (request.url !== '/refused') return false
+    gated.push(request.url)
+    response.end('gated')
+    return true
+  })
+  t.equal(isGated(app.server), true)
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  t.equal((await rawRequest(port, 'GET /x HTTP/1.1\r\nHost: x\r\n\r\n')).body, 'routed', 'a request the gate passes is routed')
+  const refused = await rawRequest(port, 'GET /refused HTTP/1.1\r\nHost: x\r\n\r\n')
+  t.match(refused.raw, /\r\n\r\n(5\r\n)?gated/, 'a request the gate answers is never routed (no 404)')
+  t.same(gated, ['/refused'])
+})
+
+test('Node reads requireHostHeader from the server on each request, before \'checkExpectation\' and \'request\'', async (t) => {
+  // How the suite, not Node, answers an HTTP/1.1 request without Host (plugins/adapter.ts takeOverHostCheck).
+  const seen: string[] = []
+  const server = http.createServer((request, response) => { seen.push(`request ${request.url ?? ''}`); response.end() })
+  server.on('checkExpectation', (request, response) => { seen.push(`checkExpectation ${request.url ?? ''}`); response.end() })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const port = (server.address() as net.AddressInfo).port
+  const before = await rawRequest(port, 'GET /a HTTP/1.1\r\n\r\n')
+  t.equal(before.status, 400, 'Node answers itself while the property is true')
+  t.equal(takeOverHostCheck(server), true, 'Node was checking')
+  t.equal((server as http.Server & { requireHostHeader?: boolean }).requireHostHeader, false)
+  await rawRequest(port, 'GET /b HTTP/1.1\r\n\r\n')
+  await rawRequest(port, 'GET /c HTTP/1.1\r\nExpect: fancy\r\n\r\n')
+  t.same(seen, ['request /b', 'checkExpectation /c'], 'then every request without Host reaches the server\'s listeners')
+  t.equal(takeOverHostCheck(server), false, 'a server that does not check: nothing to take over')
+})
+
+test('Node\'s parser refuses HTTP/3.0 and HTTP/1.2 as HPE_INVALID_VERSION, stopping right after the version (bytesParsed) of the bytes it was given (rawPacket); it reads HTTP/2.0 and HTTP/0.9', async (t) => {
+  // How the clientErrorHandler tells a request of another major version (505) from a malformed one (400).
+  const seen: string[] = []
+  const server = http.createServer((request, response) => { seen.push(`request ${request.httpVersion}`); response.end() })
+  server.on('clientError', (err: Error & { code?: string, rawPacket?: Buffer, bytesParsed?: number }, socket: net.Socket) => {
+    const at = err.bytesParsed ?? 0
+    seen.push(`${err.code ?? ''} ${err.rawPacket?.subarray(at - 8, at).toString('latin1') ?? ''}`)
+    socket.destroy()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const port = (server.address() as net.AddressInfo).port
+  for (const version of ['HTTP/3.0', 'HTTP/1.2', 'HTTP/2.0', 'HTTP/0.9']) await rawRequest(port, `GET / ${version}\r\nHost: x\r\n\r\n`)
+  t.same(seen, ['HPE_INVALID_VERSION HTTP/3.0', 'HPE_INVALID_VERSION HTTP/1.2', 'request 2.0', 'request 0.9'])
+})
+
+test('gateRequests keeps every request listener a server had, in order, behind the gate', async (t) => {
+  // A server made by an app's serverFactory may have more than Fastify's handler.
+  const seen: string[] = []
+  const server = http.createServer((request) => { seen.push(`first ${request.url ?? ''}`) })
+  server.on('request', (request, response) => { seen.push(`second ${request.url ?? ''}`); response.end('ok') })
+  gateRequests(server, (request, response) => {
+    if (request.url !== '/refused') return false
+    response.end('gated')
+    return true
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const port = (server.address() as net.AddressInfo).port
+  await rawRequest(port, 'GET /passed HTTP/1.1\r\nHost: x\r\n\r\n')
+  await rawRequest(port, 'GET /refused HTTP/1.1\r\nHost: x\r\n\r\n')
+  t.same(seen, ['first /passed', 'second /passed'])
 })

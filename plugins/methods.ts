@@ -10,7 +10,7 @@
  * Fastify routes) which methods serve its path. docs/architecture.md, "Methods: 405 and
  * OPTIONS", says why the check sits there and not in routes of its own.
  */
-import { createRequire } from 'node:module'
+import findMyWay from 'find-my-way'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import { invalidOption, methodNotAllowed } from '../lib/errors'
@@ -40,14 +40,13 @@ const PATCH_TYPES: Record<string, string> = { 'json-patch': 'application/json-pa
 /** The router options Fastify matches paths with (initialConfig: the top-level ones, then routerOptions). */
 const ROUTER_KEYS = ['ignoreTrailingSlash', 'ignoreDuplicateSlashes', 'caseSensitive', 'maxParamLength', 'allowUnsafeRegex', 'useSemicolonDelimiter'] as const
 
-/** A find-my-way router set up as the app's own: the very copy Fastify requires, resolved from Fastify. */
+/** A find-my-way router set up as the app's own (the router Fastify matches paths with; the same major version). */
 function routerLike (fastify: FastifyInstance): PathRouter {
   const config = fastify.initialConfig as Record<string, unknown> & { routerOptions?: Record<string, unknown> }
   const options: Record<string, unknown> = {}
   for (const key of ROUTER_KEYS) if (config[key] !== undefined) options[key] = config[key]
   Object.assign(options, config.routerOptions)
-  const findMyWay = createRequire(require.resolve('fastify'))('find-my-way') as (opts: object) => PathRouter
-  return findMyWay(options)
+  return findMyWay(options) as unknown as PathRouter
 }
 
 /** The media types of a route's `config.patch` (its 415 and Accept-Patch), or undefined. */

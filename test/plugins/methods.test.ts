@@ -38,12 +38,17 @@ test('RFC 9110 15.5.6: a method no route of a served path serves is 405 with All
   t.equal(list.headers.allow, 'GET, HEAD, POST, OPTIONS', 'the query string is not part of the path')
 })
 
-test('RFC 9110 15.5.6: the 405 is problem details to a client that prefers them, and with errorFormat problem', async (t) => {
-  const app = await build(t)
+test('RFC 9110 15.5.6: the 405 is problem details under rfc9110 to a client that prefers them, and with errorFormat problem; application/json under spec', async (t) => {
+  const app = await build(t, { profile: 'rfc9110' })
   const res = await app.inject({ method: 'PATCH', url: '/items/1', headers: { accept: 'application/problem+json' } })
   t.equal(res.statusCode, 405)
   t.equal(res.headers['content-type'], 'application/problem+json')
+  t.match(res.headers.vary, /Accept/i)
   t.match(res.json(), { type: 'about:blank', title: 'Method Not Allowed', status: 405, instance: '/items/1' })
+  const spec = await build(t)
+  const s = await spec.inject({ method: 'PATCH', url: '/items/1', headers: { accept: 'application/problem+json' } })
+  t.equal(s.headers['content-type'], 'application/json', 'the spec profile: application/json whatever Accept asks')
+  t.equal(s.headers.vary, undefined)
   const problem = await build(t, { errorFormat: 'problem' })
   const p = await problem.inject({ method: 'PATCH', url: '/items/1' })
   t.equal(p.headers['content-type'], 'application/problem+json')

@@ -77,74 +77,67 @@ function isCorsRoute (fastify: FastifyInstance, url: string): boolean {
   return (url === '*' || url === '/*') && fastify.hasRequestDecorator('corsPreflightEnabled')
 }
 
-function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (err?: Error) => void): void {
-  let table: MethodTable
+/** What the plugin keeps for one app: the method table, and the OPTIONS routes it declared. */
+interface MethodsState {
+  readonly fastify: FastifyInstance
+  readonly table: MethodTable
   /** The covered patterns, and the ones the suite declared an OPTIONS route for. */
-  const patterns = new Set<string>()
-  const ownOptions = new Set<string>()
+  readonly patterns: Set<string>
+  readonly ownOptions: Set<string>
   /** @fastify/cors's preflight route is declared. */
-  let catchAll = false
+  catchAll: boolean
+}
 
-  /** RFC 9110 9.3.7, where @fastify/cors's preflight route would take the path: the suite's own OPTIONS route for it. */
-  function answerOptions (request: FastifyRequest, reply: FastifyReply): void {
+/** RFC 9110 9.3.7, where @fastify/cors's preflight route would take the path: the suite's own OPTIONS route for it. */
+function optionsHandler (table: MethodTable) {
+  return function answerOptions (request: FastifyRequest, reply: FastifyReply): void {
     const path = table.describe(request.url)
     reply.code(204).header('allow', allowValue(path.served))
     if (path.acceptPatch !== undefined) reply.header('accept-patch', path.acceptPatch)
     reply.send()
   }
+}
 
-  function declareOptions (pattern: string): void {
-    if (ownOptions.has(pattern) || fastify.hasRoute({ method: 'OPTIONS', url: pattern })) return
-    ownOptions.add(pattern)
-    fastify.route({ method: 'OPTIONS', url: pattern, config: { cors: CORS_ON_OWN_OPTIONS, [kOwnOptions]: true } as never, schema: { hide: true } as never, handler: answerOptions })
+function declareOptions (s: MethodsState, pattern: string): void {
+  if (s.ownOptions.has(pattern) || s.fastify.hasRoute({ method: 'OPTIONS', url: pattern })) return
+  s.ownOptions.add(pattern)
+  s.fastify.route({ method: 'OPTIONS', url: pattern, config: { cors: CORS_ON_OWN_OPTIONS, [kOwnOptions]: true } as never, schema: { hide: true } as never, handler: optionsHandler(s.table) })
+}
+
+/** Each route's methods and pattern go into the table; its path gets an OPTIONS route where @fastify/cors's would take it. */
+function compileMethods (s: MethodsState, c: RouteCompiler): void {
+  const config = c.config.methods
+  if (config !== undefined && config !== false) throw invalidOption(c.where, 'config.methods can only be false (the path is left out of 405 and OPTIONS)')
+  const url = c.route.url
+  const own = (c.config as Record<symbol, unknown>)[kOwnOptions] === true
+  if (!own && c.methods.includes('OPTIONS') && s.ownOptions.has(url)) {
+    throw invalidOption(c.where, `the suite already answers OPTIONS ${url} (beside @fastify/cors's preflight route): declare this OPTIONS route before the other routes of ${url}, or set config.methods: false on them`)
   }
-
-  try {
-    checkOptions(opts)
-    table = new MethodTable(routerLike(fastify))
-    // @fastify/cors registered before the suite: its OPTIONS route is there already.
-    // (Fastify keeps `OPTIONS *` as `/*`.)
-    catchAll = fastify.hasRoute({ method: 'OPTIONS', url: '/*' }) && isCorsRoute(fastify, '/*')
-    declareConvention(fastify, {
-      key: 'methods',
-      plugin: PLUGIN,
-      configKey: 'methods',
-      compile (c: RouteCompiler): void {
-        const config = c.config.methods
-        if (config !== undefined && config !== false) throw invalidOption(c.where, 'config.methods can only be false (the path is left out of 405 and OPTIONS)')
-        const url = c.route.url
-        const own = (c.config as Record<symbol, unknown>)[kOwnOptions] === true
-        if (!own && c.methods.includes('OPTIONS') && ownOptions.has(url)) {
-          throw invalidOption(c.where, `the suite already answers OPTIONS ${url} (beside @fastify/cors's preflight route): declare this OPTIONS route before the other routes of ${url}, or set config.methods: false on them`)
-        }
-        const types = patchTypes(c)
-        const urls = [url]
-        // Fastify also routes `/prefix/` to a route declared as '/' in a prefixed context (prefixTrailingSlash 'both').
-        const r = c.route as typeof c.route & { routePath?: string }
-        if (r.routePath === '' && r.prefixTrailingSlash !== 'no-slash' && url !== '') urls.push(url + '/')
-        for (const u of urls) for (const method of c.methods) table.add(method, u, config !== false, method === 'PATCH' ? types : undefined)
-        if (own || config === false) return
-        // The OpenAPI document lists the OPTIONS the suite answers on this path.
-        recordPathOptions(c.route)
-        if (c.methods.includes('OPTIONS') && isCorsRoute(fastify, url)) {
-          // @fastify/cors registered after the suite: the paths seen so far get their OPTIONS route now.
-          catchAll = true
-          for (const p of patterns) declareOptions(p)
-          return
-        }
-        patterns.add(url)
-        if (catchAll && !c.methods.includes('OPTIONS')) declareOptions(url)
-      }
-    })
-  } catch (err) {
-    return done(err as Error)
+  const types = patchTypes(c)
+  const urls = [url]
+  // Fastify also routes `/prefix/` to a route declared as '/' in a prefixed context (prefixTrailingSlash 'both').
+  const r = c.route as typeof c.route & { routePath?: string }
+  if (r.routePath === '' && r.prefixTrailingSlash !== 'no-slash' && url !== '') urls.push(url + '/')
+  for (const u of urls) for (const method of c.methods) s.table.add(method, u, config !== false, method === 'PATCH' ? types : undefined)
+  if (own || config === false) return
+  // The OpenAPI document lists the OPTIONS the suite answers on this path.
+  recordPathOptions(c.route)
+  if (c.methods.includes('OPTIONS') && isCorsRoute(s.fastify, url)) {
+    // @fastify/cors registered after the suite: the paths seen so far get their OPTIONS route now.
+    s.catchAll = true
+    for (const p of s.patterns) declareOptions(s, p)
+    return
   }
+  s.patterns.add(url)
+  if (s.catchAll && !c.methods.includes('OPTIONS')) declareOptions(s, url)
+}
 
-  /**
-   * Only a request Fastify found no route for does anything here: after every onRequest hook
-   * of the app (a rate limiter counts it), before any byte of its body is read.
-   */
-  function methodsUnrouted (request: FastifyRequest, reply: FastifyReply, _payload: RequestPayload, next: (err?: Error | null) => void): void {
+/**
+ * The one context hook: only a request Fastify found no route for does anything here, after
+ * every onRequest hook of the app (a rate limiter counts it), before any byte of its body is read.
+ */
+function unroutedHook (table: MethodTable) {
+  return function methodsUnrouted (request: FastifyRequest, reply: FastifyReply, _payload: RequestPayload, next: (err?: Error | null) => void): void {
     if (!request.is404) return next()
     const verdict = table.verdict(request.method, request.url)
     if (verdict === null) return next()
@@ -167,9 +160,23 @@ function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (e
     logConventionError(request, err)
     sendConventionError(reply, err, formatOf(nodeOf(request.server)))
   }
+}
 
+function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (err?: Error) => void): void {
+  let s: MethodsState
+  try {
+    checkOptions(opts)
+    // @fastify/cors registered before the suite: its OPTIONS route is there already.
+    // (Fastify keeps `OPTIONS *` as `/*`.)
+    const catchAll = fastify.hasRoute({ method: 'OPTIONS', url: '/*' }) && isCorsRoute(fastify, '/*')
+    const state: MethodsState = { fastify, table: new MethodTable(routerLike(fastify)), patterns: new Set(), ownOptions: new Set(), catchAll }
+    s = state
+    declareConvention(fastify, { key: 'methods', plugin: PLUGIN, configKey: 'methods', compile: (c: RouteCompiler) => { compileMethods(state, c) } })
+  } catch (err) {
+    return done(err as Error)
+  }
   // Every context made after this one inherits it: so do the not-found handlers the app sets in them.
-  fastify.addHook('preParsing', methodsUnrouted)
+  fastify.addHook('preParsing', unroutedHook(s.table))
   done()
 }
 

@@ -38,25 +38,9 @@ export interface Snippet { page: string, line: number, code: string, partial: bo
  * the line before its fence (blank lines skipped) is the partial marker.
  */
 export function tsBlocks (page: string, markdown: string): Snippet[] {
-  const out: Snippet[] = []
-  const lines = markdown.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    const fence = /^(\s*)(`{3,})\s*([\w-]*)/.exec(lines[i])
-    if (fence === null) continue
-    // The block ends at a fence of at least as many backticks and nothing else (CommonMark).
-    const closing = new RegExp(`^\\s*\`{${fence[2].length},}\\s*$`)
-    const start = i + 1
-    let end = start
-    while (end < lines.length && !closing.test(lines[end])) end++
-    i = end
-    if (fence[3] !== 'ts' && fence[3] !== 'typescript') continue   // another language's block
-    let before = start - 2
-    while (before >= 0 && lines[before].trim() === '') before--
-    const indent = fence[1].length
-    const code = lines.slice(start, end).map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length))).join('\n')
-    out.push({ page, line: start + 1, code, partial: before >= 0 && lines[before].trim() === PARTIAL })
-  }
-  return out
+  return allBlocks(page, markdown)
+    .filter((b) => b.lang === 'ts' || b.lang === 'typescript')
+    .map(({ page, line, code, partial }) => ({ page, line, code, partial }))
 }
 
 /** Names exported by the package root, as the type checker sees the built ESM entry. */
@@ -383,7 +367,7 @@ test('every code block of README.md and docs/ is checked, or marked a fragment w
       const ran = await runProgram(file, { ARTICLES_URL: service.url, PORT: '0', HOST: '127.0.0.1' })
       if (ran.program !== undefined) {
         running = ran.program
-        t.pass(`${where} runs, and listens at ${String(ran.program.url)}`)
+        t.match(String(ran.program.url), /^http:\/\/127\.0\.0\.1:\d+/, `${where} runs, and listens at ${String(ran.program.url)}`)
       } else {
         t.equal(ran.status, 0, `${where} runs to its end with status 0`, { output: ran.output.slice(-4000) })
       }

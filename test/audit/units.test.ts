@@ -163,3 +163,25 @@ test('transport: one connection at a time, paced to the rate by its clock, and e
   t.same(waits, [100, 100, 100, 100], '10 a second: 100 ms between requests on the clock')
   t.equal(transport.exchanges.length, 5)
 })
+
+test('transport: a connection the service refuses is an exchange with the socket\'s error and no answer', async (t) => {
+  const closed = net.createServer()
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+  const port = (closed.address() as AddressInfo).port
+  await new Promise<void>((resolve) => closed.close(() => resolve()))
+  const transport = createTransport({ host: '127.0.0.1', port, rate: 0, timeoutMs: 5000 })
+  const ex = await transport.send({ method: 'GET', target: '/', headers: [] })
+  t.equal(ex.response, null, 'no answer')
+  t.match(ex.error, /ECONNREFUSED/, 'the error the socket gave')
+})
+
+test('transport: paced by the real timer when no timer is given: each request after the first waits its turn, then is sent', async (t) => {
+  const server = net.createServer((socket) => { socket.end('HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n') })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  // A clock that stands still: every request after the first is a whole gap (1 ms at 1000 a second) early.
+  const transport = createTransport({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, rate: 1000, timeoutMs: 5000, now: () => 0 })
+  const answers = await Promise.all([1, 2, 3].map(async () => (await transport.send({ method: 'GET', target: '/', headers: [] })).response?.status))
+  t.same(answers, [204, 204, 204])
+  t.equal(transport.exchanges.length, 3)
+})

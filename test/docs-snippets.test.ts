@@ -29,6 +29,7 @@ import { until } from './helpers/until'
 
 const PACKAGE = 'fastify-http-conventions'
 export const PARTIAL = '<!-- snippet: partial -->'
+export const FRAGMENT = /^<!--\s*fragment:\s*(.*?)\s*-->$/
 
 export interface Snippet { page: string, line: number, code: string, partial: boolean }
 
@@ -183,8 +184,6 @@ test('snippets are found where the Markdown has them', async (t) => {
 //   lines under them: a status line, `name: value` headers, a JSON body.
 // - http: the request is sent to the reference service and the status line compared.
 // - anything else fails: mark it a fragment, or make it one of the above.
-
-export const FRAGMENT = /^<!--\s*fragment:\s*(.*?)\s*-->$/
 
 export interface Block { page: string, line: number, lang: string, code: string, fragment?: string, partial: boolean }
 

@@ -41,7 +41,7 @@ export class Results {
   fail (id: RuleId, message: string, exchange?: Exchange): void { this.get(id).failures.push({ message, ...(exchange === undefined ? {} : { exchange }) }) }
   partial (id: RuleId, message: string, exchange?: Exchange): void { this.get(id).partials.push({ message, ...(exchange === undefined ? {} : { exchange }) }) }
   /** The reason a rule is skipped, kept when nothing else is recorded for it (the first one wins). */
-  skip (id: RuleId, reason: string): void {
+  skipped (id: RuleId, reason: string): void {
     const r = this.get(id)
     if (r.reason === undefined) r.reason = reason
   }

@@ -199,7 +199,7 @@ class Audit {
 
   private skipWrites (reason = 'needs --write'): void {
     for (const id of ['content-type.request-required', 'content-length.missing', 'content-length.chunked', 'content-length.invalid', 'content-length.duplicate', 'content-length.with-transfer-encoding', 'content-length.limit', 'validation.422', 'patch.unsupported-415', 'patch.json-patch', 'patch.merge-patch', 'conditional.if-match', 'conditional.if-unmodified-since', 'conditional.if-match-star-missing', 'delta.226', 'redirect.method-kept', 'auth.401-without-credentials', 'auth.401-invalid-basic', 'auth.401-invalid-bearer', 'auth.401-invalid-digest', 'auth.credentials-accepted', 'rfc.405-allow', 'rfc.one-content-type'] as const) {
-      this.results.skip(id, reason)
+      this.results.skipped(id, reason)
     }
   }
 
@@ -221,7 +221,7 @@ class Audit {
     if (this.targets.item !== undefined) {
       const missing = this.targets.item.replace('{id}', `audit-missing-${this.tag}`)
       await this.varies(missing, 'an unknown id', [])
-    } else r.skip('rfc.options', 'no resource known (give --openapi or an item in --config)')
+    } else r.skipped('rfc.options', 'no resource known (give --openapi or an item in --config)')
     if (!this.o.write) {
       const item = await this.existingItem()
       if (item === undefined) this.skipItem('no resource to read: none listed at the collection (or run with --write to create one)')
@@ -256,7 +256,7 @@ class Audit {
   }
 
   private skipItem (reason: string): void {
-    for (const id of ['conditional.etag', 'conditional.if-none-match', 'conditional.if-modified-since', 'patch.accept-patch', 'delta.unknown-ignored', 'rfc.options'] as const) this.results.skip(id, reason)
+    for (const id of ['conditional.etag', 'conditional.if-none-match', 'conditional.if-modified-since', 'patch.accept-patch', 'delta.unknown-ignored', 'rfc.options'] as const) this.results.skipped(id, reason)
   }
 
   /** RFC 9110 12.5.5: an answer selected by Accept says so in Vary. */
@@ -292,15 +292,15 @@ class Audit {
       const miss = await this.get(item, [['Accept', JSON_TYPE], ['If-None-Match', '"audit-other-version"']])
       r.check('conditional.if-none-match', statusOf(miss) === 200, `If-None-Match with another ETag: expected 200, got ${answer(miss)}`, miss)
       await this.varies(item, 'the answer to a matching If-None-Match', [['If-None-Match', v.etag as string]])
-    } else r.skip('conditional.if-none-match', 'the resource has no ETag')
+    } else r.skipped('conditional.if-none-match', 'the resource has no ETag')
     if (v.lastModified !== undefined) {
       const ims = await this.get(item, [['Accept', JSON_TYPE], ['If-Modified-Since', v.lastModified]])
       r.check('conditional.if-modified-since', statusOf(ims) === notModified, `If-Modified-Since at Last-Modified: expected ${notModified}, got ${answer(ims)}`, ims)
-    } else r.skip('conditional.if-modified-since', 'the resource has no Last-Modified')
+    } else r.skipped('conditional.if-modified-since', 'the resource has no Last-Modified')
     const ap = header(v.exchange.response, 'accept-patch')
     if (this.targets.patch || ap !== undefined) {
       r.check('patch.accept-patch', is2xx(v.exchange) && acceptPatchTypes(ap).length > 0, `GET ${item} of a resource that takes PATCH has no Accept-Patch listing a media type`, v.exchange)
-    } else r.skip('patch.accept-patch', 'no resource that takes PATCH is known')
+    } else r.skipped('patch.accept-patch', 'no resource that takes PATCH is known')
     // RFC 3229 10.5.3: a manipulation the server does not know is ignored
     const unknown = await this.get(item, [['Accept', JSON_TYPE], ['A-IM', 'x-audit-unknown']])
     r.check('delta.unknown-ignored', statusOf(unknown) === statusOf(v.exchange) && header(unknown.response, 'im') === undefined && (unknown.response?.body.equals(v.body) ?? false),
@@ -320,7 +320,7 @@ class Audit {
 
   private async redirects (): Promise<void> {
     const r = this.results
-    if (this.targets.redirects.length === 0) { r.skip('redirect.307', 'no redirect known (a 307 in the OpenAPI document, or redirects in --config)'); r.skip('redirect.method-kept', 'no redirect known'); return }
+    if (this.targets.redirects.length === 0) { r.skipped('redirect.307', 'no redirect known (a 307 in the OpenAPI document, or redirects in --config)'); r.skipped('redirect.method-kept', 'no redirect known'); return }
     for (const path of this.targets.redirects) {
       const ex = await this.get(path)
       const location = header(ex.response, 'location')
@@ -369,7 +369,7 @@ class Audit {
     const ex = await this.challenge() as Exchange
     const given = this.primaryScheme() !== undefined
     if (statusOf(ex) !== 401 && !this.targets.protected && !given) {
-      for (const id of ['auth.401-without-credentials', 'auth.401-invalid-basic', 'auth.401-invalid-bearer', 'auth.401-invalid-digest', 'auth.credentials-accepted'] as const) r.skip(id, `writes are not protected (POST ${collection} without credentials: ${answer(ex)})`)
+      for (const id of ['auth.401-without-credentials', 'auth.401-invalid-basic', 'auth.401-invalid-bearer', 'auth.401-invalid-digest', 'auth.credentials-accepted'] as const) r.skipped(id, `writes are not protected (POST ${collection} without credentials: ${answer(ex)})`)
       return
     }
     r.check('auth.401-without-credentials', statusOf(ex) === 401, `POST ${collection} without credentials: expected 401, got ${answer(ex)}`, ex)
@@ -383,7 +383,7 @@ class Audit {
     }
     for (const scheme of ['basic', 'bearer', 'digest'] as const) {
       const id = `auth.401-invalid-${scheme}` as const
-      if (!this.offered.includes(scheme)) { r.skip(id, `the 401 offers no ${scheme} challenge`); continue }
+      if (!this.offered.includes(scheme)) { r.skipped(id, `the 401 offers no ${scheme} challenge`); continue }
       const bad = await this.send(bodyRequest('POST', collection, json(this.sample()), await invalid[scheme]()))
       this.track(bad, collection)
       r.check(id, statusOf(bad) === 401, `POST with invalid ${scheme} credentials: expected 401, got ${answer(bad)}`, bad)
@@ -419,7 +419,7 @@ class Audit {
       const missing = await this.raw('POST', collection, ['Content-Type: application/json'], '')
       this.track(missing, collection)
       r.check('content-length.missing', statusOf(missing) === 411, `POST without Content-Length: expected 411, got ${answer(missing)}`, missing)
-    } else r.skip('content-length.missing', 'rfc9110 profile: a request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3)')
+    } else r.skipped('content-length.missing', 'rfc9110 profile: a request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3)')
     const b1 = json(this.sample())
     const chunked = await this.raw('POST', collection, ['Content-Type: application/json', 'Transfer-Encoding: chunked'], `${Buffer.byteLength(b1).toString(16)}\r\n${b1}\r\n0\r\n\r\n`)
     this.track(chunked, collection)
@@ -456,7 +456,7 @@ class Audit {
     const r = this.results
     const schema = this.targets.schema
     const v = schema === undefined ? null : violateOne(schema, this.nextTag())
-    if (v === null) { r.skip('validation.422', 'no JSON Schema of the body to break (give --openapi or schema in --config)'); return }
+    if (v === null) { r.skipped('validation.422', 'no JSON Schema of the body to break (give --openapi or schema in --config)'); return }
     const ex = await this.send(bodyRequest('POST', collection, json(v.body), await this.authorization(this.primaryScheme(), 'POST', collection)))
     this.track(ex, collection)
     if (!r.check('validation.422', statusOf(ex) === 422, `property ${v.field} of the wrong type: expected 422, got ${answer(ex)}`, ex)) return
@@ -475,7 +475,7 @@ class Audit {
     const got = await this.version(item)
     const types = acceptPatchTypes(header(got.exchange.response, 'accept-patch'))
     if (!this.targets.patch && types.length === 0) {
-      for (const id of ['patch.unsupported-415', 'patch.json-patch', 'patch.merge-patch'] as const) r.skip(id, 'the resource does not take PATCH')
+      for (const id of ['patch.unsupported-415', 'patch.json-patch', 'patch.merge-patch'] as const) r.skipped(id, 'the resource does not take PATCH')
       return
     }
     const auth = (): Promise<Array<[string, string]>> => this.authorization(this.primaryScheme(), 'PATCH', item)
@@ -483,8 +483,8 @@ class Audit {
     r.check('patch.unsupported-415', statusOf(unsupported) === 415, `PATCH in text/plain: expected 415, got ${answer(unsupported)}`, unsupported)
     const prop = this.targets.schema === undefined ? undefined : patchableProperty(this.targets.schema)
     for (const [id, type] of [['patch.json-patch', 'application/json-patch+json'], ['patch.merge-patch', 'application/merge-patch+json']] as const) {
-      if (!types.includes(type)) { r.skip(id, `Accept-Patch does not list ${type}`); continue }
-      if (prop === undefined) { r.skip(id, 'no writable string property to replace'); continue }
+      if (!types.includes(type)) { r.skipped(id, `Accept-Patch does not list ${type}`); continue }
+      if (prop === undefined) { r.skipped(id, 'no writable string property to replace'); continue }
       const value = `audit ${this.nextTag()}`
       const doc = type === 'application/json-patch+json' ? [{ op: 'replace', path: `/${prop}`, value }] : { [prop]: value }
       const ex = await this.send(bodyRequest('PATCH', item, json(doc), await auth(), type))
@@ -500,7 +500,7 @@ class Audit {
     const before = await this.version(item)
     const put = async (extra: Array<[string, string]>): Promise<Exchange> => this.send(bodyRequest('PUT', item, json(this.sample()), [...await this.authorization(this.primaryScheme(), 'PUT', item), ...extra]))
     if (!this.targets.itemMethods.includes('PUT') && this.targets.itemMethods.length > 0) {
-      for (const id of ['conditional.if-match', 'conditional.if-unmodified-since', 'conditional.if-match-star-missing'] as const) r.skip(id, 'the resource does not take PUT')
+      for (const id of ['conditional.if-match', 'conditional.if-unmodified-since', 'conditional.if-match-star-missing'] as const) r.skipped(id, 'the resource does not take PUT')
       return
     }
     const stale = await put([['If-Match', '"audit-stale-version"']])
@@ -518,7 +518,7 @@ class Audit {
     if (lm !== null) {
       const ius = await put([['If-Unmodified-Since', formatHttpDate(lm - 86400_000)]])
       r.check('conditional.if-unmodified-since', statusOf(ius) === 412, `PUT with If-Unmodified-Since a day before Last-Modified: expected 412, got ${answer(ius)}`, ius)
-    } else r.skip('conditional.if-unmodified-since', 'the resource has no Last-Modified')
+    } else r.skipped('conditional.if-unmodified-since', 'the resource has no Last-Modified')
     // RFC 9110 13.1.1: If-Match: * is false without a current representation; 13.2.1: the
     // precondition is ignored when the answer without it would not be 2xx or 412.
     const missing = (this.targets.item as string).replace('{id}', `audit-missing-${this.tag}`)
@@ -533,7 +533,7 @@ class Audit {
   private async delta (item: string, v0: Version): Promise<void> {
     const r = this.results
     const current = await this.version(item)
-    if (v0.etag === undefined || v0.etag === current.etag) { r.skip('delta.226', 'no earlier version with an ETag'); return }
+    if (v0.etag === undefined || v0.etag === current.etag) { r.skipped('delta.226', 'no earlier version with an ETag'); return }
     for (const aim of ['vcdiff', 'gzip']) {
       const ex = await this.get(item, [['Accept', JSON_TYPE], ['A-IM', aim], ['If-None-Match', v0.etag]])
       const res = ex.response
@@ -559,7 +559,7 @@ class Audit {
   private async methodNotAllowed (item: string): Promise<void> {
     const known = this.targets.itemMethods
     const method = ['POST', 'PUT', 'PATCH', 'DELETE'].find((m) => !known.includes(m))
-    if (method === undefined) { this.results.skip('rfc.405-allow', 'the resource takes every method'); return }
+    if (method === undefined) { this.results.skipped('rfc.405-allow', 'the resource takes every method'); return }
     const body = json(this.sample())
     const ex = await this.send(bodyRequest(method, item, body, await this.authorization(this.primaryScheme(), method, item)))
     this.track(ex, item)

@@ -80,7 +80,7 @@ function report (): AuditReport {
   r.pass('rfc.head')
   r.fail('content-length.missing', 'expected 411, got 400', exchange())
   r.partial('rfc.options', 'Allow does not list PUT')
-  r.skip('delta.226', 'needs --write')
+  r.skipped('delta.226', 'needs --write')
   return { url: 'http://127.0.0.1:1', profile: 'spec', write: true, rules: r.list(), requests: 3, created: 1, leftBehind: ['/x/1'] }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The Prefer request header (RFC 7240): the preferences a client states, by name.
- * Framework-free; the Prefer convention (plugins/prefer.ts) wires it to a route.
+ * Framework-free; the Prefer convention (plugins/conventions/prefer.ts) wires it to a route.
  */
 import { headerLines, isToken, parseQuotedString, skipOws, splitList, tokenEnd, type Parsed } from './headers/tokens'
 

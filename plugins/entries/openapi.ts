@@ -5,5 +5,5 @@
 export {
   conventionsOpenApiTransform, conventionsOpenApiTransformObject, withConventionResponses, conventionResponses, recordResponse,
   conventionSuccessHeaders, recordSuccessHeaders, conventionAnswerHeaders, recordAnswerHeader, conventionSecurity, recordSecurity, conventionSecuritySchemes, conventionSecurityDefinitions
-} from '../openapi'
-export type { ConventionResponse, ConventionSecurity, DocumentFormat, HeaderSchema, ResponseBody } from '../openapi'
+} from '../infrastructure/openapi'
+export type { ConventionResponse, ConventionSecurity, DocumentFormat, HeaderSchema, ResponseBody } from '../infrastructure/openapi'

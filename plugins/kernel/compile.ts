@@ -8,12 +8,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import { profileDefaults } from '../../lib/profile'
-import { recordErrorMedia, recordResponse } from '../openapi'
-import { renderPassedOnError, routeErrorHandler, type ErrorPolicy } from '../errors'
-import { asArray, methodsOf, routeWhere } from '../shared'
+import { recordErrorMedia, recordResponse } from '../infrastructure/openapi'
+import { renderPassedOnError, routeErrorHandler, type ErrorPolicy } from '../infrastructure/errors'
+import { asArray, methodsOf, routeWhere } from '../infrastructure/shared'
 import { CONVENTIONS, PIPELINE, type ConventionKey, type RoutePhase } from './pipeline'
 import { formatOf, lookup, nearest, nodeOf, type Node } from './registry'
-import { kRecord } from '../symbols'
+import { kRecord } from '../infrastructure/symbols'
 import { SENT, type BodyStep, type CheckStep, type Convention, type HookStep, type Next, type PayloadCheck, type PayloadNext, type PayloadStep, type Provision, type RouteCompiler } from './types'
 import { appOf, asksFor, fixFor, snapshotOf, typos, type RouteRecord } from './check'
 
@@ -33,7 +33,7 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   const phases: Phases = { preParsing: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
   const defaults = profileDefaults(nearest(node, (n) => n.profile))
   const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(node) }
-  // How the route's errors[] bodies are written, for its OpenAPI document (plugins/errors.ts, formatFor).
+  // How the route's errors[] bodies are written, for its OpenAPI document (plugins/infrastructure/errors.ts, formatFor).
   recordErrorMedia(route, policy.format === 'problem' ? 'problem' : defaults.problemByAccept ? 'negotiated' : 'json')
   const compiler = makeCompiler(route, config as Record<string, unknown>, where, phases, policy)
   const entries = compileConventions(node, compiler)

@@ -7,20 +7,20 @@
  *   fail-closed check (check.ts, `onReady`). No hook runs on a request the suite has nothing
  *   to do with.
  * - The root sees every route declared after it, but in contexts made before it; so the suite
- *   refuses to be installed anywhere else (the root is found by what it is, plugins/adapter.ts),
+ *   refuses to be installed anywhere else (the root is found by what it is, plugins/infrastructure/adapter.ts),
  *   and judges the routes it could not see: at `ready()` those of contexts made before it,
  *   on each request (the guard) those declared before it.
  */
 import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import type { Profile } from '../../lib/profile'
-import { addEnvelopeSchema, type ErrorFormat } from '../errors'
+import { addEnvelopeSchema, type ErrorFormat } from '../infrastructure/errors'
 import { CONVENTIONS } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
 import { checkRoutes, guardUnseen, noteUncompiled, type AppState } from './check'
-import { contextsBelow, isRootContext } from '../adapter'
-import { kApp, kNode } from '../symbols'
+import { contextsBelow, isRootContext } from '../infrastructure/adapter'
+import { kApp, kNode } from '../infrastructure/symbols'
 import type { Convention, ErrorFallback, Provision } from './types'
 
 export { SENT } from './types'

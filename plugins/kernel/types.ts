@@ -1,7 +1,7 @@
 /** What a convention declares to the kernel, and what it sees of a route while compiling it. */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify'
-import type { ConventionResponse } from '../openapi'
-import type { ErrorFormat, ErrorPolicy } from '../errors'
+import type { ConventionResponse } from '../infrastructure/openapi'
+import type { ErrorFormat, ErrorPolicy } from '../infrastructure/errors'
 import type { Profile } from '../../lib/profile'
 import type { ConventionKey, RoutePhase, StepName } from './pipeline'
 

@@ -1,5 +1,5 @@
 /**
- * Pins the Fastify and Node behaviour the kernel and plugins/adapter.ts rely on:
+ * Pins the Fastify and Node behaviour the kernel and plugins/infrastructure/adapter.ts rely on:
  * a release that changes it fails here instead of opening a route or resetting a connection.
  */
 import { test } from 'tap'
@@ -8,7 +8,7 @@ import http from 'node:http'
 import net from 'node:net'
 import { rawRequest } from '../helpers/raw'
 import fp from 'fastify-plugin'
-import { contextsBelow, gateRequests, installedClientErrorHandler, isGated, isRootContext, lingerOnClose, takeOverHostCheck } from '../../plugins/adapter'
+import { contextsBelow, gateRequests, installedClientErrorHandler, isGated, isRootContext, lingerOnClose, takeOverHostCheck } from '../../plugins/infrastructure/adapter'
 import { listen } from '../helpers/app'
 
 test('Fastify names the root context "fastify", and a plugin wrapped with fastify-plugin there "fastify -> name"; a child context by its plugin', async (t) => {
@@ -129,7 +129,7 @@ test('every Fastify instance without setErrorHandler exposes one and the same er
 })
 
 test('Node behaviour the lingering close relies on: the HTTP server ends a Connection: close response by calling socket.destroySoon()', async (t) => {
-  // If a Node upgrade ends such connections another way, plugins/adapter.ts no longer lingers: this fails first.
+  // If a Node upgrade ends such connections another way, plugins/infrastructure/adapter.ts no longer lingers: this fails first.
   let calls = 0
   const server = http.createServer((req, res) => {
     const socket = req.socket as typeof req.socket & { destroySoon: () => void }
@@ -162,7 +162,7 @@ test('RFC 9112 9.6: the lingering socket reads and discards until the client clo
 })
 
 test('Fastify\'s request handler is the one \'request\' listener of the server Fastify() made; gateRequests stands in front of it', async (t) => {
-  // How the answers written before a route runs (plugins/server-answers.ts) keep a request from Fastify's router.
+  // How the answers written before a route runs (plugins/infrastructure/server-answers.ts) keep a request from Fastify's router.
   const app = Fastify()
   app.get('/x', async () => 'routed')
   t.equal(app.server.listeners('request').length, 1, 'one listener: Fastify\'s handler')
@@ -184,7 +184,7 @@ test('Fastify\'s request handler is the one \'request\' listener of the server F
 })
 
 test('Node reads requireHostHeader from the server on each request, before \'checkExpectation\' and \'request\'', async (t) => {
-  // How the suite, not Node, answers an HTTP/1.1 request without Host (plugins/adapter.ts takeOverHostCheck).
+  // How the suite, not Node, answers an HTTP/1.1 request without Host (plugins/infrastructure/adapter.ts takeOverHostCheck).
   const seen: string[] = []
   const server = http.createServer((request, response) => { seen.push(`request ${request.url ?? ''}`); response.end() })
   server.on('checkExpectation', (request, response) => { seen.push(`checkExpectation ${request.url ?? ''}`); response.end() })

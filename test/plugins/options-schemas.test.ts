@@ -1,5 +1,5 @@
 /**
- * Every plugin's registration options are checked against one JSON Schema (plugins/options.ts):
+ * Every plugin's registration options are checked against one JSON Schema (plugins/infrastructure/options.ts):
  * the schemas compile under Ajv's strict mode, and each plugin refuses an unknown option and
  * an option of the wrong type at registration with FST_HTTP_CONVENTIONS_INVALID_OPTION and a
  * message naming the option.
@@ -8,17 +8,17 @@ import { test } from 'tap'
 import Fastify, { type FastifyPluginCallback } from 'fastify'
 import Ajv from 'ajv'
 import { boot } from '../helpers/app'
-import { AJV_OPTIONS, MESSAGE, optionsChecker, optionsMessage, PROFILE_SCHEMA } from '../../plugins/options'
-import { authOptionsSchema, httpConventionsAuth } from '../../plugins/auth/index'
-import { conditionalOptionsSchema, httpConventionsConditional } from '../../plugins/conditional'
-import { contentLengthOptionsSchema, httpConventionsContentLength } from '../../plugins/content-length'
-import { contentTypeOptionsSchema, httpConventionsContentType } from '../../plugins/content-type'
-import { deltaEncodingOptionsSchema, httpConventionsDeltaEncoding } from '../../plugins/delta-encoding'
-import { httpConventionsPatch, patchOptionsSchema } from '../../plugins/patch'
-import { httpConventionsPrefer, preferOptionsSchema } from '../../plugins/prefer'
-import { httpConventionsRedirect, redirectOptionsSchema } from '../../plugins/redirect'
-import { httpConventionsResourcePolicy, resourcePolicyOptionsSchema } from '../../plugins/resource-policy'
-import { httpConventionsValidation, validationOptionsSchema } from '../../plugins/validation'
+import { AJV_OPTIONS, MESSAGE, optionsChecker, optionsMessage, PROFILE_SCHEMA } from '../../plugins/infrastructure/options'
+import { authOptionsSchema, httpConventionsAuth } from '../../plugins/conventions/auth/index'
+import { conditionalOptionsSchema, httpConventionsConditional } from '../../plugins/conventions/conditional'
+import { contentLengthOptionsSchema, httpConventionsContentLength } from '../../plugins/conventions/content-length'
+import { contentTypeOptionsSchema, httpConventionsContentType } from '../../plugins/conventions/content-type'
+import { deltaEncodingOptionsSchema, httpConventionsDeltaEncoding } from '../../plugins/conventions/delta-encoding'
+import { httpConventionsPatch, patchOptionsSchema } from '../../plugins/conventions/patch'
+import { httpConventionsPrefer, preferOptionsSchema } from '../../plugins/conventions/prefer'
+import { httpConventionsRedirect, redirectOptionsSchema } from '../../plugins/conventions/redirect'
+import { httpConventionsResourcePolicy, resourcePolicyOptionsSchema } from '../../plugins/conventions/resource-policy'
+import { httpConventionsValidation, validationOptionsSchema } from '../../plugins/conventions/validation'
 
 const CODE = 'FST_HTTP_CONVENTIONS_INVALID_OPTION'
 const BASIC = { basic: { users: { alice: 'wonderland' } } }

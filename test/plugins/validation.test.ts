@@ -2,7 +2,7 @@ import { test } from 'tap'
 import Fastify from 'fastify'
 import { boot, buildApp } from '../helpers/app'
 import { httpConventions, httpConventionsValidation, serverOptions } from '../../plugins/index'
-import { probeValidator } from '../../plugins/validation'
+import { probeValidator } from '../../plugins/conventions/validation'
 
 const body = {
   type: 'object',

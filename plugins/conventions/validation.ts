@@ -6,15 +6,15 @@
  */
 import fp from 'fastify-plugin'
 import { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import { invalidOption } from '../lib/errors'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
-import { createUrlRedactor } from '../lib/redact'
-import { type Profile } from '../lib/profile'
-import { declareConvention } from './kernel/index'
-import { answerFrameworkError } from './server-answers'
-import { answerFramingError } from './framing'
-import { installedClientErrorHandler } from './adapter'
-import { buildChecked, checkersOf, compilerPoolOf } from './schema-check'
+import { invalidOption } from '../../lib/errors'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
+import { createUrlRedactor } from '../../lib/redact'
+import { type Profile } from '../../lib/profile'
+import { declareConvention } from '../kernel/index'
+import { answerFrameworkError } from '../infrastructure/server-answers'
+import { answerFramingError } from '../infrastructure/framing'
+import { installedClientErrorHandler } from '../infrastructure/adapter'
+import { buildChecked, checkersOf, compilerPoolOf } from '../infrastructure/schema-check'
 
 export interface ValidationOptions {
   profile?: Profile
@@ -270,7 +270,7 @@ export function probeValidator (compile: Compile): string | null {
  * What is wrong with a server that built no validator (no route has a schema), or null when
  * it was made with serverOptions. The one trace serverOptions leave on a server at boot is
  * their clientErrorHandler, which Fastify installs as the server's `clientError` listener
- * (plugins/adapter.ts).
+ * (plugins/infrastructure/adapter.ts).
  */
 export function serverOptionsProblem (fastify: FastifyInstance): string | null {
   if (installedClientErrorHandler(fastify, answerFramingError)) return null

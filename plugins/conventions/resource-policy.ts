@@ -16,10 +16,10 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { declareConvention, type RouteCompiler } from './kernel/index'
-import { invalidOption } from '../lib/errors'
-import { MESSAGE, optionsChecker } from './options'
-import { recordAnswerHeader } from './openapi'
+import { declareConvention, type RouteCompiler } from '../kernel/index'
+import { invalidOption } from '../../lib/errors'
+import { MESSAGE, optionsChecker } from '../infrastructure/options'
+import { recordAnswerHeader } from '../infrastructure/openapi'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
 export type ResourcePolicy = 'same-origin' | 'same-site' | 'cross-origin'

@@ -2,7 +2,7 @@
  * Content-Length (docs/conventions.md, Content-Length): POST, PUT and PATCH need a valid Content-Length; a
  * body over the limit is refused from its declared length before any byte is read;
  * framing errors that Node's HTTP parser catches itself are answered with 411 too, by the
- * `clientErrorHandler` of `serverOptions` (plugins/framing.ts).
+ * `clientErrorHandler` of `serverOptions` (plugins/infrastructure/framing.ts).
  *
  * Three parts: the options (validated at registration), a plan per route (pure data), and
  * the named hooks the plan selects. A GET or HEAD without a body runs one check (repeated
@@ -10,15 +10,15 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemented, type ConventionError } from '../lib/errors'
-import { profileDefaults, type Profile } from '../lib/profile'
-import { declareConvention, type RouteCompiler } from './kernel/index'
-import { rejectUnknownKeys, declaresBody } from './shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
-import { lingerOnClose } from './adapter'
-import { coalesceBody } from './body-reader'
-import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from './framing'
-import { answerAtServer } from './server-answers'
+import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemented, type ConventionError } from '../../lib/errors'
+import { profileDefaults, type Profile } from '../../lib/profile'
+import { declareConvention, type RouteCompiler } from '../kernel/index'
+import { rejectUnknownKeys, declaresBody } from '../infrastructure/shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
+import { lingerOnClose } from '../infrastructure/adapter'
+import { coalesceBody } from '../infrastructure/body-reader'
+import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../infrastructure/framing'
+import { answerAtServer } from '../infrastructure/server-answers'
 
 export interface ContentLengthOptions {
   profile?: Profile
@@ -261,7 +261,7 @@ function compileRoute (c: RouteCompiler, s: Settings, hooks: Hooks): void {
   c.check('preParsing', 'content-length', hooks.checkLength(limit))
   c.check('preParsing', 'content-length:continue', hooks.sendContinue)
   c.check('preValidation', 'content-length:framing', hooks.refuseMisframed)
-  // Bodies another parser reads are joined into blocks (plugins/body-reader.ts); only routes that read bodies.
+  // Bodies another parser reads are joined into blocks (plugins/infrastructure/body-reader.ts); only routes that read bodies.
   c.body('content-length:body', coalesceBody)
 }
 
@@ -281,7 +281,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
     return done(err as Error)
   }
   deferContinue(fastify)
-  // RFC 9112 2.3 / 3.2, RFC 9110 10.1.1: the answers written before Fastify routes a request (plugins/server-answers.ts).
+  // RFC 9112 2.3 / 3.2, RFC 9110 10.1.1: the answers written before Fastify routes a request (plugins/infrastructure/server-answers.ts).
   answerAtServer(fastify)
   done()
 }

@@ -3,8 +3,8 @@
  * the principal, the outcome of one verification, and option checks.
  */
 import type { FastifyRequest } from 'fastify'
-import { invalidOption } from '../../lib/errors'
-import { isThenable } from '../shared'
+import { invalidOption } from '../../../lib/errors'
+import { isThenable } from '../../infrastructure/shared'
 
 /**
  * The schemes a route may accept: the three HTTP schemes, and `app`, the app's own

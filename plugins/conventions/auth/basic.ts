@@ -4,9 +4,9 @@
  * constant time, or handed to the service's own `verify`.
  */
 import type { FastifyRequest } from 'fastify'
-import { decodeBasicCredentials } from '../../lib/auth/basic'
-import { secretMatcher, storeSecret, unmatchableSecret, type StoredSecret } from '../../lib/auth/secret'
-import { invalidOption } from '../../lib/errors'
+import { decodeBasicCredentials } from '../../../lib/auth/basic'
+import { secretMatcher, storeSecret, unmatchableSecret, type StoredSecret } from '../../../lib/auth/secret'
+import { invalidOption } from '../../../lib/errors'
 import {
   asRefusal, fail, notPrincipal, runtimeScopes, scopeList, settle, userTable, WHERE,
   type AuthUser, type Credentials, type Outcome, type SchemeAdapter, type Verdict

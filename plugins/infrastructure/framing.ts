@@ -4,19 +4,19 @@
  * sees a request.
  *
  * Nothing here is installed on the server by a plugin. The server-level part is
- * `answerFramingError`, the `clientErrorHandler` of `serverOptions` (plugins/validation.ts),
+ * `answerFramingError`, the `clientErrorHandler` of `serverOptions` (plugins/conventions/validation.ts),
  * which apps spread into `Fastify({ ...serverOptions })`. What it knows of a connection
  * comes from three weak maps keyed by the socket, written only on rare paths (a request
  * that declares a body, a refusal, a framing error): a request without a body leaves
  * them untouched, and no property is added to a request or socket (the lingering close of a
- * refused request is plugins/adapter.ts's).
+ * refused request is plugins/infrastructure/adapter.ts's).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import type { ConventionError } from '../lib/errors'
+import type { ConventionError } from '../../lib/errors'
 import { rawResponse } from './errors'
-import { contextHeaders } from './kernel/index'
+import { contextHeaders } from '../kernel/index'
 import { answerClientError } from './server-answers'
 
 /** How the app answers a framing error; set by the first registration of the content-length plugin. */

@@ -1,8 +1,8 @@
 /** Small helpers every plugin of the suite uses. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { invalidOption } from '../lib/errors'
-import { splitList } from '../lib/headers/tokens'
-import { isProfile } from '../lib/profile'
+import { invalidOption } from '../../lib/errors'
+import { splitList } from '../../lib/headers/tokens'
+import { isProfile } from '../../lib/profile'
 
 /** A route's hook option (undefined, one function, or an array) as an array. */
 export function asArray (hooks: unknown): unknown[] {

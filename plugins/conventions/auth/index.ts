@@ -8,23 +8,23 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
-import { render } from '../../lib/render'
-import { parseAuthorization, type AuthorizationResult } from '../../lib/headers/authorization'
-import { basicChallenge } from '../../lib/auth/basic'
-import { bearerChallenge } from '../../lib/auth/bearer'
-import type { DigestAlgorithm } from '../../lib/auth/digest'
-import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../lib/errors'
-import { profileDefaults, type Profile } from '../../lib/profile'
-import { declareConvention, PROVIDES, type RouteCompiler } from '../kernel/index'
-import { recordSecurity } from '../openapi'
+import { render } from '../../../lib/render'
+import { parseAuthorization, type AuthorizationResult } from '../../../lib/headers/authorization'
+import { basicChallenge } from '../../../lib/auth/basic'
+import { bearerChallenge } from '../../../lib/auth/bearer'
+import type { DigestAlgorithm } from '../../../lib/auth/digest'
+import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../../lib/errors'
+import { profileDefaults, type Profile } from '../../../lib/profile'
+import { declareConvention, PROVIDES, type RouteCompiler } from '../../kernel/index'
+import { recordSecurity } from '../../infrastructure/openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
-import { serializeEnvelope } from '../errors'
+import { serializeEnvelope } from '../../infrastructure/errors'
 import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { isThenable, rejectUnknownKeys, replacePayload, routeWhere } from '../shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../options'
-import { MAX_STORE_TIMEOUT_MS } from '../../lib/stores/deadline'
+import { isThenable, rejectUnknownKeys, replacePayload, routeWhere } from '../../infrastructure/shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../../infrastructure/options'
+import { MAX_STORE_TIMEOUT_MS } from '../../../lib/stores/deadline'
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
 export type { BasicAuthOptions, BasicVerifyResult } from './basic'
@@ -496,7 +496,7 @@ function byHeader (s: Settings, p: RoutePlan, request: FastifyRequest, next: Hoo
   try {
     verdict = adapter.verify(parsed, request, p.algorithms)
   } catch (err) {
-    /* c8 ignore next 2 -- no adapter throws: each settles the app's code (plugins/auth/common.ts); kept so that none ever could pass */
+    /* c8 ignore next 2 -- no adapter throws: each settles the app's code (plugins/conventions/auth/common.ts); kept so that none ever could pass */
     return conclude(s, p, request, asRefusal(scheme, err), scheme, next)
   }
   // A synchronous verdict (Basic with users, most verifiers) is concluded without closures.
@@ -586,4 +586,4 @@ function hasChallenge (value: unknown): boolean {
 /** Basic, Bearer and Digest authentication (docs/conventions.md (Authentication)), per route through `config.auth`. */
 export const httpConventionsAuth = fp(authPlugin, { fastify: '5.x', name: WHERE })
 
-export type { DigestAlgorithm } from '../../lib/auth/digest'
+export type { DigestAlgorithm } from '../../../lib/auth/digest'

@@ -6,11 +6,11 @@
 import { IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { badFraming, expectationFailed, headersTooLarge, httpVersionNotSupported, logEntryOf, misconfigured, requestTimeout, type ConventionError } from '../lib/errors'
-import { profileDefaults } from '../lib/profile'
-import { reasonPhrase, render } from '../lib/render'
+import { badFraming, expectationFailed, headersTooLarge, httpVersionNotSupported, logEntryOf, misconfigured, requestTimeout, type ConventionError } from '../../lib/errors'
+import { profileDefaults } from '../../lib/profile'
+import { reasonPhrase, render } from '../../lib/render'
 import { fromFastifyError, logConventionError, rawResponse, sendConventionError, serializeEnvelope } from './errors'
-import { contextHeaders, formatOf, nearest, nodeOf } from './kernel/index'
+import { contextHeaders, formatOf, nearest, nodeOf } from '../kernel/index'
 import { gateRequests, isGated, lingerOnClose, takeOverHostCheck } from './adapter'
 import { declaresBody } from './shared'
 
@@ -65,7 +65,7 @@ export function answerClientError (this: FastifyInstance, error: Error & { code?
  * - 505 to a request line of another major version than 1 (`HTTP/2.0`, `HTTP/0.9`), which
  *   Node's parser accepts and would serve (RFC 9110 15.6.6, RFC 9112 2.3);
  * - 400 to an HTTP/1.1 request without Host (RFC 9112 3.2), which Node answers itself with a
- *   bare 400 unless the check is handed over (plugins/adapter.ts);
+ *   bare 400 unless the check is handed over (plugins/infrastructure/adapter.ts);
  * - 417 to an `Expect` other than 100-continue (RFC 9110 10.1.1), through Node's documented
  *   'checkExpectation' event, where Node would write a bare 417.
  * Each carries the headers every answer of the root context carries, in the text rendering

@@ -21,17 +21,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   conditionalHeadersFromRaw, evaluateParsed, hasPrecondition, hasWritePrecondition, parseConditions,
   type ParsedConditions, type PreconditionOutcome, type Validators
-} from '../lib/conditional'
-import { INVALID, normalizeEntityTag } from '../lib/headers/etag'
-import { formatHttpDate, parseHttpDate } from '../lib/headers/http-date'
-import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../lib/errors'
-import { profileDefaults, type Profile } from '../lib/profile'
-import { formatFor, problemBody, serializeEnvelope, type ErrorFormat } from './errors'
-import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from './kernel/index'
-import { recordSuccessHeaders } from './openapi'
-import { isThenable, rejectUnknownKeys, release, replacePayload } from './shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from './options'
-import { kOutcome, kCurrent } from './symbols'
+} from '../../lib/conditional'
+import { INVALID, normalizeEntityTag } from '../../lib/headers/etag'
+import { formatHttpDate, parseHttpDate } from '../../lib/headers/http-date'
+import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../../lib/errors'
+import { profileDefaults, type Profile } from '../../lib/profile'
+import { formatFor, problemBody, serializeEnvelope, type ErrorFormat } from '../infrastructure/errors'
+import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../kernel/index'
+import { recordSuccessHeaders } from '../infrastructure/openapi'
+import { isThenable, rejectUnknownKeys, release, replacePayload } from '../infrastructure/shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
+import { kOutcome, kCurrent } from '../infrastructure/symbols'
 
 /** The validators a route's provider gives for the current state of its resource. */
 export interface ProvidedValidators {

@@ -17,7 +17,7 @@
  * compiled once, the first time a plugin is registered.
  */
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
-import { invalidOption } from '../lib/errors'
+import { invalidOption } from '../../lib/errors'
 
 /** The keyword of a schema node's message (see above). */
 export const MESSAGE = 'x-message'

@@ -10,11 +10,11 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { invalidOption } from '../lib/errors'
-import { prefersMinimal } from '../lib/prefer'
-import { declareConvention, type RouteCompiler } from './kernel/index'
-import { optionsChecker } from './options'
-import { addVary, replacePayload } from './shared'
+import { invalidOption } from '../../lib/errors'
+import { prefersMinimal } from '../../lib/prefer'
+import { declareConvention, type RouteCompiler } from '../kernel/index'
+import { optionsChecker } from '../infrastructure/options'
+import { addVary, replacePayload } from '../infrastructure/shared'
 
 const PLUGIN = 'fastify-http-conventions-prefer'
 

@@ -13,15 +13,15 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import {
   badFraming, badUrl, uriTooLong, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
-} from '../lib/errors'
-import { reasonPhrase, render } from '../lib/render'
-import { formatHttpDate } from '../lib/headers/http-date'
-import { negotiateMediaType } from '../lib/headers/qlist'
-import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../lib/validation-errors'
-import { profileDefaults, type Profile } from '../lib/profile'
-import envelopeSchema from '../schemas/errors.json'
+} from '../../lib/errors'
+import { reasonPhrase, render } from '../../lib/render'
+import { formatHttpDate } from '../../lib/headers/http-date'
+import { negotiateMediaType } from '../../lib/headers/qlist'
+import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../../lib/validation-errors'
+import { profileDefaults, type Profile } from '../../lib/profile'
+import envelopeSchema from '../../schemas/errors.json'
 import { addVary, profileError, replacePayload } from './shared'
-import { nearest, nodeOf } from './kernel/registry'
+import { nearest, nodeOf } from '../kernel/registry'
 import { kPassedOn, kOwnHandler } from './symbols'
 
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id

@@ -19,7 +19,7 @@
  */
 import { Readable } from 'node:stream'
 import { errorCodes as fastifyErrors, type FastifyInstance, type FastifyReply, type FastifyRequest, type RequestPayload } from 'fastify'
-import { BlockJoiner, BodyBytes, isAllocationFailure, noRoomForBody, type Allocate } from '../lib/json-body'
+import { BlockJoiner, BodyBytes, isAllocationFailure, noRoomForBody, type Allocate } from '../../lib/json-body'
 import { requestMediaType } from './media-type'
 import { kReadBySuite } from './symbols'
 

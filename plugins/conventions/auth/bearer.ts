@@ -5,7 +5,7 @@
  * it expires.
  */
 import type { FastifyRequest } from 'fastify'
-import { invalidOption } from '../../lib/errors'
+import { invalidOption } from '../../../lib/errors'
 import { asRefusal, fail, notPrincipal, runtimeScopes, settle, WHERE, type Credentials, type Outcome, type SchemeAdapter, type Verdict } from './common'
 
 /** What the service knows of a token; null or undefined when it knows none. */

@@ -28,7 +28,7 @@
  * as the `Authorization` header they are sent in).
  */
 import type { RouteOptions } from 'fastify'
-import envelopeSchema from '../schemas/errors.json'
+import envelopeSchema from '../../schemas/errors.json'
 import { methodsOf } from './shared'
 
 const SWAGGER2_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'])

@@ -6,14 +6,14 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { invalidOption } from '../lib/errors'
-import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../lib/redirect'
-import { contextHeaders, declareConvention, SENT, type RouteCompiler } from './kernel/index'
-import { declaresBody } from './shared'
-import { MESSAGE, optionsChecker } from './options'
-import { markClosing } from './framing'
+import { invalidOption } from '../../lib/errors'
+import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../../lib/redirect'
+import { contextHeaders, declareConvention, SENT, type RouteCompiler } from '../kernel/index'
+import { declaresBody } from '../infrastructure/shared'
+import { MESSAGE, optionsChecker } from '../infrastructure/options'
+import { markClosing } from '../infrastructure/framing'
 
-export type { RedirectMatch, RedirectRule } from '../lib/redirect'
+export type { RedirectMatch, RedirectRule } from '../../lib/redirect'
 
 export interface RedirectOptions {
   /** Applied in order; the first rule whose `from` and `methods` match answers 307. */

@@ -100,7 +100,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const prefer = section('prefer', opts.prefer)
     const methods = section('methods', opts.methods)
 
-    // One place orders the steps (compose.ts): the registration order below does not matter.
+    // One place orders the steps (kernel/pipeline.ts): the registration order below does not matter.
     if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') throw invalidOption('fastify-http-conventions', 'errorHandler must be a function')
     if (opts.errorFormat !== undefined && opts.errorFormat !== 'envelope' && opts.errorFormat !== 'problem') throw invalidOption('fastify-http-conventions', "errorFormat must be 'envelope' or 'problem'")
     configureContext(fastify, 'fastify-http-conventions', { profile, fallback: opts.errorHandler as ErrorFallback | undefined, format: opts.errorFormat })

@@ -5,7 +5,8 @@
  * null, in every context, so requests keep one object shape whatever route they take.
  */
 import { test } from 'tap'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fc from 'fast-check'
 import { buildApp } from '../helpers/app'
 import { httpConventionsConditional } from '../../plugins/index'
 import { kCurrent, kLoaded, kOutcome, REQUEST_SLOTS } from '../../plugins/infrastructure/symbols'
@@ -65,4 +66,52 @@ test('Conditional requests (RFC 9110 15.4.5): a convention registered again in a
   t.equal(res.statusCode, 304, 'the decision kept in its slot turns the answer into a 304')
   t.equal(res.headers.etag, '"v1"')
   t.same(seen, [[true, true, true]])
+})
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 15
+const SEED = Number(process.env.FUZZ_SEED ?? 0) || 20261128
+
+type Kind = 'plain' | 'hashed' | 'provider' | 'patch'
+type Where = 'root' | 'child' | 'decorated child' | 'child with its own conditional'
+
+test('property: every request of a generated app, whatever its route and context, is built with the slots, null', async (t) => {
+  const route = fc.record({ kind: fc.constantFrom<Kind>('plain', 'hashed', 'provider', 'patch'), where: fc.constantFrom<Where>('root', 'child', 'decorated child', 'child with its own conditional'), conditional: fc.boolean() })
+  await t.resolves(fc.assert(fc.asyncProperty(fc.array(route, { minLength: 1, maxLength: 5 }), async (routes) => {
+    const app = await buildApp()
+    const seen: boolean[][] = []
+    try {
+      const record = function recordSlots (request: FastifyRequest, _reply: unknown, done: () => void): void { seen.push(slotsAsBuilt(request)); done() }
+      const add = (scope: FastifyInstance, i: number, kind: Kind): void => {
+        const url = `/r${i}`
+        if (kind === 'plain') scope.get(url, { onRequest: record }, async () => ({ i }))
+        else if (kind === 'hashed') scope.get(url, { onRequest: record, config: { conditional: true } }, async () => ({ i }))
+        else if (kind === 'provider') scope.get(url, { onRequest: record, config: { conditional: { validators: () => ({ etag: '"v1"' }) } } }, async () => ({ i }))
+        else {
+          scope.patch(url, {
+            onRequest: record,
+            config: { patch: { schema: { type: 'object' }, load: () => ({ document: { i }, etag: '"v1"' }), save: (_r, document) => ({ document, etag: '"v2"' }) } }
+          }, async () => ({ i }))
+        }
+      }
+      routes.forEach((r, i) => {
+        if (r.where === 'root') return add(app, i, r.kind)
+        app.register(async function child (child) {
+          if (r.where === 'decorated child') child.decorateRequest('mine', null)
+          if (r.where === 'child with its own conditional') await child.register(httpConventionsConditional, { notModifiedStatus: 304 })
+          add(child, i, r.kind)
+        })
+      })
+      await app.ready()
+      for (let i = 0; i < routes.length; i++) {
+        const headers = routes[i].conditional ? { 'if-none-match': '"v1"', 'if-match': '"v1"' } : {}
+        const res = routes[i].kind === 'patch'
+          ? await app.inject({ method: 'PATCH', url: `/r${i}`, headers: { ...headers, 'content-type': 'application/merge-patch+json' }, payload: '{}' })
+          : await app.inject({ url: `/r${i}`, headers })
+        if (res.statusCode >= 500) throw new Error(`route ${i} answered ${res.statusCode}: ${res.body}`)
+      }
+      return seen.length === routes.length && seen.every((s) => s.every(Boolean))
+    } finally {
+      await app.close()
+    }
+  }), { numRuns: RUNS, seed: SEED }), `${RUNS} generated apps`)
 })

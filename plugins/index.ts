@@ -100,7 +100,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const prefer = section('prefer', opts.prefer)
     const methods = section('methods', opts.methods)
 
-    // One place orders the steps (compose.ts): the registration order below does not matter.
+    // One place orders the steps (kernel/pipeline.ts): the registration order below does not matter.
     if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') throw invalidOption('fastify-http-conventions', 'errorHandler must be a function')
     if (opts.errorFormat !== undefined && opts.errorFormat !== 'envelope' && opts.errorFormat !== 'problem') throw invalidOption('fastify-http-conventions', "errorFormat must be 'envelope' or 'problem'")
     configureContext(fastify, 'fastify-http-conventions', { profile, fallback: opts.errorHandler as ErrorFallback | undefined, format: opts.errorFormat })
@@ -133,8 +133,10 @@ export { httpConventionsContentLength } from './conventions/content-length'
 export type { ContentLengthOptions, ContentLengthRouteConfig } from './conventions/content-length'
 export { httpConventionsContentType } from './conventions/content-type'
 export type { ContentTypeOptions, ContentTypeRouteConfig, XmlConfig } from './conventions/content-type'
-export { httpConventionsValidation, serverOptions } from './conventions/validation'
-export type { ValidationOptions, ServerOptions } from './conventions/validation'
+export { httpConventionsValidation } from './conventions/validation'
+export { serverOptions } from './infrastructure/server-options'
+export type { ValidationOptions } from './conventions/validation'
+export type { ServerOptions } from './infrastructure/server-options'
 export { httpConventionsPatch } from './conventions/patch'
 export type { PatchOptions, PatchRouteConfig, PatchableResource, PatchFormat } from './conventions/patch'
 export { httpConventionsConditional } from './conventions/conditional'

@@ -2,7 +2,7 @@
  * `DeltaClient` as an undici interceptor: a GET is sent with `A-IM` and `If-None-Match`
  * naming the instance kept for the URL, and a 226 (or a "not modified") reaches the caller
  * as a plain 200 with the whole current instance (RFC 3229 10.5). The keeping, the keys,
- * the bounds and the decoding are DeltaClient's (lib/delta-client.ts), unchanged; this
+ * the bounds and the decoding are DeltaClient's (delta-client.ts), unchanged; this
  * file only carries its requests through the dispatch below and hands its results to
  * the caller's handler.
  *
@@ -14,7 +14,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Dispatcher } from 'undici'
-import { DeltaClient, DeltaClientError, BODY_TOO_LARGE, type DeltaClientOptions } from '../delta-client'
+import { DeltaClient, DeltaClientError, BODY_TOO_LARGE, type DeltaClientOptions } from './delta-client'
 import { parseAuthorization } from '../headers/authorization'
 import { firstHeader, headerRecord, noop, urlOf, type RequestHeaders, withQuery } from './dispatch'
 import { safeUrl } from './errors'

@@ -172,7 +172,7 @@ interface Current {
   lastModified: number | undefined
 }
 
-type Tracked = FastifyRequest & { [kOutcome]?: PreconditionOutcome, [kCurrent]?: Current }
+type Tracked = FastifyRequest & { [kOutcome]: PreconditionOutcome | null, [kCurrent]: Current | null }
 
 type Failed = Exclude<PreconditionOutcome, { outcome: 'proceed' }>
 
@@ -502,11 +502,11 @@ function validatorsOnSend (s: Settings, plan: RoutePlan) {
     if (s.cacheControl !== false && reply.getHeader('cache-control') === undefined) reply.header('cache-control', s.cacheControl)
     const tracked = request as Tracked
     const current = tracked[kCurrent]
-    if (current !== undefined) {
+    if (current !== null) {
       // Provider route: decided in preHandler; the response carries the validators (RFC 9110 8.8).
       sendValidators(s, reply, current)
       const outcome = tracked[kOutcome]
-      if (outcome === undefined) return done(null, payload)
+      if (outcome === null) return done(null, payload)
       return done(null, replacePayload(payload, notModified(plan, request, reply)))
     }
     evaluatePayload(s, plan, request, reply, payload, done)

@@ -102,7 +102,7 @@ export const patchOptionsSchema = {
 const checkOptions = optionsChecker(WHERE, patchOptionsSchema)
 const ACCEPT_PATCH_METHODS = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'OPTIONS'])
 
-type Tracked = FastifyRequest & { [kLoaded]?: PatchableResource | null }
+type Tracked = FastifyRequest & { [kLoaded]: PatchableResource | false | null }
 
 type Validate = ((data: unknown) => boolean) & { errors?: AjvErrorLike[] | null }
 const RESOURCE_AJV_OPTIONS = { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false }
@@ -225,8 +225,8 @@ function patchedDocument (route: PatchRoute, current: PatchableResource, request
 async function applyAndSave (route: PatchRoute, request: FastifyRequest): Promise<boolean> {
   const mt = requestMediaType(request) as { essence: string }
   const merge = mt.essence === PATCH_MEDIA_TYPES['merge-patch']
-  const tracked = request as Tracked
-  let current = tracked[kLoaded] !== undefined ? tracked[kLoaded] : (await route.load(request as RouteRequest)) ?? null
+  const kept = (request as Tracked)[kLoaded]
+  let current = kept === null ? (await route.load(request as RouteRequest)) ?? null : kept === false ? null : kept
   for (let attempt = 0; current !== null; attempt++) {
     const document = patchedDocument(route, current, request, merge)
     const saved = await route.save(request as RouteRequest, document, current.etag)
@@ -257,7 +257,7 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
   // The conditional convention evaluates If-Match against what `load` read: one read per request.
   c.provide(PROVIDES.validators, async function patchValidators (request: FastifyRequest) {
     const loaded = await load(request as RouteRequest)
-    ;(request as Tracked)[kLoaded] = loaded ?? null
+    ;(request as Tracked)[kLoaded] = loaded ?? false
     return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }
   })
   checkMediaType(c, types)

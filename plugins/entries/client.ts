@@ -10,8 +10,8 @@
  * - `createConventionsClient()`: the four composed, JSON in and out, conditional updates
  *   and patches, and typed errors (`ConventionsClientError`).
  */
-export { DeltaClient, DeltaClientError, BODY_TOO_LARGE } from '../../lib/delta-client'
-export type { DeltaClientOptions, DeltaResult } from '../../lib/delta-client'
+export { DeltaClient, DeltaClientError, BODY_TOO_LARGE } from '../../lib/client/delta-client'
+export type { DeltaClientOptions, DeltaResult } from '../../lib/client/delta-client'
 export { authInterceptor } from '../../lib/client/auth'
 export type { AuthInterceptorOptions, AuthEvent, ClientCredential, PasswordCredential, TokenCredential, TokenProvider, WeakestAuth } from '../../lib/client/auth'
 export { framingInterceptor } from '../../lib/client/framing'

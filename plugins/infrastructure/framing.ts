@@ -4,7 +4,7 @@
  * sees a request.
  *
  * Nothing here is installed on the server by a plugin. The server-level part is
- * `answerFramingError`, the `clientErrorHandler` of `serverOptions` (plugins/conventions/validation.ts),
+ * `answerFramingError`, the `clientErrorHandler` of `serverOptions` (plugins/infrastructure/server-options.ts),
  * which apps spread into `Fastify({ ...serverOptions })`. What it knows of a connection
  * comes from three weak maps keyed by the socket, written only on rare paths (a request
  * that declares a body, a refusal, a framing error): a request without a body leaves

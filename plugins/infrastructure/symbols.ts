@@ -7,12 +7,18 @@ export const kNode = Symbol('http-conventions.node')
 export const kRecord = Symbol('http-conventions.record')
 /** On a context (a decorator): the media types whose parser there is one of the suite's. */
 export const kReadBySuite = Symbol('http-conventions.read-by-suite')
-/** On a request of a PATCH route: the resource its loader read. */
+/** A request slot (below) of a PATCH route: the resource its loader read (false: none), null until read. */
 export const kLoaded = Symbol('http-conventions.patch.loaded')
-/** On a request of a conditional route: the precondition decision. */
+/** A request slot of a conditional route: the precondition decision, null until decided. */
 export const kOutcome = Symbol('http-conventions.conditional.outcome')
-/** On a request of a conditional route: the current validators. */
+/** A request slot of a conditional route: the current validators, null until read. */
 export const kCurrent = Symbol('http-conventions.conditional.current')
+/**
+ * The request slots: state a convention keeps on a request from one of its steps to the next.
+ * Each is a request decorator (null) the kernel declares in the root when it installs, so every
+ * request of the app is built with them, in every context, and keeps one object shape.
+ */
+export const REQUEST_SLOTS: readonly symbol[] = [kLoaded, kOutcome, kCurrent]
 /** On a request (a decorator): its Content-Type, parsed once. */
 export const kMediaType = Symbol('http-conventions.media-type')
 /** On a reply: the suite error its route's handler passed on to the app's handlers. */

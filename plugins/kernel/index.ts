@@ -20,7 +20,7 @@ import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
 import { checkRoutes, guardUnseen, noteUncompiled, type AppState } from './check'
 import { contextsBelow, isRootContext } from '../infrastructure/adapter'
-import { kApp, kNode } from '../infrastructure/symbols'
+import { kApp, kNode, REQUEST_SLOTS } from '../infrastructure/symbols'
 import type { Convention, ErrorFallback, Provision } from './types'
 
 export { SENT } from './types'
@@ -57,6 +57,8 @@ function install (fastify: FastifyInstance, plugin: string): void {
   if (routesBefore || early === undefined || early.length > 0) fastify.addHook('onRequest', guardUnseen)
   fastify.decorate(kApp, app)
   fastify.decorate(kNode, newNode(null))
+  // Declared before any context the suite compiles routes of is made: every one inherits them.
+  for (const slot of REQUEST_SLOTS) fastify.decorateRequest(slot, null)
   fastify.addHook('onRegister', giveNode)
   fastify.addHook('onRoute', compileRoute)
   fastify.addHook('onReady', checkRoutes)

@@ -14,7 +14,7 @@ import { request } from 'undici'
 import { startService, type RunningService } from '../helpers/service'
 import { rawExchange } from '../helpers/raw'
 import { decode } from '../../lib/vcdiff/index'
-import { DeltaClient } from '../../lib/delta-client'
+import { DeltaClient } from '../../lib/client/delta-client'
 import { startRedis } from '../helpers/redis'
 import { peer } from '../helpers/peers'
 

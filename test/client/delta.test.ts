@@ -11,7 +11,7 @@ import { Agent, request } from 'undici'
 import { startService, type RunningService } from '../helpers/service'
 import { recorder } from '../helpers/client-peers'
 import { deltaInterceptor, principalOf, type DeltaEvent } from '../../lib/client/delta'
-import { DeltaClientError, BODY_TOO_LARGE } from '../../lib/delta-client'
+import { DeltaClientError, BODY_TOO_LARGE } from '../../lib/client/delta-client'
 
 const basic = (user: string): string => 'Basic ' + Buffer.from(`${user}:${user}-pw`).toString('base64')
 const DEMO = 'Basic ' + Buffer.from('demo:demo-password').toString('base64')

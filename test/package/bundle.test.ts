@@ -1,8 +1,8 @@
 /**
  * An app that uses the suite, bundled by esbuild into one file (ESM and CommonJS), runs where
  * no node_modules and no file of the package lie: large deltas are still encoded off the event
- * loop (docs/conventions.md (Delta encoding); RFC 3229 10.4.1), by the encoder worker the pool
- * embeds for bundles (lib/vcdiff/pool.ts).
+ * loop (docs/conventions.md (Delta encoding); RFC 3229 10.4.1), by the encoder worker the build
+ * writes for bundles (lib/vcdiff/pool.ts, scripts/postbuild.js).
  */
 import { test, type Test } from 'tap'
 import { spawn } from 'node:child_process'
@@ -16,53 +16,25 @@ import { workerSource } from '../../lib/vcdiff/pool'
 import { ROOT, childEnv } from '../helpers/paths'
 
 const root = ROOT
-const POOL = join(root, 'lib', 'vcdiff', 'pool.ts')
-const BEGIN = '// BEGIN EMBEDDED_WORKER\n'
-const END = '\n// END EMBEDDED_WORKER'
 
-/** pool-worker.ts and what it imports, bundled as EMBEDDED_WORKER is (see lib/vcdiff/pool.ts). */
-function freshWorkerScript (): string {
-  const out = buildSync({
-    entryPoints: [join(root, 'lib', 'vcdiff', 'pool-worker.ts')],
-    tsconfig: join(root, 'tsconfig.json'),
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    minify: true,
-    legalComments: 'none',
-    charset: 'ascii',
-    write: false,
-    logLevel: 'silent'
-  })
-  return out.outputFiles[0].text
+/** The compiled pool of dist/, as the package ships it. */
+function builtPool (): { workerSource: typeof workerSource } {
+  return require(join(root, 'dist', 'lib', 'vcdiff', 'pool.js')) as { workerSource: typeof workerSource }
 }
 
-/** A single-quoted TypeScript string literal of `s` (ASCII: esbuild wrote it with charset ascii). */
-function literal (s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`
-}
-
-test('the worker script embedded for bundled apps is lib/vcdiff/pool-worker.ts as it is now (UPDATE_EMBEDDED_WORKER=1 rewrites it)', async (t) => {
-  const source = readFileSync(POOL, 'utf8')
-  const from = source.indexOf(BEGIN)
-  const to = source.indexOf(END)
-  t.ok(from > 0 && to > from, 'pool.ts holds the embedded worker between its markers')
-  const wanted = `const EMBEDDED_WORKER = ${literal(freshWorkerScript())}`
-  if (process.env.UPDATE_EMBEDDED_WORKER === '1') {
-    writeFileSync(POOL, source.slice(0, from + BEGIN.length) + wanted + source.slice(to))
-    t.comment('lib/vcdiff/pool.ts: EMBEDDED_WORKER rewritten')
-  }
-  const now = readFileSync(POOL, 'utf8')
-  t.ok(now.slice(now.indexOf(BEGIN) + BEGIN.length, now.indexOf(END)) === wanted,
-    'EMBEDDED_WORKER is current: run npm run test:build && UPDATE_EMBEDDED_WORKER=1 npx tap .test-build/test/package/bundle.test.js after changing the encoder or its worker')
+test('the build writes the encoder worker for bundled apps beside the compiled pool; the sources hold no generated code', async (t) => {
+  const embedded = builtPool().workerSource(null)
+  t.ok('code' in embedded && embedded.code.startsWith('"use strict";') && embedded.code.length > 10_000, 'dist/lib/vcdiff/pool-worker-embedded.js: the worker and the encoder as one script')
+  t.ok('code' in embedded && embedded.code.includes('node:worker_threads'), 'it is the worker: it takes its jobs from worker_threads')
+  const long = readFileSync(join(root, 'lib', 'vcdiff', 'pool.ts'), 'utf8').split('\n').filter((line) => line.length > 200)
+  t.same(long.map((line) => line.slice(0, 60)), [], 'lib/vcdiff/pool.ts holds source only')
 })
 
 test('the pool runs the worker file next to its module, and the embedded script where no module file is (a bundle)', async (t) => {
   t.same(workerSource(join(root, 'lib', 'vcdiff')), { file: join(root, 'lib', 'vcdiff', 'pool-worker.ts') })
   t.same(workerSource(), { file: require.resolve('../../lib/vcdiff/pool-worker') }, 'here: the worker beside pool\'s own module (its TypeScript source, or the compiled .js)')
-  const embedded = workerSource(null)
-  t.ok('code' in embedded && embedded.code.startsWith('"use strict";') && embedded.code.length > 10_000, 'bundled: the embedded script')
+  const embedded = builtPool().workerSource(null)
+  t.ok('code' in embedded && embedded.code.length > 10_000, 'bundled: the embedded script')
 })
 
 // The app: a document of about 550 KB (above offload.minBytes, 256 KiB by default) whose

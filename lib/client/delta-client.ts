@@ -14,10 +14,10 @@
  */
 import { gunzipSync } from 'node:zlib'
 import { kMaxLength } from 'node:buffer'
-import { decode, VcdiffError, VCDIFF_TARGET_TOO_LARGE } from './vcdiff/index'
-import { parseEntityTag } from './headers/etag'
-import { parseWeightedTokens } from './headers/qlist'
-import { splitList } from './headers/tokens'
+import { decode, VcdiffError, VCDIFF_TARGET_TOO_LARGE } from '../vcdiff/index'
+import { parseEntityTag } from '../headers/etag'
+import { parseWeightedTokens } from '../headers/qlist'
+import { splitList } from '../headers/tokens'
 
 type FetchLike = (input: string, init?: { method?: string, headers?: Record<string, string> }) => Promise<FetchResponse>
 

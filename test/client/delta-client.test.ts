@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { fetch as undiciFetch } from 'undici'
 import { listen } from '../helpers/app'
 import { httpConventions, serverOptions, type Profile } from '../../plugins/index'
-import { DeltaClient, DeltaClientError, BODY_TOO_LARGE, type DeltaClientOptions } from '../../lib/delta-client'
+import { DeltaClient, DeltaClientError, BODY_TOO_LARGE, type DeltaClientOptions } from '../../lib/client/delta-client'
 import { encode } from '../../lib/vcdiff/index'
 
 const paragraphs = (n: number, tag: string): string[] => Array.from({ length: n }, (_, i) => `${tag} ${i}: ${'lorem ipsum dolor sit amet '.repeat(3 + (i % 5))}${i * 7919}`)

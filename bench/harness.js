@@ -215,11 +215,11 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
  * warm-up, then stops it. Returns the server's CPU µs per request and req/s over exactly those
  * requests (counted and timed by the server), and wrk's latency percentiles.
  */
-async function measure (server, url, request, { requests, expect = 200, warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 300) }) {
+async function measure (server, url, request, { requests, expect = 200, warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 300), connections = CONNECTIONS }) {
   requireWrk()
   const script = join(require('node:os').tmpdir(), `bench-wrk-${process.pid}-${hex(url + (request.method ?? '') + expect).slice(0, 40)}.lua`)
   require('node:fs').writeFileSync(script, wrkScript(request, expect))
-  const args = ['-t1', `-c${CONNECTIONS}`, '-d600s', '-s', script, url]
+  const args = ['-t1', `-c${connections}`, '-d600s', '-s', script, url]
   const child = spawn(PIN ? 'taskset' : 'wrk', PIN ? ['-c', LOAD_CPU, 'wrk', ...args] : args, { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
   child.stdout.on('data', (d) => { out += d })
@@ -258,11 +258,14 @@ async function startPinned (variant, extra) {
  * The ratio of a pair of processes is the median over its rounds of B's CPU per request over
  * A's (above 1: A costs less); the row's ratio is the median over the pairs of processes.
  * Throughput ratios are taken the same way from req/s (A over B).
+ * `opts.connections`: wrk's connections (default BENCH_CONNECTIONS, 32). Each side's spread
+ * (largest over smallest CPU per request of its rounds) is returned beside the medians.
  */
 async function comparePaired (title, a, b, opts = {}) {
   const processes = opts.processes ?? Number(process.env.BENCH_PROCESSES ?? 3)
   const rounds = opts.rounds ?? Number(process.env.BENCH_CPU_ROUNDS ?? 3)
   const requests = opts.requests ?? Number(process.env.BENCH_REQUESTS ?? 15000)
+  const connections = opts.connections ?? CONNECTIONS
   const shared = a.variant === b.variant && JSON.stringify(a.extra ?? {}) === JSON.stringify(b.extra ?? {})
   const rounds$ = { a: [], b: [] }
   const cpuRatios = []
@@ -275,7 +278,7 @@ async function comparePaired (title, a, b, opts = {}) {
       const reqA = typeof a.request === 'function' ? await a.request(sa) : a.request
       const reqB = shared && a.request === b.request ? reqA : typeof b.request === 'function' ? await b.request(sb) : b.request
       const requestOf = (side) => (side === a ? reqA : reqB)
-      const run = (side, s) => measure(s, `http://127.0.0.1:${s.port}${requestOf(side).path}`, requestOf(side), { requests, expect: side.expectStatus ?? 200 })
+      const run = (side, s) => measure(s, `http://127.0.0.1:${s.port}${requestOf(side).path}`, requestOf(side), { requests, expect: side.expectStatus ?? 200, connections })
       // warm-up: the JIT settles on both sides before anything is counted
       await run(a, sa)
       await run(b, sb)
@@ -297,8 +300,16 @@ async function comparePaired (title, a, b, opts = {}) {
     }
   }
   const m = (side, key) => median(rounds$[side].map((r) => r[key]))
+  const spread = (side) => Number((Math.max(...rounds$[side].map((r) => r.cpuUs)) / Math.min(...rounds$[side].map((r) => r.cpuUs))).toFixed(3))
   return {
     ...sides(title, a, b, m, (x) => Number(x.toFixed(2))),
+    // largest over smallest CPU per request of each side's rounds (every process): the repeat spread
+    aCpuSpread: spread('a'),
+    bCpuSpread: spread('b'),
+    aCpuRange: [Math.min(...rounds$.a.map((r) => r.cpuUs)), Math.max(...rounds$.a.map((r) => r.cpuUs))],
+    bCpuRange: [Math.min(...rounds$.b.map((r) => r.cpuUs)), Math.max(...rounds$.b.map((r) => r.cpuUs))],
+    processes,
+    shared,
     // Targets are decided on CPU per request: the median over processes of paired rounds.
     ratio: Number(median(cpuRatios).toFixed(3)),
     cpuRatio: Number(median(cpuRatios).toFixed(3)),

@@ -25,7 +25,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { performance } = require('node:perf_hooks')
-const { compare } = require('./harness')
+const { comparePaired } = require('./harness')
 const { ARTICLE_IDS, BASIC, BODY_2KB } = require('./express-service')
 
 const SECTIONS = ['allocation', 'foundation', 'real-shaped', 'conditional', 'patch', 'auth', 'bodies', 'delta', 'delta-scale', 'vcdiff', 'express', 'stack', 'postgres']
@@ -109,7 +109,7 @@ class MemoryWatcher {
           const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
           const script = argv.findIndex((a) => a.endsWith('.js'))
           const label = argv.slice(script + 1).filter((a) => a !== '--serve' && !a.startsWith('{')).join(' ') || path.basename(argv[script] ?? '?')
-          p = { pid, start, label, peakKB: 0 }
+          p = { pid, start, label, script: path.basename(argv[script] ?? ''), peakKB: 0 }
           this.procs.set(pid, p)
         }
         p.peakKB = Math.max(p.peakKB, Number(hwm[1]))
@@ -125,17 +125,30 @@ class MemoryWatcher {
   }
 }
 
-// A server process lives in `compare` until its last round; sampling while it runs catches its peak.
-function attachMemory (rows, procs) {
+// A server process lives in `compare` or `comparePaired` until its last round; sampling while
+// it runs catches its peak. A CPU row starts `processes` pairs of processes (A then B, or one
+// process when both sides are one variant); a side's peak is the largest of its processes.
+// Processes started after the rows (the bytes-per-request ones) are not attributed. CPU rows
+// get a peak only where `cpuRows` (the Express section, which showed it with autocannon).
+function attachMemory (rows, all, { cpuRows = false } = {}) {
+  // only server processes (wrk, the CPU rows' load generator, is a child process too)
+  const procs = all.filter((p) => p.script === 'server.js')
   // in-process rows (no latency) have no server process
   const pairs = rows.filter((r) => typeof r.bReqPerSec === 'number' && typeof r.aP99ms === 'number')
-  if (procs.length !== 2 * pairs.length) return
-  pairs.forEach((r, i) => {
-    r.aPeakMB = round(procs[2 * i].peakKB / 1024, 1)
-    r.bPeakMB = round(procs[2 * i + 1].peakKB / 1024, 1)
-    r.aProcess = procs[2 * i].label
-    r.bProcess = procs[2 * i + 1].label
-  })
+  if (!cpuRows && pairs.some((r) => r.method === 'cpu')) return
+  const per = (r) => (r.processes ?? 1) * (r.shared ? 1 : 2)
+  if (procs.length < pairs.reduce((n, r) => n + per(r), 0)) return
+  let at = 0
+  for (const r of pairs) {
+    const mine = procs.slice(at, at + per(r))
+    at += per(r)
+    const a = r.shared ? mine : mine.filter((_, i) => i % 2 === 0)
+    const b = r.shared ? mine : mine.filter((_, i) => i % 2 === 1)
+    r.aPeakMB = round(Math.max(...a.map((p) => p.peakKB)) / 1024, 1)
+    r.bPeakMB = round(Math.max(...b.map((p) => p.peakKB)) / 1024, 1)
+    r.aProcess = a[0].label
+    r.bProcess = b[0].label
+  }
 }
 
 // ---------------------------------------------------------------- the sections
@@ -156,40 +169,66 @@ async function captured (fn) {
   }
 }
 
-// Same routes on both services: a 2 KB article, the list of the 10 seeded (21 KB), writes with Basic auth.
-let postCounter = 0
+// Same routes on both services: a 2 KB article, the list of the 10 seeded (21 KB), writes with
+// Basic auth; `aa`: the A/A row (ours against ours in other processes, the GET).
 const writeHeaders = { authorization: BASIC, 'content-type': 'application/json' }
+const UNIQUE = 'uniq0'
 const EXPRESS_ROUTES = {
-  get: { title: 'GET /articles/:id (2 KB article)', request: { path: `/articles/${ARTICLE_IDS[0]}` } },
-  list: { title: 'GET /articles (10 articles, 21 KB)', request: { path: '/articles' } },
+  get: { title: 'GET /articles/:id (2 KB article)', expect: 200, request: { path: `/articles/${ARTICLE_IDS[0]}` } },
+  list: { title: 'GET /articles (10 articles, 21 KB)', expect: 200, request: { path: '/articles' } },
   post: {
     title: 'POST /articles (Basic auth, validation, insert)',
-    request: {
-      path: '/articles',
-      method: 'POST',
-      headers: writeHeaders,
-      body: JSON.stringify({ slug: 'post-0', title: 'A new article', body: BODY_2KB.slice(0, 1000), tags: ['bench', 'new'], published: true }),
-      // every POST creates an article: its slug must be unique
-      setupRequest: (req) => ({ ...req, body: JSON.stringify({ slug: `post-${process.pid}-${++postCounter}`, title: 'A new article', body: BODY_2KB.slice(0, 1000), tags: ['bench', 'new'], published: true }) })
-    }
+    expect: 201,
+    // every POST creates an article: the harness gives each its own slug (`unique`)
+    request: { path: '/articles', method: 'POST', headers: writeHeaders, body: JSON.stringify({ slug: `post-${UNIQUE}`, title: 'A new article', body: BODY_2KB.slice(0, 1000), tags: ['bench', 'new'], published: true }), unique: UNIQUE }
   },
   put: {
     title: 'PUT /articles/:id (Basic auth, validation, replace)',
+    expect: 200,
     request: { path: `/articles/${ARTICLE_IDS[1]}`, method: 'PUT', headers: writeHeaders, body: JSON.stringify({ slug: 'bench-article-2', title: 'Replaced', body: BODY_2KB, tags: ['bench', 'odd'], published: false }) }
-  }
+  },
+  aa: { title: 'A/A: ours against ours, GET /articles/:id', expect: 200, aa: true, request: { path: `/articles/${ARTICLE_IDS[0]}` } }
 }
 
+/**
+ * The service against Express 5 on the CPU harness (bench/harness.js `comparePaired`: CPU
+ * time per request, paired rounds), then the bytes each allocates per request (bench/
+ * allocation.js `measure`), each side twice (a twin process: the A/A of the bytes).
+ */
 async function runExpress (o) {
   const rows = []
+  const ours = (request, expect) => ({ name: 'ours (reference service)', variant: 'express-service:fastify', request, expectStatus: expect })
   for (const key of o.expressRoutes) {
-    const { title, request } = EXPRESS_ROUTES[key]
+    const { title, request, expect, aa } = EXPRESS_ROUTES[key]
     o.log(`express: ${title}`)
-    rows.push(await compare(title,
-      { name: 'ours (reference service)', variant: 'express-service:fastify', request, target: EXPRESS_TARGET },
-      { name: 'Express 5', variant: 'express-service:express', request },
-      { rounds: o.rounds, duration: o.seconds }))
+    rows.push(aa === true
+      ? await comparePaired(title, { ...ours(request, expect), target: 'reported' }, { ...ours(request, expect), extra: { twin: true } })
+      : await comparePaired(title, { ...ours(request, expect), target: EXPRESS_TARGET }, { name: 'Express 5', variant: 'express-service:express', request, expectStatus: expect }))
+  }
+  o.log('express: bytes allocated per request')
+  const allocation = require('./allocation.js')
+  const opts = o.quick ? { warmup: 500, window: 1000 } : { warmup: 3000, window: 20000 }
+  const bytes = async (variant, title, request, expect, extra) => Math.round((await allocation.measure({ name: `${variant}: ${title}`, variant: `express-service:${variant}`, request, expectStatus: expect, ...(extra ? { extra } : {}) }, opts)).bytes)
+  // An array property, as bodies' growth rows: the section's value stays its rows.
+  rows.allocation = []
+  for (const key of o.expressRoutes) {
+    const { title, request, expect, aa } = EXPRESS_ROUTES[key]
+    if (aa === true) continue
+    rows.allocation.push({
+      request: title,
+      ours: await bytes('fastify', title, request, expect),
+      oursTwin: await bytes('fastify', title, request, expect, { twin: true }),
+      express: await bytes('express', title, request, expect),
+      expressTwin: await bytes('express', title, request, expect, { twin: true })
+    })
   }
   return rows
+}
+
+function expressAllocationTable (rows) {
+  const lines = ['| request | ours B/req | ours A/A twin B/req | Express 5 B/req | Express A/A twin B/req | ours/Express |', '|---|---:|---:|---:|---:|---:|']
+  for (const r of rows) lines.push(`| ${r.request} | ${r.ours} | ${r.oursTwin} | ${r.express} | ${r.expressTwin} | ${(r.ours / r.express).toFixed(3)} |`)
+  return lines.join('\n')
 }
 
 async function runSection (name, o) {
@@ -233,7 +272,7 @@ function meets (value, target) {
 
 // Where a missed ratio most likely comes from, from what each side does per request.
 const HINTS = {
-  'GET /articles/:id (2 KB article)': 'per 200 ours reads the article twice from SQLite (the conditional validators, then the handler), negotiates Accept for the ETag, and keeps the 2 KB body as a delta base in the instance store (RFC 3229: every 200 to GET is a possible base); Express reads it once and hashes the body (sha1) for its ETag',
+  'GET /articles/:id (2 KB article)': 'per 200 ours evaluates the preconditions on its validators, negotiates Accept for the ETag, and keeps the 2 KB body as a delta base in the instance store (RFC 3229: every 200 to GET is a possible base); Express reads the article and hashes the body (sha1) for its ETag',
   'GET /articles (10 articles, 21 KB)': 'both read 10 rows; ours serializes through the response schema (fast-json-stringify), Express through JSON.stringify and then hashes the 21 KB body for its ETag',
   'POST /articles (Basic auth, validation, insert)': 'ours runs the auth plugin (Basic among Digest/Bearer), Content-Length and media-type checks and Ajv; Express runs express-basic-auth and a hand-written validator; both hash the new article (sha256) in the store and insert into SQLite, which costs both sides the same and shrinks the ratio',
   'PUT /articles/:id (Basic auth, validation, replace)': 'ours evaluates preconditions (an extra SQLite read for the validators) before the replace, which reads again and writes; the shared SQLite write and sha256 dominate both sides'
@@ -324,7 +363,7 @@ function deltaTargets (v) {
 const TITLES = {
   allocation: 'Bytes allocated per request: what each part of the suite costs a GET 2 KB JSON',
   express: 'Ours vs Express 5, same articles service',
-  stack: 'Ours vs the stack a user would assemble (Fastify + @fastify/etag + @fastify/basic-auth + fast-json-patch), and vs plain Fastify',
+  stack: 'Ours vs the stack a user would assemble (Fastify + @fastify/basic-auth + fast-json-patch + the contract by hand), and vs plain Fastify',
   foundation: 'Foundation: Content-Type, Content-Length, validation',
   'real-shaped': 'An app shaped like a real service: a shared schema, a body schema that $refs it, a coerced query string',
   conditional: 'Conditional requests',
@@ -347,8 +386,70 @@ function targetsOf (name, result) {
   if (name === 'delta-scale') return require('./delta-scale.js').targets(v)
   if (name === 'bodies') return require('./bodies.js').targets(v)
   if (name === 'allocation') return require('./allocation.js').targets(v)
-  if (name === 'stack') return v.rows.map((row) => ratioTarget(name, row)).filter((t) => t !== null)
+  if (name === 'stack') return v.rows.map((row) => ratioTarget(name, row)).filter((t) => t !== null).concat(require('./stack.js').allocationTargets(v.allocation))
   return v.map((row) => ratioTarget(name, row)).filter((t) => t !== null)
+}
+
+// ---------------------------------------------------------------- the scorecard
+
+/**
+ * The cost targets, one line each (a line may hold several rows of a section, e.g. every stack
+ * route): which target of the run decides it (`section` and a test on the target's text).
+ * A target of a section that did not run is "not measured".
+ */
+const SCORECARD = [
+  ['ours vs the hand-built stack, every route (CPU)', '>= 1.0x', 'stack', (t) => / ours vs hand-built stack: >= 1\.0x$/.test(t)],
+  ['ours vs the hand-built stack, every route (bytes/request)', '<= 1.0x', 'stack', (t) => t.startsWith('bytes/request: ')],
+  ['default GET route, bytes/request vs bare', '<= 1.03x', 'allocation', (t) => t.startsWith('the whole suite, default route')],
+  ['POST JSON + body schema, whole suite, bytes/request vs bare', '<= 1.05x', 'allocation', (t) => t.startsWith('POST JSON + body schema, the whole suite')],
+  ['POST JSON + body schema, route with every convention off, bytes/request vs bare', '<= 1.00x', 'allocation', (t) => t.startsWith('POST JSON + body schema, a route with every convention off')],
+  ['foundation: GET 2 KB vs bare (CPU)', '>= 0.95x', 'foundation', (t) => t.startsWith('GET 2 KB JSON, every plugin registered')],
+  ['foundation: POST + schema vs bare (CPU)', '>= 0.93x', 'foundation', (t) => t.startsWith('POST JSON + body schema, every plugin registered')],
+  ['real-shaped: POST ($ref) vs bare (CPU)', '>= 0.93x', 'real-shaped', (t) => t.startsWith('real-shaped app: POST')],
+  ['real-shaped: GET ?limit vs bare (CPU)', '>= 0.98x', 'real-shaped', (t) => t.startsWith('real-shaped app: GET ?limit')],
+  ['conditional hit vs full 200, 2 KB (CPU)', '>= 1.2x', 'conditional', (t) => t.startsWith('(c) ')],
+  ['payload-hashed ETag vs @fastify/etag (CPU)', '>= 1.0x', 'conditional', (t) => t.startsWith('(b) ')],
+  ['Basic vs the same route open (CPU)', '>= 0.92x', 'auth', (t) => t.startsWith('GET 2 KB JSON, Basic (one user) vs the same route open')],
+  ['PATCH core vs raw fast-json-patch, in process', '>= 0.80x', 'patch', (t) => t.startsWith('apply + validate core')],
+  ['XML reader, 1 MiB worst case vs JSON.parse', '<= 3x', 'bodies', (t) => t.startsWith('XML reader')],
+  ['vs Express 5, same service, every route (CPU)', '>= 1.6x', 'express', (t) => !t.startsWith('A/A')]
+]
+
+/** A section's A/A rows: "ratio (within 3%)" each, or "-". */
+function aaOf (results, section) {
+  const r = results[section]
+  if (r === undefined || r.error !== undefined) return '-'
+  if (section === 'allocation') {
+    const twin = r.value.find((x) => x.name === 'bare Fastify (A/A twin)')
+    return twin === undefined ? '-' : `bytes twin ${twin.bytesRatio.toFixed(4)}x`
+  }
+  if (section === 'bodies' || section === 'patch') return 'in process, median of runs'
+  const rows = section === 'stack' ? r.value.rows : r.value
+  const aa = rows.filter((x) => String(x.benchmark).startsWith('A/A') && typeof x.ratio === 'number')
+  const out = aa.map((x) => `${x.ratio}x ${Math.abs(x.ratio - 1) <= 0.03 ? '(within 3%)' : '(**outside 3%**)'}`)
+  const bytes = r.value.allocation
+  if (Array.isArray(bytes)) {
+    const pairs = bytes.flatMap((b) => [[b.ours, b.oursTwin], [b.stack ?? b.express, b.stackTwin ?? b.expressTwin]]).filter(([x, y]) => typeof x === 'number' && typeof y === 'number')
+    const equal = pairs.filter(([x, y]) => x === y).length
+    out.push(`bytes twins equal on ${equal} of ${pairs.length}`)
+  }
+  return out.join('; ') || '-'
+}
+
+function scorecard (results, targets) {
+  const lines = ['| cost target | target | measured | status | A/A of its section |', '|---|---|---|---|---|']
+  for (const [label, target, section, matches] of SCORECARD) {
+    const mine = targets.filter((t) => t.section === section && matches(t.target))
+    if (mine.length === 0) {
+      lines.push(`| ${cell(label)} | ${target} | not measured in this run | - | - |`)
+      continue
+    }
+    const measured = mine.length === 1 ? mine[0].measured : mine.map((t) => `${t.target.replace(/^bytes\/request: /, '').replace(/, ours vs hand-built stack: >= 1\.0x$|, ours \/ hand-built stack <= 1\.0x$|: >= 1\.6x$/, '').replace(/^(read|write): /, '')}: ${t.measured}`).join('; ')
+    const status = mine.every((t) => t.status === 'MET') ? 'MET' : mine.some((t) => t.status === 'NOT MEASURED') ? 'NOT MEASURED' : '**MISSED**'
+    lines.push(`| ${cell(label)} | ${target} | ${cell(measured)} | ${status} | ${cell(aaOf(results, section))} |`)
+  }
+  lines.push('', 'One line per cost target; a line over several routes is MET when every route meets it. The A/A column is the noise floor of the section the line comes from: a CPU ratio is read against it (a run whose A/A rows are outside 3% says little about ratios within a few percent of their target); bytes twins are two processes of one variant, equal to the byte on a steady request.')
+  return lines.join('\n')
 }
 
 // ---------------------------------------------------------------- RESULTS.md
@@ -400,14 +501,16 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
   const out = []
   out.push('# Benchmark results', '')
   out.push(`Written by \`bench/report.js\` (\`npm run bench\`) on ${started.toISOString()}, in ${Math.round(elapsedS)} s. ` +
-    `The foundation, real-shaped, conditional and auth sections measure the server's CPU time per request (user + system of the server process, every thread, over exactly ${process.env.BENCH_REQUESTS ?? 15000} requests counted by the server after a warm-up): ` +
+    `The foundation, real-shaped, conditional, auth, stack and Express sections measure the server's CPU time per request (user + system of the server process, every thread, over exactly ${process.env.BENCH_REQUESTS ?? 15000} requests counted by the server after a warm-up): ` +
     `each side runs as ${process.env.BENCH_PROCESSES ?? 3} server process(es) (a fresh pair each time; one process when both sides are two kinds of request to one variant), each pair of processes gets ${process.env.BENCH_CPU_ROUNDS ?? 3} paired round(s) (A then B, then B then A), ` +
     'the server is pinned to CPU 0 and wrk drives it from CPU 1 (32 connections, saturating it). A pair\'s ratio is the median over its rounds of B\'s CPU per request over A\'s, and a row\'s ratio is the median over its pairs of processes (listed per process); targets of those rows are decided on that CPU ratio ("decided on: CPU"). ' +
     'Each section has an A/A row (a variant against itself in other processes): ratios within its distance from 1 are within the noise of the run. ' +
-    `The other sections (PATCH, Express, PostgreSQL) still alternate autocannon rounds of ${o.seconds} s, pipelined, and are decided on req/s. ` +
+    'The stack and Express sections also give the bytes each side allocates per request (bench/allocation.js\'s method), each side measured in two processes (a twin: the A/A of the bytes). ' +
+    `The other sections (PATCH vs PUT, PostgreSQL) still alternate autocannon rounds of ${o.seconds} s, pipelined, and are decided on req/s. ` +
     'The machine is shared: other engineers ran tests on its 2 cores during the run (load averages below); only ratios measured in one run mean something; absolute req/s and µs do not travel.' +
     (o.quick ? ' **Quick mode (BENCH_QUICK=1): a smoke test, not a measurement.**' : ''), '')
   out.push('## Machine', '', machine(load), '')
+  out.push('## Scorecard', '', scorecard(results, targets), '')
   out.push('## Targets', '', '| section | target | measured | status |', '|---|---|---|---|')
   for (const t of targets) out.push(`| ${t.section} | ${cell(t.target)} | ${cell(t.measured)} | ${t.status === 'MET' ? 'MET' : `**${t.status}**`} |`)
   const short = targets.filter((t) => t.status !== 'MET')
@@ -429,17 +532,18 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
     if (name === 'vcdiff') out.push(vcdiffTable(r.value))
     else if (name === 'allocation') out.push(require('./allocation.js').table(r.value))
     else if (name === 'delta' || name === 'delta-scale' || name === 'bodies') out.push(r.output.trim())
-    else if (name === 'stack') out.push(rowsTable(r.value.rows), '', 'Bytes allocated per request (bench/allocation.js\'s method: a window of requests between forced collections, one process each):', '', require('./stack.js').allocationTable(r.value.allocation))
+    else if (name === 'stack') out.push(rowsTable(r.value.rows), '', 'Bytes allocated per request (bench/allocation.js\'s method: a window of requests between forced collections, one process each, ours and the stack twice):', '', require('./stack.js').allocationTable(r.value.allocation))
     else out.push(rowsTable(r.value))
     if (name === 'express') {
-      out.push('', 'A: the reference service (example/app.ts, `buildService`, in-memory SQLite), B: bench/express-service.js (Express 5: express.json with the same 1 MiB limit, strong ETag with its own 304, express-basic-auth on writes, hand-written validation, the same SQLite store). ' +
-        'Both seeded with the same 10 articles of 2 KB; each POST creates an article with a fresh slug, each PUT replaces the same article. 20 connections, no pipelining. Peak RSS: VmHWM of each server process (POST grows the in-memory database on both sides).')
+      if (r.value.allocation !== undefined) out.push('', 'Bytes allocated per request (bench/allocation.js\'s method: a window of requests between forced collections, one process each, each side twice):', '', expressAllocationTable(r.value.allocation))
+      out.push('', 'A: the reference service (example/app.ts, `buildService`, profile spec, in-memory SQLite), B: bench/express-service.js (Express 5: express.json with the same 1 MiB limit, strong ETag with its own 304, express-basic-auth on writes, hand-written validation, the same SQLite store). ' +
+        'Both seeded with the same 10 articles of 2 KB; each POST creates an article with a fresh slug (wrk builds each body), each PUT replaces the same article. CPU harness as the other CPU sections (wrk, 32 connections, server pinned to CPU 0); the A/A row is ours against ours in other processes. Peak RSS: VmHWM of each side\'s server processes, the largest (POST grows the in-memory database on both sides).')
     }
     if (name === 'stack') {
-      out.push('', 'A: the reference service (example/app.ts `buildService`, in-memory SQLite, profile rfc9110 so that a matching If-None-Match is 304 as @fastify/etag answers it). ' +
-        'B: bench/stack-server.js, the same service built by hand: Fastify with allErrors and removeAdditional off, @fastify/etag on GET /articles/:id (ETag from the store, 304 on a match), @fastify/basic-auth on writes, fast-json-patch with the readOnly and schema checks, a setErrorHandler that maps Ajv errors to the 422 `{ errors: [...] }`, Cross-Origin-Resource-Policy, Cache-Control and Accept-Patch set by hand; or plain Fastify, the same routes and handlers with no convention (no target). ' +
-        'Same store, same schemas, the same 10 seeded articles. Before timing, every benchmarked request (and five error answers) is sent to each side: status, body and convention headers must match (Vary, Date and Content-Length are not compared). ' +
-        'Ours does more than the stack on these routes: XML by Accept (hence Vary), A-IM delta bases, Digest and Bearer beside Basic, Content-Length and media-type conventions. B/A CPU above 1: ours costs less CPU per request.')
+      out.push('', 'A: the reference service with its defaults (example/app.ts `buildService`, profile spec, in-memory SQLite). ' +
+        'B: bench/stack-server.js, the same contract built by hand: Fastify with allErrors and removeAdditional off and no text/plain parser, @fastify/basic-auth on writes (401 with WWW-Authenticate), 411 for a chunked write, 415 for a body type a route does not take (Accept-Patch on PATCH), If-None-Match (412 on GET) and If-Match (412 on PATCH) against the stored ETag, fast-json-patch and a merge patch with the readOnly and schema checks, a setErrorHandler that maps Ajv errors to the 422 `{ errors: [...] }`, Cross-Origin-Resource-Policy, Cache-Control, Accept-Patch, Date and Last-Modified set by hand; or plain Fastify, the same routes and handlers with no convention (no target). ' +
+        `Same store, same schemas, the same 10 seeded articles. Before timing, every benchmarked request and ${require('./stack.js').ERROR_CHECKS.length} error and edge answers are sent to each side: status, body (or the errors[] fields) and convention headers must match (Vary, Date and Content-Length are not compared). ` +
+        'Ours does more than the stack on these routes: XML by Accept (hence Vary), A-IM delta bases, Digest and Bearer beside Basic, the framing checks of every request. B/A CPU above 1: ours costs less CPU per request; ours/stack bytes at most 1: ours allocates no more.')
     }
     if (name === 'conditional') out.push('', 'Requests pipelined 10 deep (BENCH_PIPELINING) so that the server is the bottleneck.')
     if (name === 'patch') out.push('', 'The PATCH vs PUT ratio is printed (no target); the in-process core ratio has the target.')
@@ -452,7 +556,8 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
   out.push('## Method', '',
     '- Every server variant runs in its own process (bench/server.js); a pair of two kinds of request to one variant (412 against 200, PATCH against PUT) shares one process. Identical processes of one variant differ by up to 15% for their whole life, so the CPU rows start several processes per side and take the median over them.',
     '- CPU rows (bench/harness.js `comparePaired`): wrk (a Debian package: `apt-get install -y wrk`; the bench says so when it is missing) pinned to CPU 1 with taskset, the server (every thread) pinned to CPU 0; the server counts requests itself and reports the CPU time and wall time of exactly BENCH_REQUESTS of them; wrk\'s script checks every status. BENCH_PROCESSES, BENCH_ROUNDS, BENCH_REQUESTS tune them; BENCH_PIN=0 turns pinning off.',
-    '- autocannon runs in the report process only (PATCH, Express, PostgreSQL sections); the in-process PATCH core row and the VCDIFF encoder section run in fresh processes of their own.',
+    '- autocannon runs in the report process only (PATCH vs PUT, PostgreSQL sections); the in-process PATCH core row and the VCDIFF encoder section run in fresh processes of their own.',
+    '- Cost curves (CPU and bytes per request against body size, number of routes, connections and the delta store\'s fill) are a separate command, `npm run bench:curves` (bench/curves.js), written to bench/CURVES.md and bench/curves-*.svg.',
     '- Peak RSS is the kernel\'s high-water mark (VmHWM in /proc/<pid>/status) of each server process, sampled every 100 ms while it runs; "-" where not measured (in-process benchmarks, or no /proc).',
     '- `BENCH_ROUNDS`, `BENCH_SECONDS` tune the autocannon pairs; `BENCH_PROCESSES`, `BENCH_CPU_ROUNDS`, `BENCH_REQUESTS`, `BENCH_WARMUP_MS` (default 300: load before each counted window) the CPU rows; `BENCH_QUICK=1` runs 1 round of 1 s (CPU rows: one process, one round of 2000 requests); `node bench/report.js express` runs one section.', '')
   return out.join('\n')
@@ -549,7 +654,7 @@ async function report (opts = {}) {
       watcher.take()
       try {
         results[name] = await runSection(name, o)
-        if (Array.isArray(results[name].value)) attachMemory(results[name].value, watcher.take())
+        if (Array.isArray(results[name].value)) attachMemory(results[name].value, watcher.take(), { cpuRows: name === 'express' })
       } catch (err) {
         o.log(`${name} failed: ${err.stack}`)
         results[name] = { error: String(err.message).split('\n')[0] }
@@ -583,12 +688,13 @@ function round (x, d) {
   return Math.round(x * f) / f
 }
 
-module.exports = { report, options, svg, markdown, SECTIONS, EXPRESS_ROUTES, MemoryWatcher }
+module.exports = { report, options, svg, markdown, scorecard, SECTIONS, EXPRESS_ROUTES, MemoryWatcher }
 
 if (require.main === module) {
   const only = process.argv.slice(2)
-  report(only.length > 0 ? { only } : {}).then(({ targets, files, elapsedS }) => {
+  report(only.length > 0 ? { only } : {}).then(({ results, targets, files, elapsedS }) => {
     console.log(`\n${targets.map((t) => `${t.status.padEnd(12)} ${t.section}: ${t.target}: ${t.measured}`).join('\n')}`)
+    console.log(`\n${scorecard(results, targets)}`)
     console.log(`\nwrote ${files.markdown} and ${files.svg} in ${Math.round(elapsedS)} s`)
   }, (err) => { console.error(err); process.exit(1) })
 }

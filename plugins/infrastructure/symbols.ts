@@ -1,10 +1,6 @@
 /** Every symbol the suite puts on Fastify's objects, in one place: what each marks, and where. */
-/** On the root (a decorator): the app's state (records of compiled routes, boot problems). */
-export const kApp = Symbol('http-conventions.app')
-/** On every context (a decorator, replaced in each new context by onRegister): its node. */
-export const kNode = Symbol('http-conventions.node')
-/** On a route's config (Fastify copies it into the route, symbols included): its record. */
-export const kRecord = Symbol('http-conventions.record')
+/** The kernel's own: the app's state on the root, each context's node, each route's record. */
+export { kApp, kNode, kRecord } from '../kernel/symbols'
 /** On a context (a decorator): the media types whose parser there is one of the suite's. */
 export const kReadBySuite = Symbol('http-conventions.read-by-suite')
 /** On a request of a PATCH route: the resource its loader read. */
@@ -15,7 +11,7 @@ export const kOutcome = Symbol('http-conventions.conditional.outcome')
 export const kCurrent = Symbol('http-conventions.conditional.current')
 /** On a request (a decorator): its Content-Type, parsed once. */
 export const kMediaType = Symbol('http-conventions.media-type')
-/** On a reply: the suite error its route's handler passed on to the app's handlers. */
+/** On a reply (a decorator, null until then): the suite error its route's handler passed on to the app's handlers. */
 export const kPassedOn = Symbol('http-conventions.errors.passed-on')
 /** On a context: httpConventionsErrors set its error handler there. */
 export const kOwnHandler = Symbol('http-conventions.errors.handler')

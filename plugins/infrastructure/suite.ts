@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Profile } from '../../lib/profile'
 import * as kernel from '../kernel/index'
+import { formatOf, nodeOf } from '../kernel/registry'
 import type { Convention, ErrorFallback, KernelHost } from '../kernel/index'
 import { contextsBelow, isRootContext, routesDeclared } from './adapter'
 import { errorsExtension, sendConventionError, type ErrorFormat } from './errors'
@@ -18,7 +19,7 @@ const HOST: KernelHost = {
   isRootContext,
   contextsBelow,
   routesDeclared,
-  refuse: (reply, err) => { sendConventionError(reply, err) },
+  refuse: (reply, err) => { sendConventionError(reply, err, formatOf(nodeOf(reply.request.server))) },
   extensions: [errorsExtension, openapiExtension]
 }
 

@@ -14,7 +14,7 @@ import {
   badFraming, badUrl, uriTooLong, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../../lib/errors'
-import { prepared, PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope, type ErrorFormat, type PreparedError } from '../../lib/render'
+import { prepared, PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope as envelopeOf, type ErrorFormat, type PreparedError } from '../../lib/render'
 import { formatHttpDate } from '../../lib/headers/http-date'
 import { negotiateMediaType } from '../../lib/headers/qlist'
 import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../../lib/validation-errors'
@@ -29,7 +29,7 @@ import { hasOnlyFastifysErrorHandler } from './adapter'
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
 
 /** `{ errors: [...] }` as the envelope schema (schemas/errors.json) defines it (lib/render.ts). */
-export { serializeEnvelope }
+export const serializeEnvelope: typeof envelopeOf = envelopeOf
 
 export type ErrorHandler = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 

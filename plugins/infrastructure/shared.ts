@@ -4,8 +4,8 @@ import { invalidOption } from '../../lib/errors'
 import { splitList } from '../../lib/headers/tokens'
 import { isProfile } from '../../lib/profile'
 
-/** A route's hooks as an array, its methods, and how boot errors name it: the kernel's own. */
-export { asArray, methodsOf, routeWhere } from '../kernel/routes'
+/** A route's methods, and how boot errors name it: the kernel's own. */
+export { methodsOf, routeWhere } from '../kernel/routes'
 
 /** The boot-time error for a `profile` option that is neither 'spec' nor 'rfc9110', or null. */
 export function profileError (where: string, profile: unknown): Error | null {

@@ -1,6 +1,8 @@
-/** Every symbol the suite puts on Fastify's objects, in one place: what each marks, and where. */
-/** The kernel's own: the app's state on the root, each context's node, each route's record. */
-export { kApp, kNode, kRecord } from '../kernel/symbols'
+/**
+ * Every symbol the suite's plugins put on Fastify's objects, in one place: what each marks,
+ * and where. The kernel's own (the app's state on the root, each context's node, each
+ * route's record) are in plugins/kernel/symbols.ts.
+ */
 /** On a context (a decorator): the media types whose parser there is one of the suite's. */
 export const kReadBySuite = Symbol('http-conventions.read-by-suite')
 /** On a request of a PATCH route: the resource its loader read. */

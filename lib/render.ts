@@ -133,33 +133,31 @@ export interface PreparedError {
   readonly prepared: true
   readonly statusCode: number
   readonly rendering: ConventionError['rendering']
-  readonly entries: readonly ErrorEntry[]
-  /** The error's headers, Connection included where it closes the connection. */
+  readonly errors: readonly ErrorEntry[]
+  /** The error's own headers (Connection apart: `closeConnection`). */
   readonly headers: Readonly<Record<string, string | string[]>>
-  readonly contentType: string
-  readonly body: Buffer
+  readonly closeConnection: boolean
+  /** Its answer in its own rendering. */
+  readonly rendered: RenderedError
 }
 
-/** Renders `err` in its own rendering (envelope, text or HTML) once. */
-export function prepareError (err: ConventionError): PreparedError {
-  const r = render(err, serializeEnvelope)
-  return {
-    prepared: true,
-    statusCode: r.statusCode,
-    rendering: err.rendering,
-    entries: err.errors,
-    headers: r.headers,
-    contentType: r.contentType,
-    body: Buffer.from(r.body)
-  }
-}
-
-/** An error's answer: status, headers (Content-Type apart) and body, as a Buffer (its Content-Length is its length). */
+/** An error's answer: status, headers (Content-Type apart, Connection included) and body, as a Buffer (its Content-Length is its length). */
 export interface RenderedError {
   readonly statusCode: number
   readonly contentType: string
   readonly headers: Readonly<Record<string, string | string[]>>
   readonly body: Buffer
+}
+
+/** Renders `err` in its own rendering (envelope, text or HTML) once. */
+export function prepareError (err: ConventionError): PreparedError {
+  const { statusCode, rendering, errors, headers, closeConnection } = err
+  return { prepared: true, statusCode, rendering, errors, headers, closeConnection, rendered: ownRendering(err) }
+}
+
+function ownRendering (err: ConventionError): RenderedError {
+  const r = render(err, serializeEnvelope)
+  return { statusCode: r.statusCode, contentType: r.contentType, headers: r.headers, body: Buffer.from(r.body) }
 }
 
 /**
@@ -171,14 +169,13 @@ export interface RenderedError {
  * the one made when it was prepared.
  */
 export function renderError (err: ConventionError | PreparedError, format: ErrorFormat, url?: string): RenderedError {
-  const p = prepared(err)
-  if (format === 'problem' && p.rendering === 'envelope') {
-    return { statusCode: p.statusCode, contentType: PROBLEM_TYPE, headers: p.headers, body: Buffer.from(problemBody(p.statusCode, p.entries, instanceOf(url))) }
+  if (format === 'problem' && err.rendering === 'envelope') {
+    const headers = err.closeConnection ? { ...err.headers, connection: 'close' } : err.headers
+    return { statusCode: err.statusCode, contentType: PROBLEM_TYPE, headers, body: Buffer.from(problemBody(err.statusCode, err.errors, instanceOf(url))) }
   }
-  return p
+  return isPrepared(err) ? err.rendered : ownRendering(err)
 }
 
-/** `err` prepared: itself when it already is. */
-export function prepared (err: ConventionError | PreparedError): PreparedError {
-  return (err as PreparedError).prepared === true ? err as PreparedError : prepareError(err as ConventionError)
+function isPrepared (err: ConventionError | PreparedError): err is PreparedError {
+  return (err as PreparedError).prepared === true
 }

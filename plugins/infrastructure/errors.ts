@@ -14,7 +14,7 @@ import {
   badFraming, badUrl, uriTooLong, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../../lib/errors'
-import { prepared, PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope as envelopeOf, type ErrorFormat, type PreparedError } from '../../lib/render'
+import { PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope as envelopeOf, type ErrorFormat, type PreparedError } from '../../lib/render'
 import { formatHttpDate } from '../../lib/headers/http-date'
 import { negotiateMediaType } from '../../lib/headers/qlist'
 import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../../lib/validation-errors'
@@ -160,12 +160,12 @@ export function formatFor (reply: FastifyReply, format: ErrorFormat, profile: Pr
  * steps' that turn another answer into an error.
  */
 export function writeError (reply: FastifyReply, err: ConventionError | PreparedError, format: ErrorFormat, profile?: Profile): Buffer {
-  const p = prepared(err)
-  reply.code(p.statusCode)
+  reply.code(err.statusCode)
+  const headers = err.headers
+  for (const name of Object.keys(headers)) reply.header(name, headers[name])
   // RFC 9113 8.2.2: no connection-specific field over HTTP/2 (the stream ends alone).
-  const h2 = reply.request.raw.httpVersionMajor >= 2
-  for (const name of Object.keys(p.headers)) if (!h2 || name !== 'connection') reply.header(name, p.headers[name])
-  const r = renderError(p, p.rendering === 'envelope' ? formatFor(reply, format, profile) : format, reply.request.url)
+  if (err.closeConnection && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
+  const r = renderError(err, err.rendering === 'envelope' ? formatFor(reply, format, profile) : format, reply.request.url)
   // A Buffer is sent as it is: the envelope's Content-Type stays exactly `application/json`
   // (docs/conventions.md (errors); RFC 8259 defines no charset parameter), Content-Length is set.
   reply.header('content-type', r.contentType)

@@ -72,3 +72,110 @@ export function render (err: ConventionError, serializeEnvelope: (body: { errors
       return { statusCode, contentType: ENVELOPE_CONTENT_TYPE, headers, body: serializeEnvelope({ errors: err.errors }) }
   }
 }
+
+/**
+ * `{ errors: [...] }` as the envelope schema (schemas/errors.json) defines it: each entry's
+ * `field` (where one is at fault), `message` and `code` (where known), in that order, and
+ * nothing else: an entry never leaks another property.
+ */
+export function serializeEnvelope (body: { errors: readonly ErrorEntry[] }): string {
+  let out = '{"errors":['
+  const errors = body.errors
+  for (let i = 0; i < errors.length; i++) {
+    const e = errors[i]
+    if (i > 0) out += ','
+    out += '{'
+    if (e.field !== undefined) out += '"field":' + JSON.stringify(String(e.field)) + ','
+    out += '"message":' + JSON.stringify(String(e.message))
+    if (e.code !== undefined) out += ',"code":' + JSON.stringify(String(e.code))
+    out += '}'
+  }
+  return out + ']}'
+}
+
+/** How error bodies are written: the `errors[]` envelope, or RFC 9457 problem details. */
+export type ErrorFormat = 'envelope' | 'problem'
+
+export const PROBLEM_TYPE = 'application/problem+json'
+
+/** Longest part of a request an answer repeats: a longer one is left out, never echoed. */
+const MAX_ECHO = 256
+
+/** The request's path for a problem's `instance` (RFC 9457 3.1.5), left out when longer than MAX_ECHO. */
+export function instanceOf (url: string | undefined): string | undefined {
+  if (url === undefined) return undefined
+  const q = url.indexOf('?')
+  const path = q === -1 ? url : url.slice(0, q)
+  return path.length > MAX_ECHO ? undefined : path
+}
+
+/**
+ * RFC 9457 3.1: problem details of an error, the envelope's entries kept as the `errors`
+ * extension member (3.2) so a client reads the same list in both formats.
+ */
+export function problemBody (status: number, entries: readonly ErrorEntry[], instance: string | undefined): string {
+  return JSON.stringify({
+    type: 'about:blank',
+    title: reasonPhrase(status),
+    status,
+    detail: entries[0]?.message ?? reasonPhrase(status),
+    instance,
+    errors: entries
+  })
+}
+
+/**
+ * An error rendered once, for answers that do not depend on the request (the "not modified"
+ * 412 of a field): its own body is a Buffer made here, never again per request. Only a
+ * problem details body, which repeats the request's path, is made per answer.
+ */
+export interface PreparedError {
+  readonly prepared: true
+  readonly statusCode: number
+  readonly rendering: ConventionError['rendering']
+  readonly errors: readonly ErrorEntry[]
+  /** The error's own headers (Connection apart: `closeConnection`). */
+  readonly headers: Readonly<Record<string, string | string[]>>
+  readonly closeConnection: boolean
+  /** Its answer in its own rendering. */
+  readonly rendered: RenderedError
+}
+
+/** An error's answer: status, headers (Content-Type apart, Connection included) and body, as a Buffer (its Content-Length is its length). */
+export interface RenderedError {
+  readonly statusCode: number
+  readonly contentType: string
+  readonly headers: Readonly<Record<string, string | string[]>>
+  readonly body: Buffer
+}
+
+/** Renders `err` in its own rendering (envelope, text or HTML) once. */
+export function prepareError (err: ConventionError): PreparedError {
+  const { statusCode, rendering, errors, headers, closeConnection } = err
+  return { prepared: true, statusCode, rendering, errors, headers, closeConnection, rendered: ownRendering(err) }
+}
+
+function ownRendering (err: ConventionError): RenderedError {
+  const r = render(err, serializeEnvelope)
+  return { statusCode: r.statusCode, contentType: r.contentType, headers: r.headers, body: Buffer.from(r.body) }
+}
+
+/**
+ * The one renderer of the suite's error answers: every error, whatever path answers it (the
+ * error handler, a step that answers directly, the server before routing), is written from
+ * what this returns. An envelope error in the problem format is RFC 9457 problem details,
+ * whose `instance` is the request's path (`url`), left out when longer than MAX_ECHO; text
+ * and HTML errors keep their own rendering in either format. A prepared error's own body is
+ * the one made when it was prepared.
+ */
+export function renderError (err: ConventionError | PreparedError, format: ErrorFormat, url?: string): RenderedError {
+  if (format === 'problem' && err.rendering === 'envelope') {
+    const headers = err.closeConnection ? { ...err.headers, connection: 'close' } : err.headers
+    return { statusCode: err.statusCode, contentType: PROBLEM_TYPE, headers, body: Buffer.from(problemBody(err.statusCode, err.errors, instanceOf(url))) }
+  }
+  return isPrepared(err) ? err.rendered : ownRendering(err)
+}
+
+function isPrepared (err: ConventionError | PreparedError): err is PreparedError {
+  return (err as PreparedError).prepared === true
+}

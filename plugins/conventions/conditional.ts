@@ -26,8 +26,9 @@ import { INVALID, normalizeEntityTag } from '../../lib/headers/etag'
 import { formatHttpDate, parseHttpDate } from '../../lib/headers/http-date'
 import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
-import { formatFor, problemBody, serializeEnvelope, type ErrorFormat } from '../infrastructure/errors'
-import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../kernel/index'
+import { writeError, type ErrorFormat } from '../infrastructure/errors'
+import { prepareError, type PreparedError } from '../../lib/render'
+import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
 import { recordSuccessHeaders } from '../infrastructure/openapi'
 import { isThenable, rejectUnknownKeys, release, replacePayload } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
@@ -335,9 +336,11 @@ interface Settings {
   readonly cacheControl: string | false
   readonly requireAll: boolean
   readonly requireMethods: ReadonlySet<string>
-  /** The two "not modified" envelopes (If-None-Match, If-Modified-Since), serialized once. */
-  readonly notModifiedEtagBody: Buffer
-  readonly notModifiedDateBody: Buffer
+  /** The "not modified" 412s (If-None-Match, If-Modified-Since), rendered once: answered before the handler, and made of another's 304. */
+  readonly notModifiedEtag: PreparedError
+  readonly notModifiedDate: PreparedError
+  readonly elsewhereEtag: PreparedError
+  readonly elsewhereDate: PreparedError
 }
 
 function resolveSettings (opts: ConditionalOptions): Settings {
@@ -357,9 +360,11 @@ function resolveSettings (opts: ConditionalOptions): Settings {
   const cacheControl = opts.cacheControl ?? (notModifiedStatus === 412 ? 'no-store' : 'no-cache')
   const requireAll = opts.requirePrecondition ?? false
   const requireMethods = new Set((opts.requirePreconditionMethods ?? ['PUT', 'PATCH', 'DELETE']).map((m) => m.toUpperCase()))
-  const notModifiedEtagBody = Buffer.from(serializeEnvelope({ errors: [{ field: 'If-None-Match', message: NOT_MODIFIED_ETAG }] }))
-  const notModifiedDateBody = Buffer.from(serializeEnvelope({ errors: [{ field: 'If-Modified-Since', message: NOT_MODIFIED_DATE }] }))
-  return { httpDate, hashPayload, notModifiedStatus, cacheControl, requireAll, requireMethods, notModifiedEtagBody, notModifiedDateBody }
+  const notModifiedEtag = prepareError(preconditionFailed('If-None-Match', NOT_MODIFIED_ETAG))
+  const notModifiedDate = prepareError(preconditionFailed('If-Modified-Since', NOT_MODIFIED_DATE))
+  const elsewhereEtag = prepareError(preconditionFailed('If-None-Match', elsewhereMessage('If-None-Match')))
+  const elsewhereDate = prepareError(preconditionFailed('If-Modified-Since', elsewhereMessage('If-Modified-Since')))
+  return { httpDate, hashPayload, notModifiedStatus, cacheControl, requireAll, requireMethods, notModifiedEtag, notModifiedDate, elsewhereEtag, elsewhereDate }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -569,18 +574,9 @@ function notModified (plan: RoutePlan, request: FastifyRequest, reply: FastifyRe
  */
 function answerNotModified (s: Settings, request: FastifyRequest, reply: FastifyReply, header: string, current: Current, format: ErrorFormat | undefined): boolean {
   if (format === undefined) return false
-  reply.code(412)
   if (current.etag !== undefined) reply.header('etag', current.etag)
-  const message = header === 'If-None-Match' ? NOT_MODIFIED_ETAG : NOT_MODIFIED_DATE
-  if (formatFor(reply, format) === 'problem') {
-    // RFC 9457 3: problem details, as the error handler renders them.
-    reply.header('content-type', 'application/problem+json')
-    const q = request.url.indexOf('?')
-    reply.send(Buffer.from(problemBody(412, [{ field: header, message }], q === -1 ? request.url : request.url.slice(0, q))))
-  } else {
-    reply.header('content-type', 'application/json')
-    reply.send(header === 'If-None-Match' ? s.notModifiedEtagBody : s.notModifiedDateBody)
-  }
+  // Rendered as every error is (plugins/infrastructure/errors.ts, writeError): the format, Accept and Vary alike.
+  reply.send(writeError(reply, header === 'If-None-Match' ? s.notModifiedEtag : s.notModifiedDate, format))
   return true
 }
 
@@ -588,29 +584,32 @@ function required (request: FastifyRequest): ConventionError {
   return preconditionRequired(`${request.method} ${request.url} must be conditional: GET the resource, then repeat this request with If-Match set to its ETag`)
 }
 
+function elsewhereMessage (field: string): string {
+  return `not modified: the current representation matches ${field}`
+}
+
+type ElsewhereStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Buffer | undefined
+
 /**
  * Conventions (Conditional requests): "not modified" is a 412 under the spec profile, also
  * where something else answered it (a handler's `reply.sendFile`) on a route that opted in
- * with `config.conditional`: rendered in the envelope.
+ * with `config.conditional`: rendered in the route's error format, as every error is.
  */
-function notModifiedElsewhereStep (s: Settings): (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Buffer | undefined {
+function notModifiedElsewhereStep (s: Settings, format: ErrorFormat): ElsewhereStep {
   return function notModifiedElsewhere (request, reply, payload) {
     if (reply.statusCode !== 304 || s.notModifiedStatus !== 412) return undefined
-    const field = request.headers['if-none-match'] !== undefined ? 'If-None-Match' : 'If-Modified-Since'
     // The catalogue's 412, rendered here: the answer is already on its way through onSend.
-    const err = preconditionFailed(field, `not modified: the current representation matches ${field}`)
-    reply.code(err.statusCode)
-    reply.header('content-type', 'application/json')
-    return replacePayload(payload, Buffer.from(serializeEnvelope({ errors: err.errors })))
+    const err = request.headers['if-none-match'] !== undefined ? s.elsewhereEtag : s.elsewhereDate
+    return replacePayload(payload, writeError(reply, err, format))
   }
 }
 
 /** Puts the plan's steps on the route. */
-function compileRoute (c: RouteCompiler, s: Settings, elsewhere: ReturnType<typeof notModifiedElsewhereStep>): void {
+function compileRoute (c: RouteCompiler, s: Settings, elsewhere: Readonly<Record<ErrorFormat, ElsewhereStep>>): void {
   const own = routeConfig(c)
   // Conventions (Which answers the conditional convention governs): a 304 another plugin
   // writes (@fastify/static, swagger-ui's assets) stays a 304 unless the route opts in.
-  if (s.notModifiedStatus === 412 && own !== null) c.check('onSend', 'conditional:elsewhere', elsewhere)
+  if (s.notModifiedStatus === 412 && own !== null) c.check('onSend', 'conditional:elsewhere', elsewhere[c.errorFormat])
   // A PATCH route's loader doubles as its validators provider (one read per request).
   const provided = c.use(PROVIDES.validators) as ValidatorsProvider | undefined
   if (own === null && provided === undefined) return coveredByPolicy(c, s)
@@ -623,7 +622,7 @@ function compileRoute (c: RouteCompiler, s: Settings, elsewhere: ReturnType<type
 /** The conditional convention with its options: registered by the plugin, and used by PATCH routes when none is. */
 export function conditionalConvention (opts: ConditionalOptions): Convention {
   const s = resolveSettings(opts)
-  const elsewhere = notModifiedElsewhereStep(s)
+  const elsewhere = { envelope: notModifiedElsewhereStep(s, 'envelope'), problem: notModifiedElsewhereStep(s, 'problem') }
   const policy = s.requireAll ? (methods: readonly string[]) => methods.some((m) => s.requireMethods.has(m)) : undefined
   return { key: 'conditional', plugin: PLUGIN, configKey: 'conditional', compile: (c) => compileRoute(c, s, elsewhere), policy }
 }

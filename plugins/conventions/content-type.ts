@@ -13,7 +13,7 @@ import { isTextual, isUtf8Charset, parseMediaType } from '../../lib/headers/medi
 import { negotiateMediaType } from '../../lib/headers/qlist'
 import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, xmlReader, type JsonSchemaLike } from '../../lib/xml'
 import { type Profile } from '../../lib/profile'
-import { declareConvention, type PayloadNext, type RouteCompiler } from '../kernel/index'
+import { declareConvention, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
 import { requestMediaType, useRequestMediaType } from '../infrastructure/media-type'
 import { addVary, declaresBody, rejectUnknownKeys } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'

@@ -37,7 +37,7 @@ import type { InstanceStore } from '../../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../../lib/stores/instance-memory'
 import { DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS, withDeadline } from '../../lib/stores/deadline'
 import { clientKey, digestKey, InsertBudget, RecentInstances } from '../../lib/delta-bookkeeping'
-import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from '../kernel/index'
+import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
 import { rejectUnknownKeys, release, replacePayload } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
 

@@ -14,7 +14,7 @@ import { applyJsonPatch, DEFAULT_PATCH_LIMITS, mergePatch, patchError, readOnlyV
 import { isUtf8Charset } from '../../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../../lib/validation-errors'
 import { type Profile } from '../../lib/profile'
-import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from '../kernel/index'
+import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from '../infrastructure/suite'
 import { requestMediaType, useRequestMediaType } from '../infrastructure/media-type'
 import { rejectUnknownKeys, type RouteRequest } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'

@@ -12,7 +12,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import { prefersMinimal } from '../../lib/prefer'
-import { declareConvention, type RouteCompiler } from '../kernel/index'
+import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
 import { optionsChecker } from '../infrastructure/options'
 import { addVary, replacePayload } from '../infrastructure/shared'
 

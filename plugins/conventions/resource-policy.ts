@@ -16,7 +16,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { declareConvention, type RouteCompiler } from '../kernel/index'
+import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
 import { invalidOption } from '../../lib/errors'
 import { MESSAGE, optionsChecker } from '../infrastructure/options'
 import { recordAnswerHeader } from '../infrastructure/openapi'

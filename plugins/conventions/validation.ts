@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
 import { type Profile } from '../../lib/profile'
-import { declareConvention } from '../kernel/index'
+import { declareConvention } from '../infrastructure/suite'
 import { serverOptionsProblem } from '../infrastructure/server-options'
 
 export interface ValidationOptions {

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 
 /**
  * Lingering close (RFC 9112 9.6): how the suite changes the way Node closes a connection.
@@ -44,8 +44,8 @@ export function lingerOnClose (socket: Socket | null, lingerMs = LINGER_MS): voi
 /**
  * The root context, found by what it is rather than by its name: Fastify makes each
  * encapsulated context with `Object.create(parent)`, so a context whose prototype is another
- * Fastify instance is not the root, whatever its plugin is called (a plugin function named
- * `fastify` gets the root's `pluginName`). A plugin wrapped with fastify-plugin runs on the
+ * Fastify instance is not the root, whatever its plugin is called (nothing of the suite reads
+ * `pluginName`, whose format Fastify does not promise). A plugin wrapped with fastify-plugin runs on the
  * instance it was registered on, so in the root it is the root.
  *
  * Relies on: encapsulated contexts are `Object.create(parent)` (pinned in
@@ -92,6 +92,50 @@ export function contextsBelow (instance: FastifyInstance): FastifyInstance[] | u
 export function installedClientErrorHandler (fastify: FastifyInstance, handler: (...args: never[]) => unknown): boolean {
   const name = `bound ${handler.name}`
   return fastify.server.listeners('clientError').some((listener) => listener.name === name)
+}
+
+/**
+ * Whether any route was declared in the app before now: the kernel, installed after routes
+ * its onRoute hook never saw, judges them on each request. Fastify has no public list of
+ * routes; its router prints its tree, and an empty tree as `(empty tree)`.
+ *
+ * Relies on: `printRoutes({ commonPrefix: false })` of an app without routes is
+ * `(empty tree)`, and lists a route as soon as it is declared (pinned in
+ * test/plugins/adapter.test.ts). Should the text change, every app counts as one with routes
+ * declared before: the kernel then judges them on each request, which is safe.
+ */
+export function routesDeclared (instance: FastifyInstance): boolean {
+  return instance.printRoutes({ commonPrefix: false }).trim() !== '(empty tree)'
+}
+
+/** Fastify's default error handler, read once from a spare instance (it is not exported). */
+let fastifyDefaultHandler: unknown
+
+/**
+ * Whether the error handler of `instance`'s context is Fastify's own (no setErrorHandler of
+ * the app from that context up to the root): the suite then answers its errors itself.
+ *
+ * Relies on: every Fastify instance without setErrorHandler exposes one and the same
+ * function as `errorHandler` (Fastify exports no other way to name its default handler),
+ * and setErrorHandler replaces it (pinned in test/plugins/adapter.test.ts).
+ */
+export function hasOnlyFastifysErrorHandler (instance: FastifyInstance): boolean {
+  fastifyDefaultHandler ??= Fastify().errorHandler
+  return instance.errorHandler === fastifyDefaultHandler
+}
+
+/**
+ * The object an app's Ajv state is kept under (plugins/infrastructure/schema-check.ts: its
+ * schema checkers and its pool of compilers): the `ajv` options Fastify hands the validator
+ * compiler builder of each context, the same object for every context of one app.
+ *
+ * Relies on: Fastify passes its `ajv` server options object itself, never a copy, to the
+ * validator compiler builder of every context of one app, and another object to another app
+ * (pinned in test/plugins/adapter.test.ts). Should it pass copies, each context builds its
+ * own checker: more memory, never a schema left unchecked.
+ */
+export function ajvStateKey (ajvOptions: object): object {
+  return ajvOptions
 }
 
 type RequestListener = (request: IncomingMessage, response: ServerResponse) => void

@@ -9,12 +9,12 @@
  * error handler").
  */
 import fp from 'fastify-plugin'
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import {
   badFraming, badUrl, uriTooLong, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../../lib/errors'
-import { reasonPhrase, render } from '../../lib/render'
+import { PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope as envelopeOf, type ErrorFormat, type PreparedError } from '../../lib/render'
 import { formatHttpDate } from '../../lib/headers/http-date'
 import { negotiateMediaType } from '../../lib/headers/qlist'
 import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../../lib/validation-errors'
@@ -22,29 +22,14 @@ import { profileDefaults, type Profile } from '../../lib/profile'
 import envelopeSchema from '../../schemas/errors.json'
 import { addVary, profileError, replacePayload } from './shared'
 import { nearest, nodeOf } from '../kernel/registry'
+import type { ErrorPolicy, KernelExtension } from '../kernel/types'
 import { kPassedOn, kOwnHandler } from './symbols'
+import { hasOnlyFastifysErrorHandler } from './adapter'
 
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
 
-/**
- * `{ errors: [...] }` as the envelope schema (schemas/errors.json) defines it: each entry's
- * `field` (where one is at fault), `message` and `code` (where known), in that order, and
- * nothing else: an entry never leaks another property.
- */
-export function serializeEnvelope (body: { errors: ErrorEntry[] }): string {
-  let out = '{"errors":['
-  const errors = body.errors
-  for (let i = 0; i < errors.length; i++) {
-    const e = errors[i]
-    if (i > 0) out += ','
-    out += '{'
-    if (e.field !== undefined) out += '"field":' + JSON.stringify(String(e.field)) + ','
-    out += '"message":' + JSON.stringify(String(e.message))
-    if (e.code !== undefined) out += ',"code":' + JSON.stringify(String(e.code))
-    out += '}'
-  }
-  return out + ']}'
-}
+/** `{ errors: [...] }` as the envelope schema (schemas/errors.json) defines it (lib/render.ts). */
+export const serializeEnvelope: typeof envelopeOf = envelopeOf
 
 export type ErrorHandler = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 
@@ -143,10 +128,8 @@ export function fromFastifyError (error: FastifyError & { validation?: unknown, 
   return null
 }
 
-/** How error bodies are written: the `errors[]` envelope, or RFC 9457 problem details. */
-export type ErrorFormat = 'envelope' | 'problem'
+export type { ErrorFormat }
 
-const PROBLEM_TYPE = 'application/problem+json'
 const FORMAT_OFFERS = ['application/json', PROBLEM_TYPE] as const
 
 /** The profile of the context that serves the request (undefined: the spec's defaults). */
@@ -170,35 +153,23 @@ export function formatFor (reply: FastifyReply, format: ErrorFormat, profile: Pr
 }
 
 /**
- * RFC 9457 3.1: problem details of an error, the envelope's entries kept as the `errors`
- * extension member (3.2) so a client reads the same list in both formats.
+ * The one adapter of the renderer (lib/render.ts, `renderError`) to a reply: sets the status
+ * and headers of the error, in the format the route's `format` and the client's Accept choose
+ * (`formatFor`), and returns its body. Every error answer written on a reply comes from here:
+ * the error handlers', the steps' that answer directly (a "not modified" 412) and the onSend
+ * steps' that turn another answer into an error.
  */
-export function problemBody (status: number, entries: ErrorEntry[], instance: string | undefined): string {
-  return JSON.stringify({
-    type: 'about:blank',
-    title: reasonPhrase(status),
-    status,
-    detail: entries[0]?.message ?? reasonPhrase(status),
-    instance,
-    errors: entries
-  })
-}
-
-/** Sets the status and headers of a ConventionError on the reply, and returns its body. */
-function writeConventionError (reply: FastifyReply, err: ConventionError, format: ErrorFormat, profile?: Profile): Buffer {
-  const r = render(err, serializeEnvelope)
-  reply.code(r.statusCode)
+export function writeError (reply: FastifyReply, err: ConventionError | PreparedError, format: ErrorFormat, profile?: Profile): Buffer {
+  reply.code(err.statusCode)
+  const headers = err.headers
+  for (const name of Object.keys(headers)) reply.header(name, headers[name])
   // RFC 9113 8.2.2: no connection-specific field over HTTP/2 (the stream ends alone).
-  const h2 = reply.request.raw.httpVersionMajor >= 2
-  for (const name of Object.keys(r.headers)) if (!h2 || name !== 'connection') reply.header(name, r.headers[name])
-  if (err.rendering === 'envelope' && formatFor(reply, format, profile) === 'problem') {
-    reply.header('content-type', PROBLEM_TYPE)
-    return Buffer.from(problemBody(r.statusCode, err.errors, pathOf(reply.request.url)))
-  }
-  reply.header('content-type', r.contentType)
+  if (err.closeConnection && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
+  const r = renderError(err, err.rendering === 'envelope' ? formatFor(reply, format, profile) : format, reply.request.url)
   // A Buffer is sent as it is: the envelope's Content-Type stays exactly `application/json`
   // (docs/conventions.md (errors); RFC 8259 defines no charset parameter), Content-Length is set.
-  return Buffer.from(r.body)
+  reply.header('content-type', r.contentType)
+  return r.body
 }
 
 /**
@@ -207,16 +178,16 @@ function writeConventionError (reply: FastifyReply, err: ConventionError, format
  * every answer of the context carries (Cross-Origin-Resource-Policy where configured).
  */
 export function rawResponse (err: ConventionError, headers: Record<string, string>): string {
-  const r = render(err, serializeEnvelope)
-  const body = Buffer.from(r.body)
+  const r = renderError(err, 'envelope')
+  const body = r.body
   let head = `HTTP/1.1 ${r.statusCode} ${reasonPhrase(err.statusCode)}\r\nDate: ${formatHttpDate(Date.now())}\r\n`
   for (const name of Object.keys(headers)) head += `${name}: ${headers[name]}\r\n`
-  return head + `Content-Type: ${r.contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${r.body}`
+  return head + `Content-Type: ${r.contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString()}`
 }
 
 /** Writes a ConventionError to the reply. Usable from a service's own error handler. */
 export function sendConventionError (reply: FastifyReply, err: ConventionError, format: ErrorFormat = 'envelope'): FastifyReply {
-  return reply.send(writeConventionError(reply, err, format))
+  return reply.send(writeError(reply, err, format))
 }
 
 const MAX_LOGGED_HEADER = 256
@@ -247,16 +218,6 @@ export function logConventionError (request: FastifyRequest, err: ConventionErro
   log[level]({ err: entry }, err.message)
 }
 
-/** Longest part of a request an answer repeats: a longer one is left out, never echoed. */
-const MAX_ECHO = 256
-
-/** The request's path for a problem's `instance` (RFC 9457 3.1.5), left out when longer than MAX_ECHO. */
-function pathOf (url: string): string | undefined {
-  const q = url.indexOf('?')
-  const path = q === -1 ? url : url.slice(0, q)
-  return path.length > MAX_ECHO ? undefined : path
-}
-
 /** Fastify's own error body (its default handler, its 404, and plugins that use them): `{ statusCode, error, message, code? }`. */
 function isFastifyErrorBody (body: unknown): body is { statusCode: number, error: string, message: string, code?: string } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false
@@ -270,29 +231,28 @@ function isFastifyErrorBody (body: unknown): body is { statusCode: number, error
 
 const MAX_FOREIGN_ERROR_BYTES = 64 * 1024
 
-/** How a route's error handler maps Fastify's framing and size errors (from its Content-Length convention). */
-export interface ErrorPolicy {
-  limitStatus: 411 | 413
-  mismatchStatus: 411 | 400
-  format: ErrorFormat
-  /** The profile of a context the kernel does not know (the errors plugin registered alone); otherwise the route's context decides. */
-  profile?: Profile
-}
+export type { ErrorPolicy }
 
 /**
  * Renders an error the suite owns (its catalogue, Fastify's validation and body errors),
  * logs it, and returns true; returns false for any other error, which the caller passes on.
  */
-function renderError (error: FastifyError, request: FastifyRequest, reply: FastifyReply, policy: ErrorPolicy): boolean {
+function answerOwnError (error: FastifyError, request: FastifyRequest, reply: FastifyReply, policy: ErrorPolicy): boolean {
   const err = fromFastifyError(error, request, policy)
   if (err === null) return false
   logConventionError(request, err)
-  reply.send(writeConventionError(reply, err, policy.format, policy.profile))
+  reply.send(writeError(reply, err, policy.format, policy.profile))
   return true
 }
 
 interface PassedOn { err: ConventionError, format: ErrorFormat }
-type WithPassedOn = FastifyReply & { [kPassedOn]?: PassedOn }
+/** The reply decorator (`installPassedOn`): null, or the error passed on. */
+type WithPassedOn = FastifyReply & { [kPassedOn]: PassedOn | null }
+
+/** Declares the reply's passed-on marker once per app, so every reply has the same shape from its start. */
+export function installPassedOn (root: FastifyInstance): void {
+  if (!root.hasReplyDecorator(kPassedOn)) root.decorateReply(kPassedOn, null)
+}
 
 /**
  * The answer to a suite error the app's handlers passed on to Fastify's default handler
@@ -303,8 +263,8 @@ type WithPassedOn = FastifyReply & { [kPassedOn]?: PassedOn }
  */
 export function renderPassedOnError (request: FastifyRequest, reply: FastifyReply, payload: unknown): Buffer | undefined {
   const passed = (reply as WithPassedOn)[kPassedOn]
-  if (passed === undefined || typeof payload !== 'string') return undefined
-  ;(reply as WithPassedOn)[kPassedOn] = undefined
+  if (passed === null || typeof payload !== 'string') return undefined
+  ;(reply as WithPassedOn)[kPassedOn] = null
   const err = passed.err
   if (reply.statusCode !== err.statusCode || payload.length > MAX_FOREIGN_ERROR_BYTES) return undefined
   let body: unknown
@@ -314,16 +274,7 @@ export function renderPassedOnError (request: FastifyRequest, reply: FastifyRepl
     return undefined
   }
   if (!isFastifyErrorBody(body) || body.code !== err.code || body.message !== err.message || body.statusCode !== err.statusCode) return undefined
-  return replacePayload(payload, writeConventionError(reply, err, passed.format))
-}
-
-/** Fastify's default error handler: the one function every instance without setErrorHandler exposes as `errorHandler`. */
-let fastifyDefaultHandler: unknown
-
-/** True when the route's context has no error handler but Fastify's own (no setErrorHandler of the app up to the root). */
-function onlyFastifyHandler (request: FastifyRequest): boolean {
-  fastifyDefaultHandler ??= Fastify().errorHandler
-  return request.server.errorHandler === fastifyDefaultHandler
+  return replacePayload(payload, writeError(reply, err, passed.format))
 }
 
 /**
@@ -342,7 +293,7 @@ export function routeErrorHandler (policy: ErrorPolicy, own: ErrorHandler | unde
       if (fallback !== undefined) return fallback.call(this, error, request, reply)
       throw error
     }
-    if (own === undefined && onlyFastifyHandler(request)) {
+    if (own === undefined && hasOnlyFastifysErrorHandler(request.server)) {
       logConventionError(request, err)
       sendConventionError(reply, err, policy.format)
       return
@@ -382,11 +333,34 @@ function errorsPlugin (fastify: FastifyInstance, opts: ErrorsOptions, done: (err
   const fallback = opts.errorHandler
 
   fastify.setErrorHandler(function httpConventionsErrorHandler (error: FastifyError, request, reply) {
-    if (renderError(error, request, reply, policy)) return
+    if (answerOwnError(error, request, reply, policy)) return
     if (fallback !== undefined) return fallback.call(this, error, request, reply)
     throw error
   })
   done()
+}
+
+function hasValidation (route: RouteOptions): boolean {
+  const schema = route.schema
+  return schema !== undefined && (schema.body !== undefined || schema.querystring !== undefined || schema.params !== undefined || schema.headers !== undefined)
+}
+
+/**
+ * The suite's error handling, as the kernel's extension: the envelope schema and the reply's
+ * passed-on marker in the root; on each route, its error handler and the step that answers a
+ * suite error the app's handlers passed on to Fastify's.
+ */
+export const errorsExtension: KernelExtension = {
+  install (root) {
+    addEnvelopeSchema(root)
+    installPassedOn(root)
+  },
+  compile (c, errors) {
+    // A suite error (a route's step, or validation of its schema) the app's handlers pass on to Fastify's gets the suite's answer.
+    // Validation errors, the most common, always; the others where the route answers through onSend anyway.
+    c.check('onSend', 'errors:passed-on', renderPassedOnError, { weak: !hasValidation(c.route) })
+    c.route.errorHandler = routeErrorHandler(errors.policy, c.route.errorHandler, errors.fallback)
+  }
 }
 
 /** Adds the envelope schema to the context, so routes can refer to ERRORS_SCHEMA_ID. */

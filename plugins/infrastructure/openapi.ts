@@ -30,18 +30,19 @@
 import type { RouteOptions } from 'fastify'
 import envelopeSchema from '../../schemas/errors.json'
 import { methodsOf } from './shared'
+import type { ConventionResponse, KernelExtension, ResponseBody } from '../kernel/types'
 
 const SWAGGER2_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'])
 
 /** The methods whose requests carry a body the suite frames (RFC 9110 9.3). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
-export type ResponseBody = 'envelope' | 'text' | 'html' | 'none'
+export type { ResponseBody }
 
 /** The document being built: OpenAPI 3.x (`openapi: {...}`) or Swagger 2.0 (`swagger: {...}`). */
 export type DocumentFormat = 'openapi' | 'swagger2'
 
-export interface ConventionResponse { description: string, body: ResponseBody, headers?: string[] }
+export type { ConventionResponse }
 
 /** The authentication schemes that protect a route; any one of them is enough. */
 export interface ConventionSecurity {
@@ -106,6 +107,18 @@ export function recordResponse (route: RouteOptions, status: number, response: C
 /** Called when a route is compiled: how its errors[] bodies are written (the profile and `errorFormat` decide). */
 export function recordErrorMedia (route: RouteOptions, media: ErrorMedia): void {
   recordsOf(route)[kErrorMedia] = media
+}
+
+/**
+ * The OpenAPI records, as the kernel's extension: the responses conventions document for a
+ * route (`c.respond`), and how its errors[] bodies are written (plugins/infrastructure/errors.ts,
+ * formatFor).
+ */
+export const openapiExtension: KernelExtension = {
+  compile (c, errors) {
+    recordErrorMedia(c.route, errors.policy.format === 'problem' ? 'problem' : errors.problemByAccept ? 'negotiated' : 'json')
+  },
+  respond: recordResponse
 }
 
 /**

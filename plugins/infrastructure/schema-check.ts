@@ -17,6 +17,7 @@
  */
 
 import AjvCompiler from '@fastify/ajv-compiler'
+import { ajvStateKey } from './adapter'
 
 /** The part of an Ajv instance used to check a schema against its meta-schema. */
 interface SchemaChecker {
@@ -33,15 +34,16 @@ const checkersByOwner = new WeakMap<object, SchemaCheckers>()
 const poolsByOwner = new WeakMap<object, ReturnType<typeof AjvCompiler>>()
 
 /**
- * The checkers of the app that `owner` stands for: one object per app, such as the `ajv`
- * server options object Fastify makes for each instance (every context of the app is
- * handed the same one). Held weakly: they go with the app.
+ * The checkers of the app that `owner` stands for: one object per app, such as its server,
+ * or the `ajv` server options object Fastify hands every context of the app
+ * (plugins/infrastructure/adapter.ts, `ajvStateKey`). Held weakly: they go with the app.
  */
 export function checkersOf (owner: object): SchemaCheckers {
-  let checkers = checkersByOwner.get(owner)
+  const key = ajvStateKey(owner)
+  let checkers = checkersByOwner.get(key)
   if (checkers === undefined) {
     checkers = new Map()
-    checkersByOwner.set(owner, checkers)
+    checkersByOwner.set(key, checkers)
   }
   return checkers
 }
@@ -52,10 +54,11 @@ export function checkersOf (owner: object): SchemaCheckers {
  * only, since another app's `ajv.plugins` (formats, keywords, meta-schemas) may differ.
  */
 export function compilerPoolOf (owner: object): ReturnType<typeof AjvCompiler> {
-  let pool = poolsByOwner.get(owner)
+  const key = ajvStateKey(owner)
+  let pool = poolsByOwner.get(key)
   if (pool === undefined) {
     pool = AjvCompiler()
-    poolsByOwner.set(owner, pool)
+    poolsByOwner.set(key, pool)
   }
   return pool
 }

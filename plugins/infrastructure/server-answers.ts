@@ -8,8 +8,8 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, expectationFailed, headersTooLarge, httpVersionNotSupported, logEntryOf, misconfigured, requestTimeout, type ConventionError } from '../../lib/errors'
 import { profileDefaults } from '../../lib/profile'
-import { reasonPhrase, render } from '../../lib/render'
-import { fromFastifyError, logConventionError, rawResponse, sendConventionError, serializeEnvelope } from './errors'
+import { reasonPhrase, renderError } from '../../lib/render'
+import { fromFastifyError, logConventionError, rawResponse, sendConventionError } from './errors'
 import { contextHeaders, formatOf, nearest, nodeOf } from '../kernel/index'
 import { gateRequests, isGated, lingerOnClose, takeOverHostCheck } from './adapter'
 import { declaresBody } from './shared'
@@ -120,8 +120,8 @@ function hasHost (raw: readonly string[]): boolean {
 
 function answerAtServerWith (app: FastifyInstance, request: IncomingMessage, response: ServerResponse, err: ConventionError): void {
   app.log.trace({ err: logEntryOf(err) }, err.message)
-  const r = render(err, serializeEnvelope)
-  const body = Buffer.from(r.body)
+  const r = renderError(err, 'envelope')
+  const body = r.body
   // RFC 9112 9.6: a body left unread when the connection closes is read on for a while, so the client sees the answer.
   if (err.closeConnection && declaresBody(request.headers)) lingerOnClose(request.socket)
   response.writeHead(r.statusCode, reasonPhrase(r.statusCode), { ...contextHeaders(app), ...r.headers, 'content-type': r.contentType, 'content-length': String(body.length) })

@@ -4,11 +4,8 @@ import { invalidOption } from '../../lib/errors'
 import { splitList } from '../../lib/headers/tokens'
 import { isProfile } from '../../lib/profile'
 
-/** A route's hook option (undefined, one function, or an array) as an array. */
-export function asArray (hooks: unknown): unknown[] {
-  if (hooks === undefined || hooks === null) return []
-  return Array.isArray(hooks) ? hooks : [hooks]
-}
+/** A route's methods, and how boot errors name it: the kernel's own. */
+export { methodsOf, routeWhere } from '../kernel/routes'
 
 /** The boot-time error for a `profile` option that is neither 'spec' nor 'rfc9110', or null. */
 export function profileError (where: string, profile: unknown): Error | null {
@@ -39,17 +36,6 @@ export function declaresBody (headers: { 'content-length'?: string, 'transfer-en
 /** A promise or any thenable a service returns. */
 export function isThenable<T = unknown> (value: unknown): value is PromiseLike<T> {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<T>).then === 'function'
-}
-
-/** A route's methods, upper-case (`method` is one name or a list). */
-export function methodsOf (route: { method?: unknown }): string[] {
-  const m = route.method
-  return (Array.isArray(m) ? m : typeof m === 'string' ? [m] : []).map((x) => String(x).toUpperCase())
-}
-
-/** `route GET /x` (or `route GET,HEAD /x`): how boot errors name a route. */
-export function routeWhere (route: { method?: unknown, url: string }): string {
-  return `route ${methodsOf(route).join(',')} ${route.url}`
 }
 
 /** The request a route's callbacks get (`validators`, `load`, `save`): params, query and body as the route's schemas made them. */

@@ -9,12 +9,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption, misconfigured } from '../../lib/errors'
 import { nearKey } from '../../lib/near-key'
-import { sendConventionError } from '../infrastructure/errors'
-import { asArray, methodsOf, routeWhere } from '../infrastructure/shared'
+import { asArray, methodsOf, routeWhere } from './routes'
 import { CONFIG_KEYS, pluginOf, type ConventionKey, type RoutePhase } from './pipeline'
 import { lookup, nodeOf, type Node } from './registry'
-import { kApp, kRecord } from '../infrastructure/symbols'
-import type { Convention } from './types'
+import { kApp, kRecord } from './symbols'
+import type { Convention, KernelHost } from './types'
 import type { RouteOptions } from 'fastify'
 
 /** What the kernel compiled for one route. */
@@ -34,6 +33,8 @@ export interface RouteRecord {
 
 /** Per app (a decorator of its root): never shared between two apps of one process. */
 export interface AppState {
+  /** What the kernel was installed with (how it reads Fastify, its extensions). */
+  readonly host: KernelHost
   records: RouteRecord[]
   problems: string[]
   /** The guard's verdict per route it never compiled (by the route's config object): why it is refused, or null. */
@@ -148,7 +149,7 @@ export function guardUnseen (this: FastifyInstance, request: FastifyRequest, rep
   if (why === undefined) unseen.set(config, why = verdict(request, config))
   if (why === null) return done()
   request.log.error({ reason: why }, 'route asks for a convention it was not compiled with; refused')
-  sendConventionError(reply, misconfigured(why))
+  appOf(this).host.refuse(reply, misconfigured(why))
 }
 
 /** Why a route no onRoute hook of the suite saw is refused (it asks for a convention, or a policy covers it), or null. */

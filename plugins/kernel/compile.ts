@@ -8,13 +8,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import { profileDefaults } from '../../lib/profile'
-import { recordErrorMedia, recordResponse } from '../infrastructure/openapi'
-import { renderPassedOnError, routeErrorHandler, type ErrorPolicy } from '../infrastructure/errors'
-import { asArray, methodsOf, routeWhere } from '../infrastructure/shared'
+import { asArray, methodsOf, routeWhere } from './routes'
 import { CONVENTIONS, PIPELINE, type ConventionKey, type RoutePhase } from './pipeline'
 import { formatOf, lookup, nearest, nodeOf, type Node } from './registry'
-import { kRecord } from '../infrastructure/symbols'
-import { SENT, type BodyStep, type CheckStep, type Convention, type HookStep, type Next, type PayloadCheck, type PayloadNext, type PayloadStep, type Provision, type RouteCompiler } from './types'
+import { kRecord } from './symbols'
+import {
+  SENT, type BodyStep, type CheckStep, type Convention, type ErrorPolicy, type HookStep, type KernelHost, type Next, type PayloadCheck, type PayloadNext,
+  type PayloadStep, type Provision, type RouteCompiler
+} from './types'
 import { appOf, asksFor, fixFor, snapshotOf, typos, type RouteRecord } from './check'
 
 interface Step { name: string, fn: unknown, sync: boolean, weak?: boolean, body?: boolean }
@@ -33,24 +34,21 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   const phases: Phases = { preParsing: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
   const defaults = profileDefaults(nearest(node, (n) => n.profile))
   const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(node) }
-  // How the route's errors[] bodies are written, for its OpenAPI document (plugins/infrastructure/errors.ts, formatFor).
-  recordErrorMedia(route, policy.format === 'problem' ? 'problem' : defaults.problemByAccept ? 'negotiated' : 'json')
-  const compiler = makeCompiler(route, config as Record<string, unknown>, where, phases, policy)
+  const compiler = makeCompiler(route, config as Record<string, unknown>, where, phases, policy, app.host)
   const entries = compileConventions(node, compiler)
   for (const key of asksFor(config)) {
     if (entries.get(key) === undefined) app.problems.push(`${where} asks for ${key}, which is not registered in its context; ${fixFor(key)}`)
   }
-  // A suite error (a route's step, or validation of its schema) the app's handlers pass on to Fastify's gets the suite's answer.
-  // Validation errors, the most common, always; the others where the route answers through onSend anyway.
-  phases.onSend.push({ name: 'errors:passed-on', fn: renderPassedOnError, sync: true, weak: !hasValidation(route) })
+  // The extensions (the route's error handler, its OpenAPI records) read what the conventions made of the route.
+  const errors = { policy, problemByAccept: defaults.problemByAccept, fallback: nearest(node, (n) => n.fallback) }
+  for (const extension of app.host.extensions) extension.compile?.(compiler, errors)
   const hooks = attachHooks(route, phases)
-  route.errorHandler = routeErrorHandler(policy, route.errorHandler, nearest(node, (n) => n.fallback))
   const record: RouteRecord = { where, route, node, entries, snapshot: snapshotOf(config), hooks, methods: methodsOf(route).join(',') }
   fresh[kRecord] = record
   app.records.push(record)
 }
 
-function makeCompiler (route: RouteOptions, config: Record<string, unknown>, where: string, phases: Phases, policy: ErrorPolicy): RouteCompiler & { provided: Map<string, unknown> } {
+function makeCompiler (route: RouteOptions, config: Record<string, unknown>, where: string, phases: Phases, policy: ErrorPolicy, host: KernelHost): RouteCompiler & { provided: Map<string, unknown> } {
   const provided = new Map<string, unknown>()
   return {
     route,
@@ -63,7 +61,7 @@ function makeCompiler (route: RouteOptions, config: Record<string, unknown>, whe
     body (name, fn) { phases.preParsing.push({ name, fn, sync: false, body: true }) },
     use: <T>(key: Provision<T>) => provided.get(key.name) as T | undefined,
     provide: (key, value) => { provided.set(key.name, value) },
-    respond: (status, response) => recordResponse(route, status, response),
+    respond: (status, response) => { for (const extension of host.extensions) extension.respond?.(route, status, response) },
     errorPolicy: (p) => { Object.assign(policy, p) },
     errorFormat: policy.format
   }
@@ -94,11 +92,6 @@ function compileConventions (node: Node, c: RouteCompiler & { provided: Map<stri
     }
   }
   return entries
-}
-
-function hasValidation (route: RouteOptions): boolean {
-  const schema = route.schema
-  return schema !== undefined && (schema.body !== undefined || schema.querystring !== undefined || schema.params !== undefined || schema.headers !== undefined)
 }
 
 /** One hook per phase that has steps, in the pipeline's order; returns what was attached. */

@@ -7,24 +7,27 @@
  *   fail-closed check (check.ts, `onReady`). No hook runs on a request the suite has nothing
  *   to do with.
  * - The root sees every route declared after it, but in contexts made before it; so the suite
- *   refuses to be installed anywhere else (the root is found by what it is, plugins/infrastructure/adapter.ts),
- *   and judges the routes it could not see: at `ready()` those of contexts made before it,
- *   on each request (the guard) those declared before it.
+ *   refuses to be installed anywhere else (the root is found by what it is, through the
+ *   host: plugins/infrastructure/adapter.ts), and judges the routes it could not see: at
+ *   `ready()` those of contexts made before it, on each request (the guard) those declared
+ *   before it.
+ * - It knows no feature: what consumes its records (error handling, OpenAPI) is given to it
+ *   as extensions of its host (`KernelHost`, plugins/infrastructure/suite.ts), and it imports
+ *   nothing but its own files, lib/ and Fastify's types.
  */
 import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import type { Profile } from '../../lib/profile'
-import { addEnvelopeSchema, type ErrorFormat } from '../infrastructure/errors'
+import type { ErrorFormat } from '../../lib/render'
 import { CONVENTIONS } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
 import { checkRoutes, guardUnseen, noteUncompiled, type AppState } from './check'
-import { contextsBelow, isRootContext } from '../infrastructure/adapter'
-import { kApp, kNode, REQUEST_SLOTS } from '../infrastructure/symbols'
-import type { Convention, ErrorFallback, Provision } from './types'
+import { kApp, kNode } from './symbols'
+import type { Convention, ErrorFallback, KernelHost, Provision } from './types'
 
 export { SENT } from './types'
-export type { BodyStep, CheckStep, Convention, ErrorFallback, HookStep, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, RouteCompiler } from './types'
+export type { BodyStep, CheckStep, Convention, ConventionResponse, ErrorFallback, ErrorPolicy, HookStep, KernelExtension, KernelHost, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, ResponseBody, RouteCompiler, RouteErrors } from './types'
 export type { ConventionKey, StepName } from './pipeline'
 
 function provision<T> (name: string): Provision<T> { return { name } }
@@ -38,36 +41,33 @@ export const PROVIDES = {
   auth: provision<{ readonly scopes: readonly string[] }>('auth')
 } as const
 
-const EMPTY_ROUTER = '(empty tree)'
-
-function install (fastify: FastifyInstance, plugin: string): void {
-  if (!isRootContext(fastify)) {
+function install (host: KernelHost, fastify: FastifyInstance, plugin: string): void {
+  if (!host.isRootContext(fastify)) {
     throw invalidOption(plugin, 'the suite is installed in the root context of the app, where it sees every route: register fastify-http-conventions (or this plugin) on the instance Fastify() returned, or in a plugin wrapped with fastify-plugin, before the plugins that declare routes; a child context may then register a convention again with its own options')
   }
-  const app: AppState = { records: [], problems: [], unseen: new WeakMap(), uncompiled: [] }
+  const app: AppState = { host, records: [], problems: [], unseen: new WeakMap(), uncompiled: [] }
   // Contexts made before the suite keep the onRoute hooks they had: the route compiler never
   // sees their routes. Those declared later are judged when the app gets ready.
-  const early = contextsBelow(fastify)
+  const early = host.contextsBelow(fastify)
   for (const context of early ?? []) context.addHook('onRoute', noteUncompiled)
   // Routes declared before the suite (another plugin's, such as @fastify/cors's preflight, or
   // a register() without await), and any route of a context made before it: no onRoute hook
   // of the suite saw them, so a guard judges them on each request. An app that registers the
   // suite first pays nothing for it.
-  const routesBefore = fastify.printRoutes({ commonPrefix: false }).trim() !== EMPTY_ROUTER
-  if (routesBefore || early === undefined || early.length > 0) fastify.addHook('onRequest', guardUnseen)
+  if (host.routesDeclared(fastify) || early === undefined || early.length > 0) fastify.addHook('onRequest', guardUnseen)
   fastify.decorate(kApp, app)
   fastify.decorate(kNode, newNode(null))
   // Declared before any context the suite compiles routes of is made: every one inherits them.
-  for (const slot of REQUEST_SLOTS) fastify.decorateRequest(slot, null)
+  for (const slot of host.requestSlots) fastify.decorateRequest(slot, null)
   fastify.addHook('onRegister', giveNode)
   fastify.addHook('onRoute', compileRoute)
   fastify.addHook('onReady', checkRoutes)
-  addEnvelopeSchema(fastify)
+  for (const extension of host.extensions) extension.install?.(fastify)
 }
 
-/** Declares a convention in `fastify`'s context (each plugin of the suite, when registered). */
-export function declareConvention (fastify: FastifyInstance, convention: Convention, opts: { profile?: Profile } = {}): void {
-  if (!fastify.hasDecorator(kNode)) install(fastify, convention.plugin)
+/** Declares a convention in `fastify`'s context (each plugin of the suite, when registered); the first installs the kernel with `host`. */
+export function declareConvention (host: KernelHost, fastify: FastifyInstance, convention: Convention, opts: { profile?: Profile } = {}): void {
+  if (!fastify.hasDecorator(kNode)) install(host, fastify, convention.plugin)
   const node = nodeOf(fastify)!
   if (node.entries.has(convention.key)) {
     throw invalidOption(convention.plugin, `the ${convention.key} convention is already registered in this context; give its options once (to the umbrella or to this plugin), or register it in a child context to give part of the app other options`)
@@ -77,8 +77,8 @@ export function declareConvention (fastify: FastifyInstance, convention: Convent
 }
 
 /** Sets the profile, the error format and the handler of errors the suite does not own, for `fastify`'s context. */
-export function configureContext (fastify: FastifyInstance, plugin: string, opts: { profile?: Profile, fallback?: ErrorFallback, format?: ErrorFormat }): void {
-  if (!fastify.hasDecorator(kNode)) install(fastify, plugin)
+export function configureContext (host: KernelHost, fastify: FastifyInstance, plugin: string, opts: { profile?: Profile, fallback?: ErrorFallback, format?: ErrorFormat }): void {
+  if (!fastify.hasDecorator(kNode)) install(host, fastify, plugin)
   const node = nodeOf(fastify)!
   if (opts.format !== undefined) node.format = opts.format
   if (opts.profile !== undefined) node.profile = opts.profile

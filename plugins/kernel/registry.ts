@@ -6,11 +6,11 @@
  * descendants made before.
  */
 import type { FastifyInstance } from 'fastify'
-import type { ErrorFormat } from '../infrastructure/errors'
+import type { ErrorFormat } from '../../lib/render'
 import type { Profile } from '../../lib/profile'
 import type { ConventionKey } from './pipeline'
 import type { Convention, ErrorFallback } from './types'
-import { kNode } from '../infrastructure/symbols'
+import { kNode } from './symbols'
 
 export interface Node {
   readonly parent: Node | null

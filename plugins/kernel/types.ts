@@ -1,7 +1,7 @@
 /** What a convention declares to the kernel, and what it sees of a route while compiling it. */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify'
-import type { ConventionResponse } from '../infrastructure/openapi'
-import type { ErrorFormat, ErrorPolicy } from '../infrastructure/errors'
+import type { ConventionError } from '../../lib/errors'
+import type { ErrorFormat } from '../../lib/render'
 import type { Profile } from '../../lib/profile'
 import type { ConventionKey, RoutePhase, StepName } from './pipeline'
 
@@ -19,6 +19,21 @@ export type CheckStep = (request: FastifyRequest, reply: FastifyReply) => Error 
 export type PayloadCheck = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown
 export const SENT = 'sent'
 export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
+
+/** The kinds of body a documented response has (OpenAPI). */
+export type ResponseBody = 'envelope' | 'text' | 'html' | 'none'
+
+/** A response a convention documents for a route (`c.respond`). */
+export interface ConventionResponse { description: string, body: ResponseBody, headers?: string[] }
+
+/** How a route's error handler maps Fastify's framing and size errors (from its Content-Length convention). */
+export interface ErrorPolicy {
+  limitStatus: 411 | 413
+  mismatchStatus: 411 | 400
+  format: ErrorFormat
+  /** The profile of a context the kernel does not know (the errors plugin registered alone); otherwise the route's context decides. */
+  profile?: Profile
+}
 
 /**
  * `weak`: the step rides along with the phase's other steps and adds no hook of its own (each
@@ -74,4 +89,47 @@ export interface Convention {
   needs?: ReadonlyArray<{ key: ConventionKey, make: (profile: Profile | undefined) => Convention }>
   /** Headers every answer of the context carries, also those written where no route runs (framework and framing errors). */
   headers?: Readonly<Record<string, string>>
+}
+
+/** How a route's errors are answered, once every convention compiled it (what a kernel extension reads). */
+export interface RouteErrors {
+  /** The route's error policy, as the conventions set it (`c.errorPolicy`). */
+  readonly policy: Readonly<ErrorPolicy>
+  /** Under the route's profile, a client's Accept chooses the media type of its errors (rfc9110). */
+  readonly problemByAccept: boolean
+  /** The handler of errors the suite does not own, for the route's context. */
+  readonly fallback: ErrorFallback | undefined
+}
+
+/**
+ * A part of the suite that consumes what the kernel compiles, given to the kernel when it is
+ * installed (the error handling, the OpenAPI records): the kernel calls it and knows nothing
+ * else of it.
+ */
+export interface KernelExtension {
+  /** Once per app, in its root, when the kernel is installed there. */
+  install?: (root: FastifyInstance) => void
+  /** Each route, after every convention in effect compiled it. */
+  compile?: (c: RouteCompiler, errors: RouteErrors) => void
+  /** A response a convention documents for the route (`c.respond`). */
+  respond?: (route: RouteOptions, status: number, response: ConventionResponse) => void
+}
+
+/**
+ * What the kernel is given when it is installed: how to read what Fastify has no public API
+ * for (plugins/infrastructure/adapter.ts), how to answer a request it refuses, and its
+ * extensions, in order.
+ */
+export interface KernelHost {
+  /** The root context, found by what it is. */
+  isRootContext: (instance: FastifyInstance) => boolean
+  /** Every context made so far below `instance`; undefined where they cannot be seen. */
+  contextsBelow: (instance: FastifyInstance) => FastifyInstance[] | undefined
+  /** Whether any route was declared in the app before now. */
+  routesDeclared: (instance: FastifyInstance) => boolean
+  /** Answers a request the kernel refuses (a route it never compiled that asks for a convention). */
+  refuse: (reply: FastifyReply, err: ConventionError) => void
+  /** The request slots (state a convention keeps on a request between its steps): each becomes a request decorator, null, in the root. */
+  readonly requestSlots: readonly symbol[]
+  readonly extensions: readonly KernelExtension[]
 }

@@ -8,22 +8,11 @@ import http from 'node:http'
 import net from 'node:net'
 import { rawRequest } from '../helpers/raw'
 import fp from 'fastify-plugin'
-import { contextsBelow, gateRequests, installedClientErrorHandler, isGated, isRootContext, lingerOnClose, takeOverHostCheck } from '../../plugins/infrastructure/adapter'
+import {
+  ajvStateKey, contextsBelow, gateRequests, hasOnlyFastifysErrorHandler, installedClientErrorHandler, isGated, isRootContext, lingerOnClose, routesDeclared,
+  takeOverHostCheck
+} from '../../plugins/infrastructure/adapter'
 import { listen } from '../helpers/app'
-
-test('Fastify names the root context "fastify", and a plugin wrapped with fastify-plugin there "fastify -> name"; a child context by its plugin', async (t) => {
-  // How the kernel knows it is installed where it sees every route (the documented pluginName).
-  const app = Fastify()
-  t.teardown(() => app.close())
-  const names: string[] = []
-  names.push(app.pluginName)
-  await app.register(fp(async (i) => { names.push(i.pluginName) }, { name: 'suite' }))
-  await app.register(async function child (c) {
-    names.push(c.pluginName)
-    await c.register(fp(async (i) => { names.push(i.pluginName) }, { name: 'inner' }))
-  })
-  t.same(names, ['fastify', 'fastify -> suite', 'child', 'child -> inner'])
-})
 
 test('Fastify makes an encapsulated context with Object.create(parent): only the root (and fastify-plugin plugins in it) is no Fastify instance\'s child', async (t) => {
   // How the kernel finds the root by what it is: a plugin function named `fastify` has the root's pluginName.
@@ -77,10 +66,13 @@ test('printRoutes() of an app without routes is "(empty tree)", and lists a rout
   const app = Fastify()
   t.teardown(() => app.close())
   t.equal(app.printRoutes({ commonPrefix: false }).trim(), '(empty tree)')
+  t.equal(routesDeclared(app), false, 'routesDeclared reads it')
   app.get('/x', async () => 'x')
   let seen = ''
-  await app.register(fp(async (i) => { seen = i.printRoutes({ commonPrefix: false }) }))
+  let declared = false
+  await app.register(fp(async (i) => { seen = i.printRoutes({ commonPrefix: false }); declared = routesDeclared(i) }))
   t.match(seen, /\/x \(GET, HEAD\)/)
+  t.equal(declared, true, 'a route declared before a plugin is seen from it')
 })
 
 test('a value assigned in onRegister on a decorated key is the new context\'s own: children see theirs, parents and siblings keep theirs', async (t) => {
@@ -124,8 +116,47 @@ test('every Fastify instance without setErrorHandler exposes one and the same er
   let child: FastifyInstance | undefined
   await app.register(async (c) => { child = c })
   t.equal(child?.errorHandler, app.errorHandler, 'a child context without a handler of its own')
+  t.equal(hasOnlyFastifysErrorHandler(app), true, 'hasOnlyFastifysErrorHandler reads it')
   app.setErrorHandler(function defaultErrorHandler () {})
   t.not(app.errorHandler, Fastify().errorHandler, 'the app\'s handler, even named like Fastify\'s')
+  t.equal(hasOnlyFastifysErrorHandler(app), false)
+})
+
+test('Fastify hands the validator compiler builder of every context of one app the same ajv options object, and another app another', async (t) => {
+  // How the suite keeps one schema checker and one pool of Ajv compilers per app (plugins/infrastructure/schema-check.ts).
+  const seen: Array<[string, object]> = []
+  function serverWith (name: string) {
+    return Fastify({
+      ajv: { customOptions: { allErrors: true } },
+      schemaController: {
+        compilersFactory: {
+          buildValidator (_schemas: unknown, options: object) {
+            seen.push([name, options])
+            return () => () => true
+          }
+        }
+      }
+    } as never)
+  }
+  const app = serverWith('one')
+  t.teardown(() => app.close())
+  const schema = { querystring: { type: 'object' } }
+  app.get('/root', { schema }, async () => 'x')
+  await app.register(async (c) => {
+    c.addSchema({ $id: 'child', type: 'string' })
+    c.get('/child', { schema }, async () => 'x')
+  })
+  const other = serverWith('two')
+  t.teardown(() => other.close())
+  other.get('/x', { schema }, async () => 'x')
+  await app.ready()
+  await other.ready()
+  const one = seen.filter(([name]) => name === 'one').map(([, o]) => o)
+  const two = seen.filter(([name]) => name === 'two').map(([, o]) => o)
+  t.ok(one.length >= 2, `a builder per context with schemas of its own (${one.length})`)
+  t.ok(one.every((o) => o === one[0]), 'the one object for every context of the app')
+  t.not(two[0], one[0], 'another app gets another object')
+  t.equal(ajvStateKey(one[1]), ajvStateKey(one[0]), 'ajvStateKey keys them as one app')
 })
 
 test('Node behaviour the lingering close relies on: the HTTP server ends a Connection: close response by calling socket.destroySoon()', async (t) => {

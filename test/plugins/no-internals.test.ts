@@ -5,7 +5,7 @@
  */
 import { test } from 'tap'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { ROOT } from '../helpers/paths'
 
 const ADAPTERS = new Set(['plugins/infrastructure/adapter.ts'])
@@ -26,7 +26,9 @@ const PATTERNS: Array<[RegExp, string]> = [
   [/addHook\s*\(\s*_?name\s*:\s*string/, 'a fake addHook capturing another plugin\'s hook'],
   [/Symbol\.for\(\s*['"]fastify\./, 'a Fastify internal symbol'],
   [/kRouteContext|kReply|kRequest\b|\[kHooks\]/, 'a Fastify internal symbol'],
-  [/require\(['"]fastify\/lib\//, 'a Fastify internal module']
+  [/require\(['"]fastify\/lib\//, 'a Fastify internal module'],
+  [/printRoutes\(/, 'the text of printRoutes()'],
+  [/Fastify\(\)\.errorHandler/, 'the identity of Fastify\'s default error handler']
 ]
 
 test('no internals: plugins/ and lib/ reach Fastify, Node and other plugins only through public APIs, outside the adapter file', async (t) => {
@@ -58,6 +60,44 @@ test('no plugin imports another convention plugin\'s module: they meet through t
       // defaults where it is not registered (patch's own declaration, not the kernel, says so).
       if (name === 'patch' && other === 'conditional') continue
       if (re.test(text)) found.push(`plugins/conventions/${name}.ts imports ${other}`)
+    }
+  }
+  t.same(found, [], 'none found')
+})
+
+/** What a file imports: every `from '...'`, `import('...')` and `require('...')`. */
+function importsOf (text: string): string[] {
+  const out: string[] = []
+  for (const m of text.matchAll(/\bfrom\s+'([^']+)'|\bimport\(\s*'([^']+)'\s*\)|\brequire\(\s*'([^']+)'\s*\)/g)) out.push(m[1] ?? m[2] ?? m[3])
+  return out
+}
+
+test('docs/architecture.md (The kernel): the kernel knows no feature: plugins/kernel/ imports only its own files, lib/, fastify and Node', async (t) => {
+  const kernel = join(ROOT, 'plugins', 'kernel')
+  const files = sources(kernel)
+  t.ok(files.length >= 6, 'the kernel\'s files were found')
+  const found: string[] = []
+  for (const file of files) {
+    for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+      if (spec === 'fastify' || spec.startsWith('node:')) continue
+      const target = relative(ROOT, resolve(dirname(file), spec)).split('\\').join('/')
+      if (spec.startsWith('.') && (target.startsWith('plugins/kernel/') || target.startsWith('lib/'))) continue
+      found.push(`${relative(ROOT, file).split('\\').join('/')} imports ${spec}`)
+    }
+  }
+  t.same(found, [], 'none found')
+  t.same(importsOf("import a from '../x'\nconst b = import('./y')\nrequire('z')"), ['../x', './y', 'z'], 'the reader finds every form')
+})
+
+test('docs/architecture.md (Errors): one renderer: no file but lib/render.ts serializes an envelope, problem details or a rendering itself', async (t) => {
+  const files = [...sources(join(ROOT, 'plugins')), ...sources(join(ROOT, 'lib'))]
+  const found: string[] = []
+  for (const file of files) {
+    const rel = relative(ROOT, file).split('\\').join('/')
+    if (rel === 'lib/render.ts') continue
+    const text = readFileSync(file, 'utf8')
+    for (const [pattern, what] of [[/\bserializeEnvelope\(/, 'serializes an envelope'], [/\bproblemBody\(/, 'writes problem details'], [/\brender\(/, 'renders an error']] as const) {
+      if (pattern.test(text)) found.push(`${rel}: ${what}`)
     }
   }
   t.same(found, [], 'none found')

@@ -8,19 +8,18 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
-import { render } from '../../../lib/render'
+import { renderError } from '../../../lib/render'
 import { parseAuthorization, type AuthorizationResult } from '../../../lib/headers/authorization'
 import { basicChallenge } from '../../../lib/auth/basic'
 import { bearerChallenge } from '../../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../../lib/errors'
 import { profileDefaults, type Profile } from '../../../lib/profile'
-import { declareConvention, PROVIDES, type RouteCompiler } from '../../kernel/index'
+import { declareConvention, PROVIDES, type RouteCompiler } from '../../infrastructure/suite'
 import { recordSecurity } from '../../infrastructure/openapi'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
-import { serializeEnvelope } from '../../infrastructure/errors'
 import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
 import { isThenable, rejectUnknownKeys, replacePayload, routeWhere } from '../../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../../infrastructure/options'
@@ -404,7 +403,7 @@ function completeChallenges (s: Settings, request: FastifyRequest, reply: Fastif
   if (reply.statusCode !== 401 || hasChallenge(reply.getHeader('www-authenticate'))) return undefined
   const lines = challenges(s, p, 'plain', false)
   const html = /^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))
-  const r = render(unauthorized(request.headers.authorization === undefined ? MESSAGES.missing : MESSAGES.invalid, lines), serializeEnvelope)
+  const r = renderError(unauthorized(request.headers.authorization === undefined ? MESSAGES.missing : MESSAGES.invalid, lines), 'envelope')
   for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
   if (html) return undefined
   reply.header('content-type', r.contentType)

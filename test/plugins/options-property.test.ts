@@ -176,6 +176,15 @@ function sectionCase (s: Section, profile = true): fc.Arbitrary<{ opts: Opts, ba
     fc.tuple(base, UNKNOWN_KEY.filter((k) => !(k in ((s.schema.properties ?? {}) as object)))).map(([opts, k]) => ({ opts: { ...opts, [k]: 1 }, bad: `unknown option "${k}"` }))
   ]
   if (wrong.length > 0) arbs.push(fc.tuple(base, fc.constantFrom(...wrong)).map(([opts, [k, v]]) => ({ opts: { ...opts, [k]: v }, bad: k })))
+  // One level down: an option of an object option (etag.weak, offload.threads, bearer.now, digest.store, ...).
+  const nested: Array<[Opts, string, string, unknown]> = []
+  for (const opts of s.valid) {
+    for (const [k, value] of Object.entries(opts)) {
+      const node = ((s.schema.properties ?? {}) as Record<string, Node>)[k]
+      if (isNode(value) && node.properties !== undefined) for (const [nk, v] of mutations(node)) nested.push([opts, k, nk, v])
+    }
+  }
+  if (nested.length > 0) arbs.push(fc.constantFrom(...nested).map(([opts, k, nk, v]) => ({ opts: { ...opts, [k]: { ...(opts[k] as Opts), [nk]: v } }, bad: k })))
   return fc.oneof(...arbs)
 }
 

@@ -4,22 +4,21 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { invalidOption } from '../lib/errors'
 import { type Profile } from '../lib/profile'
 import { type ErrorFormat, type ErrorHandler } from './infrastructure/errors'
 import { configureContext, type ErrorFallback } from './infrastructure/suite'
-import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './conventions/content-length'
-import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './conventions/content-type'
-import { httpConventionsValidation, type ValidationOptions } from './conventions/validation'
-import { httpConventionsPatch, type PatchOptions, type PatchRouteConfig } from './conventions/patch'
-import { httpConventionsConditional, type ConditionalOptions, type ConditionalRouteConfig } from './conventions/conditional'
-import { httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEncodingRouteConfig } from './conventions/delta-encoding'
-import { httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './conventions/auth/index'
-import { httpConventionsRedirect, type RedirectOptions, type RedirectRouteConfig } from './conventions/redirect'
-import { httpConventionsResourcePolicy, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './conventions/resource-policy'
-import { httpConventionsPrefer, type PreferOptions, type PreferRouteConfig } from './conventions/prefer'
-import { httpConventionsMethods, type MethodsOptions, type MethodsRouteConfig } from './conventions/methods'
-import { assertProfile, rejectUnknownKeys } from './infrastructure/shared'
+import { contentLengthOptionsSchema, httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './conventions/content-length'
+import { contentTypeOptionsSchema, httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './conventions/content-type'
+import { httpConventionsValidation, validationOptionsSchema, type ValidationOptions } from './conventions/validation'
+import { httpConventionsPatch, patchOptionsSchema, type PatchOptions, type PatchRouteConfig } from './conventions/patch'
+import { conditionalOptionsSchema, httpConventionsConditional, type ConditionalOptions, type ConditionalRouteConfig } from './conventions/conditional'
+import { deltaEncodingOptionsSchema, httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEncodingRouteConfig } from './conventions/delta-encoding'
+import { authOptionsSchema, httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './conventions/auth/index'
+import { httpConventionsRedirect, redirectOptionsSchema, type RedirectOptions, type RedirectRouteConfig } from './conventions/redirect'
+import { httpConventionsResourcePolicy, resourcePolicyOptionsSchema, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './conventions/resource-policy'
+import { httpConventionsPrefer, preferOptionsSchema, type PreferOptions, type PreferRouteConfig } from './conventions/prefer'
+import { httpConventionsMethods, methodsOptionsSchema, type MethodsOptions, type MethodsRouteConfig } from './conventions/methods'
+import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, type OptionsSchema } from './infrastructure/options'
 
 export interface HttpConventionsOptions {
   /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
@@ -75,39 +74,67 @@ declare module 'fastify' {
   }
 }
 
-const KNOWN = new Set(['profile', 'errorHandler', 'errorFormat', 'contentLength', 'contentType', 'validation', 'conditional', 'patch', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer', 'methods'])
+/**
+ * A section of the umbrella's options: the plugin's options schema without `profile` (the
+ * umbrella gives its own to every plugin), or false. A problem inside it is reported as the
+ * plugin registered alone reports it (its schema's `x-where`).
+ */
+function section (schema: OptionsSchema): OptionsSchema {
+  const { type: _object, properties = {}, ...rest } = schema as { type: unknown, properties?: Record<string, unknown> }
+  const { profile: _profile, ...own } = properties
+  return { type: ['boolean', 'object'], not: { const: true }, allOf: [{ ...rest, properties: own }], [MESSAGE]: 'must be an options object or false' }
+}
 
-function section<T extends object> (name: string, value: T | false | undefined): T | false {
-  if (value === false) return false
-  if (value === undefined) return {} as T
-  if (typeof value !== 'object' || value === null) throw invalidOption('http-conventions', `${name} must be an options object or false`)
-  return value
+/** The umbrella's options as JSON Schema, built from the plugins' schemas, checked at registration. */
+export const httpConventionsOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    profile: PROFILE_SCHEMA,
+    errorHandler: { ...FUNCTION_SCHEMA, [MESSAGE]: 'must be a function' },
+    errorFormat: { enum: ['envelope', 'problem'], [MESSAGE]: "must be 'envelope' or 'problem'" },
+    contentLength: section(contentLengthOptionsSchema),
+    contentType: section(contentTypeOptionsSchema),
+    validation: section(validationOptionsSchema),
+    conditional: section(conditionalOptionsSchema),
+    patch: section(patchOptionsSchema),
+    deltaEncoding: section(deltaEncodingOptionsSchema),
+    auth: section(authOptionsSchema),
+    redirect: section(redirectOptionsSchema),
+    resourcePolicy: section(resourcePolicyOptionsSchema),
+    prefer: section(preferOptionsSchema),
+    methods: section(methodsOptionsSchema)
+  }
+} as const
+
+const checkOptions = optionsChecker('fastify-http-conventions', httpConventionsOptionsSchema)
+
+/** A section's options (false: the plugin is left out). */
+function options<T extends object> (value: T | false | undefined): T | false {
+  return value ?? {} as T
 }
 
 function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done: (err?: Error) => void): void {
   try {
-    rejectUnknownKeys('http-conventions', opts, KNOWN, 'option')
-    assertProfile('http-conventions', opts.profile)
+    checkOptions(opts)
     const profile = opts.profile ?? 'spec'
-    const contentLength = section('contentLength', opts.contentLength)
-    const contentType = section('contentType', opts.contentType)
-    const validation = section('validation', opts.validation)
-    const conditional = section('conditional', opts.conditional)
-    const patch = section('patch', opts.patch)
-    const deltaEncoding = section('deltaEncoding', opts.deltaEncoding)
-    const redirect = section('redirect', opts.redirect)
-    const resourcePolicy = section('resourcePolicy', opts.resourcePolicy)
-    const prefer = section('prefer', opts.prefer)
-    const methods = section('methods', opts.methods)
+    const contentLength = options(opts.contentLength)
+    const contentType = options(opts.contentType)
+    const validation = options(opts.validation)
+    const conditional = options(opts.conditional)
+    const patch = options(opts.patch)
+    const deltaEncoding = options(opts.deltaEncoding)
+    const redirect = options(opts.redirect)
+    const resourcePolicy = options(opts.resourcePolicy)
+    const prefer = options(opts.prefer)
+    const methods = options(opts.methods)
 
     // One place orders the steps (kernel/pipeline.ts): the registration order below does not matter.
-    if (opts.errorHandler !== undefined && typeof opts.errorHandler !== 'function') throw invalidOption('fastify-http-conventions', 'errorHandler must be a function')
-    if (opts.errorFormat !== undefined && opts.errorFormat !== 'envelope' && opts.errorFormat !== 'problem') throw invalidOption('fastify-http-conventions', "errorFormat must be 'envelope' or 'problem'")
     configureContext(fastify, 'fastify-http-conventions', { profile, fallback: opts.errorHandler as ErrorFallback | undefined, format: opts.errorFormat })
     if (resourcePolicy !== false) fastify.register(httpConventionsResourcePolicy, resourcePolicy)
     if (redirect !== false) fastify.register(httpConventionsRedirect, redirect)
     if (contentLength !== false) fastify.register(httpConventionsContentLength, { ...contentLength, profile })
-    if (opts.auth !== undefined && opts.auth !== false) fastify.register(httpConventionsAuth, { ...section('auth', opts.auth) as AuthOptions, profile })
+    if (opts.auth !== undefined && opts.auth !== false) fastify.register(httpConventionsAuth, { ...opts.auth, profile })
     if (contentType !== false) fastify.register(httpConventionsContentType, { ...contentType, profile })
     if (validation !== false) fastify.register(httpConventionsValidation, { ...validation, profile })
     if (patch !== false) fastify.register(httpConventionsPatch, { ...patch, profile })
@@ -162,3 +189,15 @@ export {
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'
 export type { Profile } from '../lib/profile'
+// Each plugin's options and route config as JSON Schema (docs/plugins.md), as they are checked.
+export { contentLengthOptionsSchema, contentLengthRouteConfigSchema } from './conventions/content-length'
+export { contentTypeOptionsSchema, contentTypeRouteConfigSchema } from './conventions/content-type'
+export { validationOptionsSchema, validationRouteConfigSchema } from './conventions/validation'
+export { patchOptionsSchema, patchRouteConfigSchema } from './conventions/patch'
+export { conditionalOptionsSchema, conditionalRouteConfigSchema } from './conventions/conditional'
+export { deltaEncodingOptionsSchema, deltaEncodingRouteConfigSchema } from './conventions/delta-encoding'
+export { authOptionsSchema, authRouteConfigSchema } from './conventions/auth/index'
+export { redirectOptionsSchema, redirectRouteConfigSchema } from './conventions/redirect'
+export { resourcePolicyOptionsSchema, resourcePolicyRouteConfigSchema } from './conventions/resource-policy'
+export { preferOptionsSchema, preferRouteConfigSchema } from './conventions/prefer'
+export { methodsOptionsSchema, methodsRouteConfigSchema } from './conventions/methods'

@@ -30,8 +30,8 @@ import { writeError, type ErrorFormat } from '../infrastructure/errors'
 import { prepareError, type PreparedError } from '../../lib/render'
 import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
 import { recordSuccessHeaders } from '../infrastructure/openapi'
-import { isThenable, rejectUnknownKeys, release, replacePayload } from '../infrastructure/shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
+import { isThenable, release, replacePayload } from '../infrastructure/shared'
+import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { kOutcome, kCurrent } from '../infrastructure/symbols'
 
 /** The validators a route's provider gives for the current state of its resource. */
@@ -130,10 +130,10 @@ declare module 'fastify' {
 
 const PLUGIN = 'fastify-http-conventions-conditional'
 const WHERE = PLUGIN
-const ROUTE_KEYS = new Set(['validators', 'requirePrecondition', 'creates'])
 
 /** The plugin's options as JSON Schema, checked at registration (an unknown etag.algorithm is found when it first hashes). */
 export const conditionalOptionsSchema = {
+  [WHERE_KEY]: WHERE,
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -155,7 +155,20 @@ export const conditionalOptionsSchema = {
   }
 } as const
 
+/** A route's `config.conditional` as JSON Schema, checked when the route is added. */
+export const conditionalRouteConfigSchema = {
+  type: ['boolean', 'object'],
+  additionalProperties: false,
+  properties: {
+    validators: { ...FUNCTION_SCHEMA, [MESSAGE]: 'must be a function (request) => { etag?, lastModified? } | null' },
+    requirePrecondition: { type: 'boolean', [MESSAGE]: 'must be a boolean' },
+    creates: { type: 'boolean', [MESSAGE]: 'must be a boolean' }
+  },
+  [MESSAGE]: 'must be true, false or { validators?, requirePrecondition?, creates? }'
+} as const
+
 const checkOptions = optionsChecker(WHERE, conditionalOptionsSchema)
+const checkRouteConfig = routeConfigChecker<ConditionalRouteConfig | boolean>('conditional', conditionalRouteConfigSchema)
 const SAFE = new Set(['GET', 'HEAD'])
 const NO_CONDITIONS: ParsedConditions = Object.freeze({})
 const NOT_MODIFIED_ETAG = 'not modified: the current entity-tag matches If-None-Match'
@@ -293,17 +306,9 @@ function httpDates (): (ms: number) => string {
 }
 
 function routeConfig (c: RouteCompiler): ConditionalRouteConfig | null {
-  const config = c.config.conditional
+  const config = checkRouteConfig(c.where, c.config.conditional)
   if (config === undefined || config === false) return null
-  if (config === true) return {}
-  const where = c.where
-  if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.conditional must be true, false or { validators?, requirePrecondition?, creates? }')
-  rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.conditional option')
-  const r = config as ConditionalRouteConfig
-  if (r.validators !== undefined && typeof r.validators !== 'function') throw invalidOption(where, 'config.conditional.validators must be a function (request) => { etag?, lastModified? } | null')
-  if (r.requirePrecondition !== undefined && typeof r.requirePrecondition !== 'boolean') throw invalidOption(where, 'config.conditional.requirePrecondition must be a boolean')
-  if (r.creates !== undefined && typeof r.creates !== 'boolean') throw invalidOption(where, 'config.conditional.creates must be a boolean')
-  return r
+  return config === true ? {} : config
 }
 
 /**

@@ -10,11 +10,11 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { badFraming, contentTooLarge, invalidOption, lengthRequired, notImplemented, type ConventionError } from '../../lib/errors'
+import { badFraming, contentTooLarge, lengthRequired, notImplemented, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
 import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
-import { rejectUnknownKeys, declaresBody } from '../infrastructure/shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
+import { declaresBody } from '../infrastructure/shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { lingerOnClose } from '../infrastructure/adapter'
 import { coalesceBody } from '../infrastructure/body-reader'
 import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../infrastructure/framing'
@@ -43,6 +43,7 @@ const WHERE = 'http-conventions/content-length'
 
 /** The plugin's options as JSON Schema, checked at registration. */
 export const contentLengthOptionsSchema = {
+  [WHERE_KEY]: WHERE,
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -53,6 +54,17 @@ export const contentLengthOptionsSchema = {
     limitStatus: { enum: [411, 413], [MESSAGE]: 'must be 411 or 413' },
     mismatchStatus: { enum: [411, 400], [MESSAGE]: 'must be 411 or 400' }
   }
+} as const
+
+/** A route's `config.contentLength` as JSON Schema, checked when the route is added. */
+export const contentLengthRouteConfigSchema = {
+  type: ['boolean', 'object'],
+  not: { const: true },
+  additionalProperties: false,
+  properties: {
+    bodyLimit: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, [MESSAGE]: 'must be a non-negative integer' }
+  },
+  [MESSAGE]: 'must be false or { bodyLimit }'
 } as const
 
 // ---------------------------------------------------------------------------------------
@@ -72,11 +84,8 @@ interface Settings {
   readonly http2: boolean
 }
 
-function isPositiveInt (n: unknown): n is number {
-  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
-}
-
 const validate = optionsChecker(WHERE, contentLengthOptionsSchema)
+const checkRouteConfig = routeConfigChecker<ContentLengthRouteConfig | false>('contentLength', contentLengthRouteConfigSchema)
 
 function resolveSettings (fastify: FastifyInstance, opts: ContentLengthOptions): Settings {
   validate(opts)
@@ -110,16 +119,9 @@ interface RoutePlan {
 }
 
 function configuredLimit (c: RouteCompiler, s: Settings): number | false {
-  const config = c.config.contentLength as ContentLengthRouteConfig | false | undefined
+  const config = checkRouteConfig(c.where, c.config.contentLength)
   if (config === false) return false
-  if (config !== undefined) {
-    if (typeof config !== 'object' || config === null) throw invalidOption(c.where, 'config.contentLength must be false or { bodyLimit }')
-    rejectUnknownKeys(c.where, config, ['bodyLimit'], 'config.contentLength option')
-    if (config.bodyLimit !== undefined) {
-      if (!isPositiveInt(config.bodyLimit)) throw invalidOption(c.where, 'config.contentLength.bodyLimit must be a non-negative integer')
-      return config.bodyLimit
-    }
-  }
+  if (config?.bodyLimit !== undefined) return config.bodyLimit
   const own = c.route.bodyLimit
   return own !== undefined && own !== s.serverLimit ? own : s.pluginLimit
 }

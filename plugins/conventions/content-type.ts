@@ -15,8 +15,8 @@ import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, xmlReader, type Json
 import { type Profile } from '../../lib/profile'
 import { declareConvention, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
 import { requestMediaType, useRequestMediaType } from '../infrastructure/media-type'
-import { addVary, declaresBody, rejectUnknownKeys } from '../infrastructure/shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
+import { addVary, declaresBody } from '../infrastructure/shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
 
 export interface XmlConfig {
@@ -52,6 +52,7 @@ const WHERE = 'http-conventions/content-type'
 
 /** The plugin's options as JSON Schema, checked at registration. */
 export const contentTypeOptionsSchema = {
+  [WHERE_KEY]: WHERE,
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -62,25 +63,35 @@ export const contentTypeOptionsSchema = {
   }
 } as const
 
+/** A route's `config.contentType` as JSON Schema, checked when the route is added; each accepted type is then parsed. */
+export const contentTypeRouteConfigSchema = {
+  type: ['boolean', 'object'],
+  not: { const: true },
+  additionalProperties: false,
+  properties: {
+    accept: { type: 'array', items: { type: 'string' }, [MESSAGE]: 'must be an array of media types' },
+    xml: {
+      type: 'object',
+      required: ['root'],
+      additionalProperties: false,
+      properties: {
+        root: { type: 'string', minLength: 1 },
+        itemNames: { type: 'object', additionalProperties: { type: 'string' }, [MESSAGE]: 'must be an object of element name: item element name' }
+      },
+      [MESSAGE]: 'needs a root element name: { root: "article" }'
+    }
+  },
+  [MESSAGE]: 'must be false or an object'
+} as const
+
 const checkOptions = optionsChecker(WHERE, contentTypeOptionsSchema)
-const ROUTE_OPTIONS: ReadonlyArray<keyof ContentTypeRouteConfig> = ['accept', 'xml']
-const XML_OPTIONS: ReadonlyArray<keyof XmlConfig> = ['root', 'itemNames']
+const checkRouteConfig = routeConfigChecker<ContentTypeRouteConfig | false>('contentType', contentTypeRouteConfigSchema)
 
 function validateRouteConfig (c: RouteCompiler): ContentTypeRouteConfig | false | undefined {
-  const config = c.config.contentType as ContentTypeRouteConfig | false | undefined
+  const config = checkRouteConfig(c.where, c.config.contentType)
   if (config === undefined || config === false) return config
-  const where = c.where
-  if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.contentType must be false or an object')
-  rejectUnknownKeys(where, config, ROUTE_OPTIONS, 'config.contentType option')
-  if (config.accept !== undefined) {
-    if (!Array.isArray(config.accept) || config.accept.some((t) => typeof t !== 'string' || parseMediaType(t) === null)) {
-      throw invalidOption(where, 'config.contentType.accept must be an array of media types')
-    }
-  }
-  if (config.xml !== undefined && (typeof config.xml !== 'object' || config.xml === null || typeof config.xml.root !== 'string' || config.xml.root === '')) {
-    throw invalidOption(where, 'config.contentType.xml needs a root element name: { root: "article" }')
-  }
-  if (config.xml !== undefined) rejectUnknownKeys(where, config.xml, XML_OPTIONS, 'config.contentType.xml option')
+  // Code, not a pattern: each type is parsed by the parser the requests' Content-Type goes through.
+  if (config.accept?.some((t) => parseMediaType(t) === null)) throw invalidOption(c.where, 'config.contentType.accept must be an array of media types')
   return config
 }
 

@@ -38,8 +38,8 @@ import { MemoryInstanceStore } from '../../lib/stores/instance-memory'
 import { DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS, withDeadline } from '../../lib/stores/deadline'
 import { clientKey, digestKey, InsertBudget, RecentInstances } from '../../lib/delta-bookkeeping'
 import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
-import { rejectUnknownKeys, release, replacePayload } from '../infrastructure/shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
+import { release, replacePayload } from '../infrastructure/shared'
+import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
 export type InstanceManipulation = 'vcdiff' | 'gzip'
@@ -98,8 +98,6 @@ export type DeltaEncodingRouteConfig = DeltaEncodingRouteOptions | boolean
 
 const PLUGIN = 'fastify-http-conventions-delta-encoding'
 const WHERE = PLUGIN
-const ROUTE_KEYS = new Set(['manipulations', 'ttl'])
-const KNOWN_MANIPULATIONS = new Set<string>(['vcdiff', 'gzip'])
 const SAFE = new Set(['GET', 'HEAD'])
 // RFC 3229 10.8.2: an IM-aware cache may keep the 226 (im); every other cache must not (no-store).
 const CACHE_CONTROL_226 = 'no-store, im'
@@ -118,18 +116,8 @@ interface Settings {
   protectedRoute: boolean
 }
 
-function checkManipulations (where: string, name: string, value: unknown): InstanceManipulation[] {
-  if (!Array.isArray(value) || value.some((m) => typeof m !== 'string' || !KNOWN_MANIPULATIONS.has(m))) {
-    throw invalidOption(where, `${name} must list 'vcdiff' and/or 'gzip'`)
-  }
-  return value as InstanceManipulation[]
-}
-
-function checkTtl (where: string, name: string, value: unknown): number | undefined {
-  if (value === undefined) return undefined
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw invalidOption(where, `${name} must be a positive number of milliseconds`)
-  return value
-}
+const MANIPULATIONS = { type: 'array', items: { enum: ['vcdiff', 'gzip'] }, [MESSAGE]: "must list 'vcdiff' and/or 'gzip'" } as const
+const TTL = { type: 'number', exclusiveMinimum: 0, [MESSAGE]: 'must be a positive number of milliseconds' } as const
 
 /** An integer from 1 to `max`. */
 function upTo (max = Number.MAX_SAFE_INTEGER): { type: 'integer', minimum: 1, maximum: number, [MESSAGE]: string } {
@@ -141,13 +129,14 @@ function upTo (max = Number.MAX_SAFE_INTEGER): { type: 'integer', minimum: 1, ma
  * documented. The store's methods and the VCDIFF encoder's options are checked after it.
  */
 export const deltaEncodingOptionsSchema = {
+  [WHERE_KEY]: WHERE,
   type: 'object',
   additionalProperties: false,
   properties: {
     profile: PROFILE_SCHEMA,
-    store: { type: 'object', [MESSAGE]: 'must be an instance store: { get(key), set(key, value, ttl?) }' },
-    manipulations: { type: 'array', items: { enum: ['vcdiff', 'gzip'] }, [MESSAGE]: "must list 'vcdiff' and/or 'gzip'" },
-    ttl: { type: 'number', exclusiveMinimum: 0, [MESSAGE]: 'must be a positive number of milliseconds' },
+    store: { type: 'object', required: ['get', 'set'], properties: { get: FUNCTION_SCHEMA, set: FUNCTION_SCHEMA }, [MESSAGE]: 'must be an instance store: { get(key), set(key, value, ttl?) }' },
+    manipulations: MANIPULATIONS,
+    ttl: TTL,
     maxInstanceBytes: upTo(),
     gzipLevel: upTo(9),
     maxBaseLookups: upTo(100),
@@ -168,11 +157,16 @@ export const deltaEncodingOptionsSchema = {
   }
 } as const
 
-const checkOptions = optionsChecker(WHERE, deltaEncodingOptionsSchema)
+/** A route's `config.deltaEncoding` as JSON Schema, checked when the route is added (then, in code, that the route serves GET or HEAD). */
+export const deltaEncodingRouteConfigSchema = {
+  type: ['boolean', 'object'],
+  additionalProperties: false,
+  properties: { manipulations: MANIPULATIONS, ttl: TTL },
+  [MESSAGE]: 'must be true, false or { manipulations?, ttl? }'
+} as const
 
-function isStore (store: unknown): store is InstanceStore {
-  return typeof store === 'object' && store !== null && typeof (store as InstanceStore).get === 'function' && typeof (store as InstanceStore).set === 'function'
-}
+const checkOptions = optionsChecker(WHERE, deltaEncodingOptionsSchema)
+const checkRouteConfig = routeConfigChecker<DeltaEncodingRouteConfig>('deltaEncoding', deltaEncodingRouteConfigSchema)
 
 /** What the client accepts of what the route applies (RFC 3229 10.5.3: q=0 refuses; unknown tokens are ignored). */
 function accepted (aim: string, settings: Settings): { vcdiff: boolean, gzip: boolean } {
@@ -300,7 +294,6 @@ function offloadPlan (value: DeltaEncodingOptions['offload']): OffloadPlan {
 /** Checks the plugin's options, in the order they are documented; throws FST_HTTP_CONVENTIONS_INVALID_OPTION. */
 function deltaPlan (opts: DeltaEncodingOptions): DeltaPlan {
   checkOptions(opts)
-  if (opts.store !== undefined && !isStore(opts.store)) throw invalidOption(WHERE, 'store must be an instance store: { get(key), set(key, value, ttl?) }')
   const manipulations = opts.manipulations ?? ['vcdiff', 'gzip']
   const ttl = opts.ttl
   const maxInstanceBytes = opts.maxInstanceBytes ?? 8 * 1024 * 1024
@@ -361,18 +354,14 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
 
 /** The settings of a route with `config.deltaEncoding`, or null when it has none. */
 function routeSettings (c: RouteCompiler, plan: DeltaPlan): Settings | null {
-  const config = c.config.deltaEncoding
+  const config = checkRouteConfig(c.where, c.config.deltaEncoding)
   if (config === undefined || config === false) return null
-  const where = c.where
-  if (!c.methods.some((m) => SAFE.has(m))) throw invalidOption(where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
+  // Of the route, not of its config: code.
+  if (!c.methods.some((m) => SAFE.has(m))) throw invalidOption(c.where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
   const protectedRoute = c.use(PROVIDES.auth) !== undefined
   const { manipulations, ttl } = plan
-  if (config === true) return { vcdiff: manipulations.includes('vcdiff'), gzip: manipulations.includes('gzip'), ttl, protectedRoute }
-  if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.deltaEncoding must be true, false or { manipulations?, ttl? }')
-  rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.deltaEncoding option')
-  const r = config as DeltaEncodingRouteOptions
-  const own = r.manipulations === undefined ? manipulations : checkManipulations(where, 'config.deltaEncoding.manipulations', r.manipulations)
-  return { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: checkTtl(where, 'config.deltaEncoding.ttl', r.ttl) ?? ttl, protectedRoute }
+  const own = config === true ? manipulations : config.manipulations ?? manipulations
+  return { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: config === true ? ttl : config.ttl ?? ttl, protectedRoute }
 }
 
 /** A complete 200 that can be an instance: its bytes, its strong entity-tag, its store selector. */

@@ -19,7 +19,7 @@ import { contextHeaders, declareConvention, formatOf, nodeOf, type RouteCompiler
 import { logConventionError, sendConventionError } from '../infrastructure/errors'
 import { declaresBody } from '../infrastructure/shared'
 import { markClosing } from '../infrastructure/framing'
-import { optionsChecker } from '../infrastructure/options'
+import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { recordPathOptions } from '../infrastructure/openapi'
 
 const PLUGIN = 'fastify-http-conventions-methods'
@@ -31,9 +31,13 @@ export type MethodsOptions = Record<string, never>
 export type MethodsRouteConfig = false
 
 /** The plugin's options as JSON Schema, checked at registration: none yet. */
-export const methodsOptionsSchema = { type: 'object', additionalProperties: false } as const
+export const methodsOptionsSchema = { [WHERE_KEY]: PLUGIN, type: 'object', additionalProperties: false } as const
+
+/** A route's `config.methods` as JSON Schema, checked when the route is added. */
+export const methodsRouteConfigSchema = { const: false, [MESSAGE]: 'can only be false (the path is left out of 405 and OPTIONS)' } as const
 
 const checkOptions = optionsChecker(PLUGIN, methodsOptionsSchema)
+const checkRouteConfig = routeConfigChecker<MethodsRouteConfig>('methods', methodsRouteConfigSchema)
 
 const PATCH_TYPES: Record<string, string> = { 'json-patch': 'application/json-patch+json', 'merge-patch': 'application/merge-patch+json' }
 
@@ -106,8 +110,7 @@ function declareOptions (s: MethodsState, pattern: string): void {
 
 /** Each route's methods and pattern go into the table; its path gets an OPTIONS route where @fastify/cors's would take it. */
 function compileMethods (s: MethodsState, c: RouteCompiler): void {
-  const config = c.config.methods
-  if (config !== undefined && config !== false) throw invalidOption(c.where, 'config.methods can only be false (the path is left out of 405 and OPTIONS)')
+  const config = checkRouteConfig(c.where, c.config.methods)
   const url = c.route.url
   const own = (c.config as Record<symbol, unknown>)[kOwnOptions] === true
   if (!own && c.methods.includes('OPTIONS') && s.ownOptions.has(url)) {

@@ -16,8 +16,8 @@ import { ajvErrorsToEntries, type AjvErrorLike } from '../../lib/validation-erro
 import { type Profile } from '../../lib/profile'
 import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from '../infrastructure/suite'
 import { requestMediaType, useRequestMediaType } from '../infrastructure/media-type'
-import { rejectUnknownKeys, type RouteRequest } from '../infrastructure/shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
+import { type RouteRequest } from '../infrastructure/shared'
+import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { buildChecked, checkersOf, type SchemaCheckers } from '../infrastructure/schema-check'
 import { conditionalConvention } from './conditional'
 import { readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
@@ -83,11 +83,11 @@ declare module 'fastify' {
 
 const PLUGIN = 'fastify-http-conventions-patch'
 const WHERE = PLUGIN
-const ROUTE_KEYS = new Set(['schema', 'load', 'save', 'formats'])
 const POSITIVE_INTEGER = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, [MESSAGE]: 'must be a positive integer' } as const
 
 /** The plugin's options as JSON Schema, checked at registration. */
 export const patchOptionsSchema = {
+  [WHERE_KEY]: WHERE,
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -99,7 +99,23 @@ export const patchOptionsSchema = {
   }
 } as const
 
+/** A route's `config.patch` as JSON Schema, checked when the route is added (then, in code, that the route serves PATCH). */
+export const patchRouteConfigSchema = {
+  type: ['boolean', 'object'],
+  not: { const: true },
+  required: ['schema', 'load', 'save'],
+  additionalProperties: false,
+  properties: {
+    schema: { type: 'object', [MESSAGE]: 'must be the resource\'s JSON Schema' },
+    load: { ...FUNCTION_SCHEMA, [MESSAGE]: 'must be a function (request) => { document, etag } | null' },
+    save: { ...FUNCTION_SCHEMA, [MESSAGE]: 'must be a function (request, document, expectedEtag) => resource | false' },
+    formats: { type: 'array', minItems: 1, items: { enum: ['json-patch', 'merge-patch'] }, [MESSAGE]: "must list 'json-patch' and/or 'merge-patch'" }
+  },
+  [MESSAGE]: 'must be { schema, load, save, formats? }'
+} as const
+
 const checkOptions = optionsChecker(WHERE, patchOptionsSchema)
+const checkRouteConfig = routeConfigChecker<PatchRouteConfig | false>('patch', patchRouteConfigSchema)
 const ACCEPT_PATCH_METHODS = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'OPTIONS'])
 
 type Tracked = FastifyRequest & { [kLoaded]: PatchableResource | false | null }
@@ -123,20 +139,11 @@ function resourceSchemaCompiler (checkers: SchemaCheckers): (route: Parameters<C
 }
 
 function routeConfig (c: RouteCompiler): PatchRouteConfig | null {
-  const config = c.config.patch
+  const config = checkRouteConfig(c.where, c.config.patch)
   if (config === undefined || config === false) return null
-  const where = c.where
-  if (typeof config !== 'object' || config === null) throw invalidOption(where, 'config.patch must be { schema, load, save, formats? }')
-  rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.patch option')
-  const r = config as PatchRouteConfig
-  if (!c.methods.includes('PATCH')) throw invalidOption(where, 'config.patch belongs on a PATCH route')
-  if (typeof r.schema !== 'object' || r.schema === null) throw invalidOption(where, 'config.patch.schema must be the resource\'s JSON Schema')
-  if (typeof r.load !== 'function') throw invalidOption(where, 'config.patch.load must be a function (request) => { document, etag } | null')
-  if (typeof r.save !== 'function') throw invalidOption(where, 'config.patch.save must be a function (request, document, expectedEtag) => resource | false')
-  if (r.formats !== undefined && (!Array.isArray(r.formats) || r.formats.length === 0 || r.formats.some((f) => PATCH_MEDIA_TYPES[f] === undefined))) {
-    throw invalidOption(where, "config.patch.formats must list 'json-patch' and/or 'merge-patch'")
-  }
-  return r
+  // Of the route, not of its config: code.
+  if (!c.methods.includes('PATCH')) throw invalidOption(c.where, 'config.patch belongs on a PATCH route')
+  return config
 }
 
 /** A cell holding one resource's Accept-Patch value: filled by its PATCH route, read by all its routes. */

@@ -10,10 +10,9 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { invalidOption } from '../../lib/errors'
 import { prefersMinimal } from '../../lib/prefer'
 import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
-import { optionsChecker } from '../infrastructure/options'
+import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { addVary, replacePayload } from '../infrastructure/shared'
 
 const PLUGIN = 'fastify-http-conventions-prefer'
@@ -22,12 +21,17 @@ const PLUGIN = 'fastify-http-conventions-prefer'
 export type PreferOptions = Record<string, never>
 
 /** The plugin's options as JSON Schema, checked at registration: none yet. */
-export const preferOptionsSchema = { type: 'object', additionalProperties: false } as const
+export const preferOptionsSchema = { [WHERE_KEY]: PLUGIN, type: 'object', additionalProperties: false } as const
 
 const checkOptions = optionsChecker(PLUGIN, preferOptionsSchema)
 
 /** `config.prefer`: true honours `Prefer: return=minimal` on the route's writes. */
 export type PreferRouteConfig = boolean
+
+/** A route's `config.prefer` as JSON Schema, checked when the route is added. */
+export const preferRouteConfigSchema = { type: 'boolean', [MESSAGE]: 'must be true or false' } as const
+
+const checkRouteConfig = routeConfigChecker<PreferRouteConfig>('prefer', preferRouteConfigSchema)
 
 /** The onSend step: a 200 or 201 to a client that prefers a minimal answer loses its body. */
 function minimalAnswer (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
@@ -42,9 +46,7 @@ function minimalAnswer (request: FastifyRequest, reply: FastifyReply, payload: u
 }
 
 function compile (c: RouteCompiler): void {
-  const config = c.config.prefer
-  if (config === undefined || config === false) return
-  if (config !== true) throw invalidOption(c.where, 'config.prefer must be true or false')
+  if (checkRouteConfig(c.where, c.config.prefer) !== true) return
   if (c.methods.includes('POST') || c.methods.includes('PUT') || c.methods.includes('PATCH')) {
     c.respond(204, { description: 'No Content: the write succeeded; the client asked for a minimal answer (Prefer: return=minimal)', body: 'none' })
   }

@@ -6,11 +6,10 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { invalidOption } from '../../lib/errors'
 import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../../lib/redirect'
 import { contextHeaders, declareConvention, SENT, type RouteCompiler } from '../infrastructure/suite'
 import { declaresBody } from '../infrastructure/shared'
-import { MESSAGE, optionsChecker } from '../infrastructure/options'
+import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { markClosing } from '../infrastructure/framing'
 
 export type { RedirectMatch, RedirectRule } from '../../lib/redirect'
@@ -40,6 +39,7 @@ const WHERE = PLUGIN
 
 /** The plugin's options as JSON Schema, checked at registration; each rule is checked as it compiles (lib/redirect.ts). */
 export const redirectOptionsSchema = {
+  [WHERE_KEY]: WHERE,
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -47,7 +47,11 @@ export const redirectOptionsSchema = {
   }
 } as const
 
+/** A route's `config.redirect` as JSON Schema, checked when the route is added. */
+export const redirectRouteConfigSchema = { const: false, [MESSAGE]: 'can only be false (exempt from the rules)' } as const
+
 const checkOptions = optionsChecker(WHERE, redirectOptionsSchema)
+const checkRouteConfig = routeConfigChecker<RedirectRouteConfig>('redirect', redirectRouteConfigSchema)
 
 function temporaryRedirect (this: FastifyReply, location: string): FastifyReply {
   const value = formatLocation(location)
@@ -116,8 +120,7 @@ type Steps = ReturnType<typeof makeSteps>
 
 /** Puts the rules' step on the route, and documents the 307 where a rule can match it. */
 function compileRoute (c: RouteCompiler, plan: Plan, steps: Steps): void {
-  const config = c.config.redirect
-  if (config !== undefined && config !== false) throw invalidOption(c.where, 'config.redirect can only be false (exempt from the rules)')
+  const config = checkRouteConfig(c.where, c.config.redirect)
   if (config === false || plan.rules.length === 0) return
   if (c.methods.some((m) => rulesForRoute(plan.rules, m, c.route.url))) {
     c.respond(307, { description: 'Temporary Redirect: repeat the same method and body at Location', body: 'text', headers: ['Location'] })

@@ -17,8 +17,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
-import { invalidOption } from '../../lib/errors'
-import { MESSAGE, optionsChecker } from '../infrastructure/options'
+import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { recordAnswerHeader } from '../infrastructure/openapi'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
@@ -35,23 +34,23 @@ export type ResourcePolicyRouteConfig = ResourcePolicy | false
 const PLUGIN = 'fastify-http-conventions-resource-policy'
 const WHERE = PLUGIN
 const HEADER = 'cross-origin-resource-policy'
-const POLICIES = new Set<unknown>(['same-origin', 'same-site', 'cross-origin'])
+const POLICY = { enum: ['same-origin', 'same-site', 'cross-origin', false], [MESSAGE]: "must be 'same-origin', 'same-site', 'cross-origin' or false, got {value}" } as const
 
 /** The plugin's options as JSON Schema, checked at registration. */
 export const resourcePolicyOptionsSchema = {
+  [WHERE_KEY]: WHERE,
   type: 'object',
   additionalProperties: false,
   properties: {
-    policy: { enum: ['same-origin', 'same-site', 'cross-origin', false], [MESSAGE]: "must be 'same-origin', 'same-site', 'cross-origin' or false, got {value}" }
+    policy: POLICY
   }
 } as const
 
-const checkOptions = optionsChecker(WHERE, resourcePolicyOptionsSchema)
+/** A route's `config.resourcePolicy` as JSON Schema, checked when the route is added. */
+export const resourcePolicyRouteConfigSchema = POLICY
 
-function check (value: unknown, where: string, name: string): ResourcePolicy | false {
-  if (value === false || POLICIES.has(value)) return value as ResourcePolicy | false
-  throw invalidOption(where, `${name} must be 'same-origin', 'same-site', 'cross-origin' or false, got ${JSON.stringify(value)}`)
-}
+const checkOptions = optionsChecker(WHERE, resourcePolicyOptionsSchema)
+const checkRouteConfig = routeConfigChecker<ResourcePolicyRouteConfig>('resourcePolicy', resourcePolicyRouteConfigSchema)
 
 function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOptions, done: (err?: Error) => void): void {
   let fallback: string | null
@@ -66,8 +65,8 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
   // Set before the suite's first check, so every answer of the route carries it, errors
   // included (Fastify keeps headers set in hooks); a header the handler sets itself replaces it.
   function compile (c: RouteCompiler): void {
-    const config = c.config.resourcePolicy
-    const value = config === undefined ? fallback : check(config, c.where, 'config.resourcePolicy')
+    const config = checkRouteConfig(c.where, c.config.resourcePolicy)
+    const value = config === undefined ? fallback : config
     if (value === false || value === null) return
     // OpenAPI: a header of every answer of the route, its value fixed.
     recordAnswerHeader(c.route, 'Cross-Origin-Resource-Policy', { type: 'string', enum: [value], description: 'Who may embed the answer (Fetch standard): on every answer, errors included' })

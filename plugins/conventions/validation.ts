@@ -7,7 +7,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../../lib/errors'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../infrastructure/options'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { type Profile } from '../../lib/profile'
 import { declareConvention } from '../infrastructure/suite'
 import { serverOptionsProblem } from '../infrastructure/server-options'
@@ -23,6 +23,7 @@ const WHERE = 'http-conventions/validation'
 
 /** The plugin's options as JSON Schema, checked at registration. */
 export const validationOptionsSchema = {
+  [WHERE_KEY]: WHERE,
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -31,7 +32,18 @@ export const validationOptionsSchema = {
   }
 } as const
 
+/**
+ * A route's `config.validation` as JSON Schema: there is none. Fastify has no per-route switch
+ * for validation, and the suite adds none: a route that says `config.validation` would
+ * silently keep validating, so it is refused when the route is added.
+ */
+export const validationRouteConfigSchema = {
+  not: {},
+  [MESSAGE]: 'is not an option: a route with a schema is validated and its problems answered 422; to handle them yourself, set attachValidation: true on the route (request.validationError) or give the route an errorHandler'
+} as const
+
 const checkOptions = optionsChecker(WHERE, validationOptionsSchema)
+const checkRouteConfig = routeConfigChecker('validation', validationRouteConfigSchema)
 
 type Compile = (route: { schema: object, method: string, url: string, httpPart: string }) => (data: unknown) => unknown
 
@@ -80,11 +92,7 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
       key: 'validation',
       plugin: PLUGIN,
       compile (c) {
-        // Fastify has no per-route switch for validation, and the suite adds none: a route
-        // that says `config.validation` would silently keep validating; refused when added.
-        if (c.config.validation !== undefined) {
-          throw invalidOption(c.where, 'config.validation is not an option: a route with a schema is validated and its problems answered 422; to handle them yourself, set attachValidation: true on the route (request.validationError) or give the route an errorHandler')
-        }
+        checkRouteConfig(c.where, c.config.validation)
         const schema = c.route.schema as Record<string, unknown> | undefined
         if (schema !== undefined && (schema.body !== undefined || schema.querystring !== undefined || schema.params !== undefined || schema.headers !== undefined)) {
           c.respond(422, { description: 'Unprocessable Entity: one errors[] entry per problem', body: 'envelope' })

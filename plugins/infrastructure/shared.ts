@@ -13,20 +13,6 @@ export function profileError (where: string, profile: unknown): Error | null {
   return invalidOption(where, `profile must be 'spec' or 'rfc9110', got ${JSON.stringify(profile)}`)
 }
 
-/** Throws the boot-time error of profileError. */
-export function assertProfile (where: string, profile: unknown): void {
-  const err = profileError(where, profile)
-  if (err !== null) throw err
-}
-
-/** Throws the boot-time error naming the first key of `value` that is not `known` (`what`: 'option', 'config.auth option', …). */
-export function rejectUnknownKeys (where: string, value: object, known: ReadonlySet<string> | readonly string[], what: string): void {
-  const has = Array.isArray(known) ? (key: string) => known.includes(key) : (key: string) => (known as ReadonlySet<string>).has(key)
-  for (const key of Object.keys(value)) {
-    if (!has(key)) throw invalidOption(where, `unknown ${what} ${JSON.stringify(key)}`)
-  }
-}
-
 /** RFC 9112 6.3: the request declares a body (chunked, or a Content-Length above zero). */
 export function declaresBody (headers: { 'content-length'?: string, 'transfer-encoding'?: string }): boolean {
   const cl = headers['content-length']

@@ -43,7 +43,9 @@ const ROOT = [
   'httpConventionsResourcePolicy', 'httpConventionsPrefer', 'httpConventionsMethods',
   'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'lengthRequired', 'unsupportedMediaType',
   'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'methodNotAllowed', 'sendConventionError', 'fromFastifyError', 'serializeEnvelope', 'ERRORS_SCHEMA_ID',
-  'serverOptions'
+  'serverOptions', 'httpConventionsOptionsSchema',
+  ...['contentLength', 'contentType', 'validation', 'patch', 'conditional', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer', 'methods']
+    .flatMap((name) => [`${name}OptionsSchema`, `${name}RouteConfigSchema`])
 ]
 
 /** What each subpath exports at run time. */

@@ -7,8 +7,13 @@
 import { test } from 'tap'
 import Fastify, { type FastifyPluginCallback } from 'fastify'
 import Ajv from 'ajv'
-import { boot } from '../helpers/app'
+import { boot, buildApp } from '../helpers/app'
 import { AJV_OPTIONS, MESSAGE, optionsChecker, optionsMessage, PROFILE_SCHEMA } from '../../plugins/infrastructure/options'
+import {
+  authRouteConfigSchema, conditionalRouteConfigSchema, contentLengthRouteConfigSchema, contentTypeRouteConfigSchema, deltaEncodingRouteConfigSchema,
+  httpConventions, httpConventionsOptionsSchema, methodsRouteConfigSchema, patchRouteConfigSchema, preferRouteConfigSchema, redirectRouteConfigSchema,
+  resourcePolicyRouteConfigSchema, validationRouteConfigSchema
+} from '../../plugins/index'
 import { authOptionsSchema, httpConventionsAuth } from '../../plugins/conventions/auth/index'
 import { conditionalOptionsSchema, httpConventionsConditional } from '../../plugins/conventions/conditional'
 import { contentLengthOptionsSchema, httpConventionsContentLength } from '../../plugins/conventions/content-length'
@@ -21,6 +26,20 @@ import { httpConventionsResourcePolicy, resourcePolicyOptionsSchema } from '../.
 import { httpConventionsValidation, validationOptionsSchema } from '../../plugins/conventions/validation'
 
 const CODE = 'FST_HTTP_CONVENTIONS_INVALID_OPTION'
+
+const ROUTE_SCHEMAS: Record<string, object> = {
+  auth: authRouteConfigSchema,
+  conditional: conditionalRouteConfigSchema,
+  contentLength: contentLengthRouteConfigSchema,
+  contentType: contentTypeRouteConfigSchema,
+  deltaEncoding: deltaEncodingRouteConfigSchema,
+  methods: methodsRouteConfigSchema,
+  patch: patchRouteConfigSchema,
+  prefer: preferRouteConfigSchema,
+  redirect: redirectRouteConfigSchema,
+  resourcePolicy: resourcePolicyRouteConfigSchema,
+  validation: validationRouteConfigSchema
+}
 const BASIC = { basic: { users: { alice: 'wonderland' } } }
 
 interface Case {
@@ -61,8 +80,13 @@ async function refusal (plugin: FastifyPluginCallback<any>, opts: object): Promi
 }
 
 test('every schema compiles under Ajv strict mode, on an instance of its own', async (t) => {
-  for (const [name, { schema }] of Object.entries(PLUGINS)) {
-    const ajv = new Ajv({ strict: true, allowUnionTypes: true, keywords: [MESSAGE] })
+  const schemas: Array<[string, object]> = [
+    ...Object.entries(PLUGINS).map(([name, { schema }]): [string, object] => [name, schema]),
+    ...Object.entries(ROUTE_SCHEMAS),
+    ['umbrella', httpConventionsOptionsSchema]
+  ]
+  for (const [name, schema] of schemas) {
+    const ajv = new Ajv({ strict: true, allowUnionTypes: true, keywords: [...AJV_OPTIONS.keywords] })
     t.doesNotThrow(() => ajv.compile(schema), name)
   }
   t.equal(AJV_OPTIONS.strict, true)
@@ -124,4 +148,80 @@ test('optionsChecker: Ajv\'s own message where a schema gives none; option names
   t.throws(() => check({ profile: 'x' }), { code: CODE, message: 'where: profile must be \'spec\' or \'rfc9110\', got "x"' })
   t.doesNotThrow(() => check({ levels: [1, 2] }))
   t.equal(optionsMessage(schema, { keyword: 'type', schemaPath: '#/type', instancePath: '', params: {}, message: 'must be object' }, 5), 'must be object')
+})
+
+test('the umbrella checks its own options with its schema: one message style, named fastify-http-conventions', async (t) => {
+  t.equal((await refusal(httpConventions, { bogus: 1 })).message, 'fastify-http-conventions: unknown option "bogus"')
+  t.equal((await refusal(httpConventions, { errorHandler: 'x' })).message, 'fastify-http-conventions: errorHandler must be a function')
+  t.equal((await refusal(httpConventions, { errorFormat: 'xml' })).message, "fastify-http-conventions: errorFormat must be 'envelope' or 'problem'")
+  t.equal((await refusal(httpConventions, { profile: 'x' })).message, 'fastify-http-conventions: profile must be \'spec\' or \'rfc9110\', got "x"')
+  t.equal((await refusal(httpConventions, { patch: true })).message, 'fastify-http-conventions: patch must be an options object or false')
+  t.equal((await refusal(httpConventions, { patch: null })).message, 'fastify-http-conventions: patch must be an options object or false')
+  // A problem inside a section reads as the plugin alone says it.
+  t.equal((await refusal(httpConventions, { patch: { maxRetries: -1 } })).message, 'fastify-http-conventions-patch: maxRetries must be a non-negative integer')
+  t.equal((await refusal(httpConventions, { auth: {} })).message, 'fastify-http-conventions-auth: enable at least one of basic, bearer and digest')
+  // profile is the umbrella's: a section does not take one.
+  t.equal((await refusal(httpConventions, { patch: { profile: 'spec' } })).message, 'fastify-http-conventions-patch: unknown option "profile"')
+})
+
+test('functions are checked with the options (x-typeof): each names the option and what it must be', async (t) => {
+  const cases: Array<[FastifyPluginCallback<any>, object, string]> = [
+    [httpConventionsAuth, { basic: { verify: 'x' } }, 'basic.verify must be a function'],
+    [httpConventionsAuth, { bearer: { verify: 'x' } }, 'bearer must be { verify(token) => { subject, scopes, expiresAt } | null }'],
+    [httpConventionsAuth, { bearer: { verify: () => null, now: 5 } }, 'bearer.now must be a function'],
+    [httpConventionsAuth, { ...BASIC, app: { verify: 'x' } }, 'app must be { verify(request) }'],
+    [httpConventionsAuth, { digest: { secret: 's'.repeat(32), lookup: 'x' } }, 'digest.lookup must be a function'],
+    [httpConventionsAuth, { digest: { secret: 's'.repeat(32), users: {}, store: {} } }, 'digest.store must have a seen(nonce, nc, ttlMs) method'],
+    [httpConventionsAuth, { digest: { secret: 's'.repeat(32), users: {}, store: { seen: () => false, generation: 1 } } }, 'digest.store.generation must be a method (the store generation new nonces carry)'],
+    [httpConventionsAuth, { basic: { users: {}, scopes: ['a b'] } }, 'basic.scopes must be an array of scope tokens'],
+    [httpConventionsDeltaEncoding, { store: { get: () => undefined } }, 'store must be an instance store: { get(key), set(key, value, ttl?) }'],
+    [httpConventionsDeltaEncoding, { store: { get: () => undefined, set: 'x' } }, 'store must be an instance store: { get(key), set(key, value, ttl?) }']
+  ]
+  for (const [plugin, opts, message] of cases) {
+    const err = await refusal(plugin, opts)
+    t.equal(err.code, CODE, message)
+    t.equal(err.message.slice(err.message.indexOf(': ') + 2), message)
+  }
+  // A store's methods may live on its prototype (a class instance).
+  class Store { get (): undefined { return undefined } set (): void {} }
+  t.equal((await refusal(httpConventionsDeltaEncoding, { store: new Store(), offload: false })).message, 'registered')
+})
+
+test('options JSON Schema now says what was left to code or unchecked: digest.now, digest.userhash', async (t) => {
+  const digest = { secret: 's'.repeat(32), users: { a: 'b' } }
+  t.match((await refusal(httpConventionsAuth, { digest: { ...digest, now: 5 } })).message, /: digest\.now must be a function$/)
+  t.match((await refusal(httpConventionsAuth, { digest: { ...digest, userhash: 'yes' } })).message, /: digest\.userhash must be a boolean$/)
+})
+
+test('each route config is checked against its schema when the route is added: the message names the route, config.<key> and the fix', async (t) => {
+  const app = await buildApp({ auth: { basic: { users: { a: 'b' } } }, deltaEncoding: { offload: false } })
+  t.teardown(() => app.close())
+  const cases: Array<[string, 'GET' | 'PATCH', object, string]> = [
+    ['/a', 'GET', { contentLength: true }, 'config.contentLength must be false or { bodyLimit }'],
+    ['/b', 'GET', { contentLength: { bodyLimit: -1 } }, 'config.contentLength.bodyLimit must be a non-negative integer'],
+    ['/c', 'GET', { contentType: { accept: ['not a type'] } }, 'config.contentType.accept must be an array of media types'],
+    ['/d', 'GET', { contentType: { xml: {} } }, 'config.contentType.xml needs a root element name: { root: "article" }'],
+    ['/e', 'GET', { contentType: { xml: { root: 'a', itemNames: { tags: 5 } } } }, 'config.contentType.xml.itemNames must be an object of element name: item element name'],
+    ['/f', 'GET', { conditional: 'yes' }, 'config.conditional must be true, false or { validators?, requirePrecondition?, creates? }'],
+    ['/g', 'GET', { conditional: { validators: 'etag' } }, 'config.conditional.validators must be a function (request) => { etag?, lastModified? } | null'],
+    ['/h', 'PATCH', { patch: { schema: {}, save: () => false } }, 'config.patch.load must be a function (request) => { document, etag } | null'],
+    ['/i', 'PATCH', { patch: { schema: {}, load: () => null, save: () => false, formats: [] } }, "config.patch.formats must list 'json-patch' and/or 'merge-patch'"],
+    ['/j', 'GET', { deltaEncoding: { ttl: 0 } }, 'config.deltaEncoding.ttl must be a positive number of milliseconds'],
+    ['/k', 'GET', { auth: { schemes: 'basic' } }, 'config.auth.schemes must be a non-empty list of app, basic, bearer and digest'],
+    ['/l', 'GET', { auth: { scopes: ['a b'] } }, 'config.auth.scopes must be an array of scope tokens'],
+    ['/m', 'GET', { auth: { schemes: ['bearer'] } }, 'config.auth.schemes must list enabled schemes (basic)'],
+    ['/n', 'GET', { resourcePolicy: 'none' }, 'config.resourcePolicy must be \'same-origin\', \'same-site\', \'cross-origin\' or false, got "none"'],
+    ['/o', 'GET', { prefer: 1 }, 'config.prefer must be true or false'],
+    ['/p', 'GET', { redirect: true }, 'config.redirect can only be false (exempt from the rules)'],
+    ['/q', 'GET', { methods: true }, 'config.methods can only be false (the path is left out of 405 and OPTIONS)'],
+    ['/r', 'GET', { validation: false }, 'config.validation is not an option: a route with a schema is validated and its problems answered 422; to handle them yourself, set attachValidation: true on the route (request.validationError) or give the route an errorHandler']
+  ]
+  for (const [url, method, config, message] of cases) {
+    t.throws(() => app.route({ method, url, config: config as never, handler: async () => 'x' }), { code: CODE, message: `route ${method} ${url}: ${message}` }, message)
+  }
+  // Against the plugin's options, in code: a Digest algorithm the schema knows but the plugin does not offer.
+  const digest = await buildApp({ auth: { digest: { secret: 's'.repeat(32), users: { a: 'b' } } } })
+  t.teardown(() => digest.close())
+  t.throws(() => digest.get('/s', { config: { auth: { algorithms: ['MD5'] } } }, async () => 'x'),
+    { code: CODE, message: 'route GET /s: config.auth.algorithms must list enabled Digest algorithms (SHA-256)' })
 })

@@ -6,9 +6,8 @@
 import type { FastifyRequest } from 'fastify'
 import { decodeBasicCredentials } from '../../../lib/auth/basic'
 import { secretMatcher, storeSecret, unmatchableSecret, type StoredSecret } from '../../../lib/auth/secret'
-import { invalidOption } from '../../../lib/errors'
 import {
-  asRefusal, fail, notPrincipal, runtimeScopes, scopeList, settle, userTable, WHERE,
+  asRefusal, fail, notPrincipal, runtimeScopes, scopeList, settle, userTable,
   type AuthUser, type Credentials, type Outcome, type SchemeAdapter, type Verdict
 } from './common'
 
@@ -33,7 +32,6 @@ export function createBasicAdapter (opts: BasicAuthOptions): SchemeAdapter {
 
   if (opts.verify !== undefined) {
     const verify = opts.verify
-    if (typeof verify !== 'function') throw invalidOption(WHERE, 'basic.verify must be a function')
     return {
       scheme: 'basic',
       verify (credentials: Credentials, request: FastifyRequest): Verdict {

@@ -5,8 +5,7 @@
  * it expires.
  */
 import type { FastifyRequest } from 'fastify'
-import { invalidOption } from '../../../lib/errors'
-import { asRefusal, fail, notPrincipal, runtimeScopes, settle, WHERE, type Credentials, type Outcome, type SchemeAdapter, type Verdict } from './common'
+import { asRefusal, fail, notPrincipal, runtimeScopes, settle, type Credentials, type Outcome, type SchemeAdapter, type Verdict } from './common'
 
 /** What the service knows of a token; null or undefined when it knows none. */
 export interface BearerTokenInfo {
@@ -32,9 +31,7 @@ const EXPIRED = fail('expired', 'bearer: token expired')
 const refusal = (err: unknown): Outcome => asRefusal('bearer', err)
 
 export function createBearerAdapter (opts: BearerAuthOptions): SchemeAdapter {
-  // Its shape was checked with the plugin's options (authOptionsSchema); here the functions.
-  if (typeof opts.verify !== 'function') throw invalidOption(WHERE, 'bearer must be { verify(token) => { subject, scopes, expiresAt } | null }')
-  if (opts.now !== undefined && typeof opts.now !== 'function') throw invalidOption(WHERE, 'bearer.now must be a function')
+  // Checked with the plugin's options (authOptionsSchema), its functions included.
   const verify = opts.verify
   const now = opts.now ?? Date.now
 

@@ -95,7 +95,11 @@ export function settle<T, R> (call: () => unknown, accept: (result: T) => R, ref
   return Promise.resolve(result as PromiseLike<T>).then(accept).then(undefined, refuse)
 }
 
-/** Scopes from configuration: an array of non-empty strings without spaces, or one space-separated string. */
+/**
+ * Scopes from configuration: an array of non-empty strings without spaces, or one space-separated
+ * string. The schemas check the scopes of the options and of `config.auth`; a user's own scopes
+ * (an entry of a users table, which the schema leaves to userTable) are checked here.
+ */
 export function scopeList (value: unknown, name: string): readonly string[] {
   const list = typeof value === 'string' ? value.split(' ').filter((s) => s.length > 0) : value
   if (!Array.isArray(list) || list.some((s) => typeof s !== 'string' || s.length === 0 || /[\s"\\]/.test(s))) {
@@ -132,7 +136,11 @@ function hasControl (s: string): boolean {
 
 export interface UserEntry { password: string, scopes: readonly string[] }
 
-/** Validates the entries of a users map (an object, as authOptionsSchema says) at boot; passwords NFC (RFC 7617 2.1, RFC 7616 3.3). */
+/**
+ * Validates the entries of a users map (an object, as authOptionsSchema says) at boot; passwords
+ * NFC (RFC 7617 2.1, RFC 7616 3.3). In code, not in the schema: the user names are the map's
+ * keys, and the message says what is wrong with a user, not where in the schema it failed.
+ */
 export function userTable (users: object, defaultScopes: readonly string[], name: string): Map<string, UserEntry> {
   const table = new Map<string, UserEntry>()
   for (const [user, value] of Object.entries(users)) {

@@ -71,10 +71,8 @@ export interface DigestAdapter extends SchemeAdapter {
 type UserLookup = (query: DigestUserQuery) => DigestLookupRecord | null | undefined | Promise<DigestLookupRecord | null | undefined>
 
 function checkedStore (opts: DigestAuthOptions): NonceCountStore {
-  const store: NonceCountStore = opts.store ?? new MemoryNonceStore()
-  if (typeof store.seen !== 'function') throw invalidOption(WHERE, 'digest.store must have a seen(nonce, nc, ttlMs) method')
-  if (store.generation !== undefined && typeof store.generation !== 'function') throw invalidOption(WHERE, 'digest.store.generation must be a method (the store generation new nonces carry)')
-  return store
+  // Its methods were checked with the plugin's options (authOptionsSchema).
+  return opts.store ?? new MemoryNonceStore()
 }
 
 /** `store` made to fail closed: one that throws, rejects or does not answer in time raises a StoreFailure (see the plugin). */
@@ -191,7 +189,6 @@ async function verifyCredentials (
 export function createDigestAdapter (opts: DigestAuthOptions, realm: string): DigestAdapter {
   // Its shape was checked with the plugin's options (authOptionsSchema); here what JSON Schema cannot say.
   const defaultScopes = opts.scopes === undefined ? Object.freeze([]) : scopeList(opts.scopes, 'digest.scopes')
-  if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw invalidOption(WHERE, 'digest.lookup must be a function')
   const store = checkedStore(opts)
   const timeoutMs = opts.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS
   const digest = digestCore(opts, realm, guardedStore(store, timeoutMs))

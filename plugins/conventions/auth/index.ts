@@ -21,8 +21,8 @@ import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { isThenable, rejectUnknownKeys, replacePayload, routeWhere } from '../../infrastructure/shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA } from '../../infrastructure/options'
+import { isThenable, replacePayload, routeWhere } from '../../infrastructure/shared'
+import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../../infrastructure/options'
 import { MAX_STORE_TIMEOUT_MS } from '../../../lib/stores/deadline'
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
@@ -100,12 +100,14 @@ declare module 'fastify' {
   }
 }
 
-/** Scopes: an array of scope tokens, or one space-separated string (the tokens are checked as they are read). */
-const SCOPES = { type: ['string', 'array'], [MESSAGE]: 'must be an array of scope tokens' } as const
-/** user: password, or user: { password, scopes } (the names and entries are checked as they are read). */
+/** Scopes: an array of scope tokens, or one space-separated string of them (RFC 6750 3: no space, quote or backslash in a token). */
+const SCOPES = { type: ['string', 'array'], pattern: '^(?: |[^\\s"\\\\])*$', items: { type: 'string', pattern: '^[^\\s"\\\\]+$' }, [MESSAGE]: 'must be an array of scope tokens' } as const
+/** user: password, or user: { password, scopes } (the names and entries are checked as the table is built: the message names the user's problem). */
 const USERS = { type: 'object', [MESSAGE]: 'must be an object of user: password' } as const
-/** A function: JSON Schema has no type for it, so the plugin checks it after the schema. */
-const FUNCTION = {} as const
+/** A function, with the text that follows its name when it is not one. */
+function fn (message: string): { 'x-typeof': 'function', [MESSAGE]: string } {
+  return { ...FUNCTION_SCHEMA, [MESSAGE]: message } as { 'x-typeof': 'function', [MESSAGE]: string }
+}
 
 /** A branch of anyOf or oneOf: the object has `name` (strict mode wants it declared beside `required`). */
 function has<N extends string> (name: N): { required: [N], properties: Record<N, true> } {
@@ -113,12 +115,14 @@ function has<N extends string> (name: N): { required: [N], properties: Record<N,
 }
 
 /**
- * The plugin's options as JSON Schema, checked at registration. Then, in code: the functions
- * (`verify`, `lookup`, `now`, the store's methods), `digestFirst` against `digest.algorithms`,
- * the realm as a header value, user names and scope tokens, and Digest's secret, algorithms and
- * nonce lifetime (lib/auth/digest.ts).
+ * The plugin's options as JSON Schema, checked at registration. Then, in code: `digestFirst`
+ * against `digest.algorithms` (one option against another), the realm as a header value (as
+ * the challenges are built), the users tables' names and entries (as the tables are built), and
+ * Digest's secret, algorithms, nonce lifetime and opaque (by lib/auth/digest.ts, which checks
+ * its own options for any caller).
  */
 export const authOptionsSchema = {
+  [WHERE_KEY]: WHERE,
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -126,14 +130,14 @@ export const authOptionsSchema = {
     realm: { type: 'string', [MESSAGE]: 'must be a string' },
     basic: {
       type: 'object',
-      properties: { users: USERS, verify: FUNCTION, scopes: SCOPES },
+      properties: { users: USERS, verify: fn('must be a function'), scopes: SCOPES },
       oneOf: [has('users'), has('verify')],
       [MESSAGE]: { type: 'must be { users } or { verify }', oneOf: 'needs exactly one of users and verify' }
     },
     bearer: {
       type: 'object',
       required: ['verify'],
-      properties: { verify: FUNCTION, now: FUNCTION },
+      properties: { verify: FUNCTION_SCHEMA, now: fn('must be a function') },
       [MESSAGE]: 'must be { verify(token) => { subject, scopes, expiresAt } | null }'
     },
     digest: {
@@ -143,19 +147,24 @@ export const authOptionsSchema = {
         secret: { not: { type: 'null' }, [MESSAGE]: 'is required: the HMAC key of the nonces, at least 32 bytes, shared by every instance' },
         algorithms: {},
         users: USERS,
-        lookup: FUNCTION,
+        lookup: fn('must be a function'),
         nonceTtlMs: {},
-        store: { type: 'object', [MESSAGE]: 'must have a seen(nonce, nc, ttlMs) method' },
+        store: {
+          type: 'object',
+          required: ['seen'],
+          properties: { seen: FUNCTION_SCHEMA, generation: fn('must be a method (the store generation new nonces carry)') },
+          [MESSAGE]: 'must have a seen(nonce, nc, ttlMs) method'
+        },
         storeTimeoutMs: { type: 'integer', minimum: 1, maximum: MAX_STORE_TIMEOUT_MS, [MESSAGE]: `must be an integer number of milliseconds from 1 to ${MAX_STORE_TIMEOUT_MS}` },
-        userhash: {},
+        userhash: { type: 'boolean', [MESSAGE]: 'must be a boolean' },
         opaque: {},
         scopes: SCOPES,
-        now: FUNCTION
+        now: fn('must be a function')
       },
       oneOf: [has('users'), has('lookup')],
       [MESSAGE]: { type: 'must be { secret, users | lookup, ... }', oneOf: 'needs exactly one of users and lookup' }
     },
-    app: { type: 'object', required: ['verify'], properties: { verify: FUNCTION }, [MESSAGE]: 'must be { verify(request) }' },
+    app: { type: 'object', required: ['verify'], properties: { verify: FUNCTION_SCHEMA }, [MESSAGE]: 'must be { verify(request) }' },
     digestFirst: { type: 'string', [MESSAGE]: 'must be one of digest.algorithms' },
     protect: { type: ['boolean', 'object'], properties: { scopes: SCOPES }, [MESSAGE]: 'must be a boolean or { scopes }' },
     challengeLines: { enum: ['separate', 'single'], [MESSAGE]: "must be 'separate' or 'single'" },
@@ -167,8 +176,29 @@ export const authOptionsSchema = {
   [MESSAGE]: { type: 'options must be an object', anyOf: 'enable at least one of basic, bearer and digest' }
 } as const
 
+/**
+ * A route's `config.auth` as JSON Schema, checked when the route is added (and by
+ * `conventionAuth(config)`). Then, in code: its schemes and algorithms against those the
+ * plugin's options enable.
+ */
+export const authRouteConfigSchema = {
+  type: ['boolean', 'object'],
+  additionalProperties: false,
+  properties: {
+    scopes: SCOPES,
+    schemes: { type: 'array', minItems: 1, items: { enum: ['app', 'basic', 'bearer', 'digest'] }, [MESSAGE]: 'must be a non-empty list of app, basic, bearer and digest' },
+    algorithms: {
+      type: 'array',
+      minItems: 1,
+      items: { enum: ['SHA-512-256', 'SHA-256', 'MD5', 'SHA-512-256-sess', 'SHA-256-sess', 'MD5-sess'] },
+      [MESSAGE]: 'must be a non-empty list of Digest algorithms (SHA-512-256, SHA-256, MD5, or one of them -sess)'
+    }
+  },
+  [MESSAGE]: 'must be a boolean or { scopes, schemes, algorithms }'
+} as const
+
 const checkOptions = optionsChecker(WHERE, authOptionsSchema)
-const ROUTE_KEYS = new Set(['scopes', 'schemes', 'algorithms'])
+const checkRouteConfig = routeConfigChecker<AuthRouteConfig>('auth', authRouteConfigSchema)
 const SCHEMES: ReadonlyArray<Exclude<AuthScheme, 'app'>> = ['digest', 'basic', 'bearer'] // RFC 7616 3.7 / RFC 9110 11.6.1: strongest first
 
 // Bodies say what went wrong, never which part of the credentials (user, password, token, nonce).
@@ -190,11 +220,6 @@ function repeatedAuthorization (raw: string[]): boolean {
   return false
 }
 
-function validate (opts: AuthOptions): void {
-  checkOptions(opts)
-  if (opts.app !== undefined && typeof opts.app.verify !== 'function') throw invalidOption(WHERE, 'app must be { verify(request) }')
-}
-
 // ---------------------------------------------------------------------------------------
 // Options
 
@@ -207,7 +232,7 @@ interface Settings {
 }
 
 function resolveSettings (opts: AuthOptions): Settings {
-  validate(opts)
+  checkOptions(opts)
   return {
     insufficientStatus: opts.insufficientScopeStatus ?? profileDefaults(opts.profile).insufficientScopeStatus,
     storeFailureStatus: opts.storeFailureStatus ?? 401,
@@ -294,6 +319,7 @@ function createSchemes (opts: AuthOptions, realm: string): Schemes {
 function resolvePlanning (opts: AuthOptions): Planning {
   const realm = opts.realm ?? 'api'
   const digestFirst = opts.digestFirst
+  // One option against another (and digest.algorithms' default): code.
   if (digestFirst !== undefined && (opts.digest === undefined || !(opts.digest.algorithms ?? ['SHA-256']).includes(digestFirst))) {
     throw invalidOption(WHERE, 'digestFirst must be one of digest.algorithms')
   }
@@ -341,7 +367,8 @@ function buildPlan (g: Planning, scopes: readonly string[], schemes: readonly Au
 /** `config.auth.schemes`, checked against the enabled ones. */
 function routeSchemes (g: Planning, where: string, c: Exclude<AuthRouteConfig, boolean>): readonly AuthScheme[] {
   if (c.schemes === undefined) return g.enabled
-  if (!Array.isArray(c.schemes) || c.schemes.length === 0 || c.schemes.some((s) => !g.enabled.includes(s))) {
+  // Against the plugin's options: code.
+  if (c.schemes.some((s) => !g.enabled.includes(s))) {
     throw invalidOption(where, `config.auth.schemes must list enabled schemes (${g.enabled.join(', ')})`)
   }
   // RFC 9110 11.6.1: a 401 of the route must carry a challenge; the app's own authentication has none.
@@ -353,9 +380,10 @@ function routeSchemes (g: Planning, where: string, c: Exclude<AuthRouteConfig, b
 function routeAlgorithms (g: Planning, where: string, c: Exclude<AuthRouteConfig, boolean>, schemes: readonly AuthScheme[]): Set<string> | undefined {
   if (c.algorithms === undefined) return undefined
   const digest = g.schemes.digest
+  // Against the plugin's options and the route's schemes: code.
   if (digest === undefined || !schemes.includes('digest')) throw invalidOption(where, 'config.auth.algorithms needs Digest on the route')
   const offered = digest.algorithms
-  if (!Array.isArray(c.algorithms) || c.algorithms.length === 0 || c.algorithms.some((a) => !offered.includes(a))) {
+  if (c.algorithms.some((a) => !offered.includes(a))) {
     throw invalidOption(where, `config.auth.algorithms must list enabled Digest algorithms (${offered.join(', ')})`)
   }
   return new Set(c.algorithms.map((a) => a.toLowerCase()))
@@ -363,14 +391,11 @@ function routeAlgorithms (g: Planning, where: string, c: Exclude<AuthRouteConfig
 
 /** A route's plan from its `config.auth`: null (open), the default plan, or its own. */
 function planRoute (g: Planning, byDefault: RoutePlan, route: RouteOptions): RoutePlan | null {
-  const config = (route.config as { auth?: unknown } | undefined)?.auth
   const where = routeWhere(route)
-  if (config === false) return null
-  if (config === undefined) return g.protect === false ? null : byDefault
-  if (config === true) return byDefault
-  if (config === null || typeof config !== 'object') throw invalidOption(where, 'config.auth must be a boolean or { scopes, schemes, algorithms }')
-  rejectUnknownKeys(where, config, ROUTE_KEYS, 'config.auth option')
-  const c = config as Exclude<AuthRouteConfig, boolean>
+  const c = checkRouteConfig(where, (route.config as { auth?: unknown } | undefined)?.auth)
+  if (c === false) return null
+  if (c === undefined) return g.protect === false ? null : byDefault
+  if (c === true) return byDefault
   const scopes = c.scopes === undefined ? g.defaultScopes : scopeList(c.scopes, `${where} config.auth.scopes`)
   const schemes = routeSchemes(g, where, c)
   const algorithms = routeAlgorithms(g, where, c, schemes)
@@ -566,6 +591,7 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
   // @fastify/auth strategies: the suite's schemes, checked as a route's config.auth would.
   fastify.decorate('conventionAuth', function conventionAuth (config: AuthRouteConfig = true): ConventionAuthStrategy {
     const p = plan(STRATEGY_ROUTE(config))
+    // config was checked as a route's; a strategy that lets every request through is no strategy.
     if (p === null) throw invalidOption(WHERE, 'conventionAuth(config): config must ask for authentication (true or { scopes, schemes, algorithms })')
     return authHook(settings, p)
   })

@@ -298,4 +298,4 @@ function deferContinue (fastify: FastifyInstance): void {
   server.on('checkContinue', function handOverContinue (request, response) { server.emit('request', request, response) })
 }
 
-export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '^5.10.0', name: PLUGIN })

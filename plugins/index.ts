@@ -148,7 +148,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
   done()
 }
 
-export const httpConventions = fp(umbrella, { fastify: '5.x', name: 'fastify-http-conventions' })
+export const httpConventions = fp(umbrella, { fastify: '^5.10.0', name: 'fastify-http-conventions' })
 export default httpConventions
 
 // The root holds the plugins, their options and route config, the error catalogue and

@@ -643,4 +643,4 @@ function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalOptions, 
 }
 
 /** Conditional requests (docs/conventions.md (Conditional requests)): ETag / Last-Modified, If-Match, If-None-Match, If-(Un)Modified-Since, 412, 304, 428. */
-export const httpConventionsConditional = fp(conditionalPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsConditional = fp(conditionalPlugin, { fastify: '^5.10.0', name: PLUGIN })

@@ -15,7 +15,7 @@ import { profileDefaults, type Profile } from '../../lib/profile'
 import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
 import { declaresBody } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { lingerOnClose } from '../infrastructure/adapter'
+import { continueOnFirstRead, lingerOnClose, takeContinue } from '../infrastructure/adapter'
 import { coalesceBody } from '../infrastructure/body-reader'
 import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../infrastructure/framing'
 import { answerAtServer } from '../infrastructure/server-answers'
@@ -212,12 +212,10 @@ function makeHooks (s: Settings) {
         return undefined
       }
     },
-    /** RFC 9110 10.1.1: 100 (Continue) once every other check of the headers passed, where the server defers it. */
+    /** RFC 9110 10.1.1: 100 (Continue) once every other check of the headers passed, where the suite defers it. */
     sendContinue (request: FastifyRequest, reply: FastifyReply): undefined {
-      const expect = request.headers.expect
-      if (expect === undefined || expect.toLowerCase() !== '100-continue' || reply.raw.headersSent) return
-      // Without a 'checkContinue' listener Node has sent the 100 already.
-      if (request.server.server.listenerCount('checkContinue') > 0) reply.raw.writeContinue()
+      // Only a request the suite's 'checkContinue' listener handed over (not when Node or the app's own listener answers it).
+      if (request.headers.expect !== undefined && takeContinue(request.raw)) reply.raw.writeContinue()
     },
     /** preValidation: the parser found bytes beyond the declared body (RFC 9112 6.3); the body this handler would see is wrong. */
     refuseMisframed (request: FastifyRequest): ConventionError | undefined {
@@ -290,14 +288,24 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
 
 /**
  * RFC 9110 10.1.1: `100 (Continue)` only once the route's checks of the headers passed
- * (length, credentials, media type): the server hands `Expect: 100-continue` requests to
- * Fastify as any other (Node's documented 'checkContinue' event) and the route's step sends
- * the 100. One listener per server, added where the suite is installed (the root).
+ * (length, credentials, media type) on a route with this convention's step; before the
+ * body is read on every other request (a route that opts out, one of a context without the
+ * convention or declared before the suite, the not-found handler). The server hands
+ * `Expect: 100-continue` requests to Fastify as any other (Node's documented
+ * 'checkContinue' event) with the 100 written when the body is first read
+ * (plugins/infrastructure/adapter.ts); the route's step takes it over first and sends it
+ * after its checks. One listener per server, added where the suite is installed (the root);
+ * an app's own listener, added before or after it, answers alone.
  */
 function deferContinue (fastify: FastifyInstance): void {
   const server = fastify.server
   if (server.listenerCount('checkContinue') > 0) return
-  server.on('checkContinue', function handOverContinue (request, response) { server.emit('request', request, response) })
+  server.on('checkContinue', function handOverContinue (request, response) {
+    // A listener the app added after the suite's answers the expectation (and hands the request over) alone.
+    if (server.listenerCount('checkContinue') > 1) return
+    continueOnFirstRead(request, response)
+    server.emit('request', request, response)
+  })
 }
 
-export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '^5.10.0', name: PLUGIN })

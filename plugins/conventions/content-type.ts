@@ -237,4 +237,4 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
   }
 }
 
-export const httpConventionsContentType = fp(contentTypePlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsContentType = fp(contentTypePlugin, { fastify: '^5.10.0', name: PLUGIN })

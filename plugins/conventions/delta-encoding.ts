@@ -536,4 +536,4 @@ function deltaOnSend (state: DeltaState, settings: Settings): OnSendHook {
 }
 
 /** Instance manipulation (docs/conventions.md (Delta encoding), RFC 3229): A-IM, IM, Delta-Base, 226 IM Used; vcdiff and gzip. */
-export const httpConventionsDeltaEncoding = fp(deltaEncodingPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsDeltaEncoding = fp(deltaEncodingPlugin, { fastify: '^5.10.0', name: PLUGIN })

@@ -184,4 +184,4 @@ function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (e
 }
 
 /** 405 with Allow for a method a path does not serve, and OPTIONS answered with Allow. */
-export const httpConventionsMethods = fp(methodsPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsMethods = fp(methodsPlugin, { fastify: '^5.10.0', name: PLUGIN })

@@ -324,4 +324,4 @@ function patchPlugin (fastify: FastifyInstance, opts: PatchOptions, done: (err?:
 }
 
 /** PATCH with JSON Patch and JSON Merge Patch (docs/conventions.md (PATCH)): Accept-Patch, 415, atomic apply, 422. */
-export const httpConventionsPatch = fp(patchPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsPatch = fp(patchPlugin, { fastify: '^5.10.0', name: PLUGIN })

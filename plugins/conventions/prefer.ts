@@ -63,4 +63,4 @@ function preferPlugin (fastify: FastifyInstance, opts: PreferOptions, done: (err
   done()
 }
 
-export const httpConventionsPrefer = fp(preferPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsPrefer = fp(preferPlugin, { fastify: '^5.10.0', name: PLUGIN })

@@ -149,4 +149,4 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
 }
 
 /** 307 redirects: `reply.temporaryRedirect(location)` and an optional rule table applied before the body is read. */
-export const httpConventionsRedirect = fp(redirectPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsRedirect = fp(redirectPlugin, { fastify: '^5.10.0', name: PLUGIN })

@@ -99,4 +99,4 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
 }
 
 /** Cross-Origin-Resource-Policy on every response: a default policy, per-route overrides. */
-export const httpConventionsResourcePolicy = fp(resourcePolicyPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsResourcePolicy = fp(resourcePolicyPlugin, { fastify: '^5.10.0', name: PLUGIN })

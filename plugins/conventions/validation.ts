@@ -117,4 +117,4 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
   done()
 }
 
-export const httpConventionsValidation = fp(validationPlugin, { fastify: '5.x', name: PLUGIN })
+export const httpConventionsValidation = fp(validationPlugin, { fastify: '^5.10.0', name: PLUGIN })

@@ -369,4 +369,4 @@ export function addEnvelopeSchema (fastify: FastifyInstance): void {
 }
 
 /** Installs the envelope error handler in its context. */
-export const httpConventionsErrors = fp(errorsPlugin, { fastify: '5.x', name: 'fastify-http-conventions-errors' })
+export const httpConventionsErrors = fp(errorsPlugin, { fastify: '^5.10.0', name: 'fastify-http-conventions-errors' })

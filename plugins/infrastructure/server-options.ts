@@ -146,7 +146,8 @@ function redacted (request: FastifyRequest): FastifyRequest {
  * through as it is. Fastify's top-level `disableRequestLogging` still applies; pass a
  * `requestIdLogLabel` to its constructor (the top-level option is read from the controller).
  */
-class RedactingLogController extends LogController {
+// Before Fastify 5.10 (no LogController) the module still loads, so registering fails with the plugins' version range, not a TypeError.
+class RedactingLogController extends ((LogController as typeof LogController | undefined) ?? (class {} as typeof LogController)) {
   override isLogDisabled (request: FastifyRequest): boolean {
     if (super.isLogDisabled(request)) return true
     // The deprecated top-level option, which Fastify ignores once a controller is given.

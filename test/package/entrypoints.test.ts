@@ -263,7 +263,7 @@ test('package.json: exports, files, engines, peer dependency', async (t) => {
   t.equal(pkg.main, './dist/cjs/index.js')
   t.equal(pkg.types, './dist/cjs/index.d.ts')
   t.equal(pkg.engines.node, '>=22.13', 'the supported lines, 22, 24 and 26; the reference service\'s store needs node:sqlite (22.13)')
-  t.equal(pkg.peerDependencies.fastify, '^5.0.0')
+  t.equal(pkg.peerDependencies.fastify, '^5.10.0', 'the first Fastify that exports LogController (serverOptions.logController)')
   t.equal(pkg.peerDependencies.undici, '^7.0.0', 'the client\'s interceptors take undici 7 handlers')
   t.same(pkg.peerDependenciesMeta, { undici: { optional: true } }, 'undici only for the client: a service never needs it')
   for (const dir of ['dist/cjs', 'dist/esm', 'dist/plugins', 'dist/lib']) t.ok(pkg.files.includes(dir), dir)

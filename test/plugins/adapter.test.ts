@@ -13,6 +13,11 @@ import {
   takeOverHostCheck
 } from '../../plugins/infrastructure/adapter'
 import { listen } from '../helpers/app'
+import { continueOnFirstRead, takeContinue } from '../../plugins/infrastructure/adapter'
+import { postExpecting } from '../helpers/expect-continue'
+import { pipeline } from 'node:stream/promises'
+import { Writable } from 'node:stream'
+import type { Test } from 'tap'
 
 test('Fastify makes an encapsulated context with Object.create(parent): only the root (and fastify-plugin plugins in it) is no Fastify instance\'s child', async (t) => {
   // How the kernel finds the root by what it is: a plugin function named `fastify` has the root's pluginName.
@@ -264,4 +269,61 @@ test('gateRequests keeps every request listener a server had, in order, behind t
   await rawRequest(port, 'GET /passed HTTP/1.1\r\nHost: x\r\n\r\n')
   await rawRequest(port, 'GET /refused HTTP/1.1\r\nHost: x\r\n\r\n')
   t.same(seen, ['first /passed', 'second /passed'])
+})
+
+/** A server whose 'checkContinue' listener hands each request over as continueOnFirstRead does, then to `handler`. */
+async function continueServer (t: Test, handler: (request: http.IncomingMessage, response: http.ServerResponse) => void): Promise<number> {
+  const server = http.createServer(handler)
+  server.on('checkContinue', (request, response) => {
+    continueOnFirstRead(request, response)
+    server.emit('request', request, response)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  return (server.address() as net.AddressInfo).port
+}
+
+test('RFC 9110 10.1.1: whatever reads a request body first adds a \'data\' or \'readable\' listener, so continueOnFirstRead writes the 100 before the body is read', async (t) => {
+  // How a request the suite's 'checkContinue' listener handed over gets its 100 on a route without the convention's step.
+  const readers: Record<string, (request: http.IncomingMessage) => Promise<number>> = {
+    'a data listener': (request) => new Promise((resolve) => { let n = 0; request.on('data', (c: Buffer) => { n += c.length }).on('end', () => resolve(n)) }),
+    'pipe()': (request) => new Promise((resolve) => { let n = 0; request.pipe(new Writable({ write (c: Buffer, _e, cb) { n += c.length; cb() } })).on('finish', () => resolve(n)) }),
+    'stream.pipeline()': async (request) => { let n = 0; await pipeline(request, new Writable({ write (c: Buffer, _e, cb) { n += c.length; cb() } })); return n },
+    'async iteration': async (request) => { let n = 0; for await (const c of request) n += (c as Buffer).length; return n }
+  }
+  for (const [name, read] of Object.entries(readers)) {
+    const port = await continueServer(t, (request, response) => { read(request).then((n) => response.end(`read ${n}`), (err: Error) => response.end(err.message)) })
+    t.same(await postExpecting(port, '/', 5), { statuses: [100, 200], body: 'read 5', sentBody: true }, name)
+  }
+  const unread = await continueServer(t, (_request, response) => { response.end('answered') })
+  t.same(await postExpecting(unread, '/', 5), { statuses: [200], body: 'answered', sentBody: false }, 'answered without reading: the final status, no 100')
+  const late = await continueServer(t, (request, response) => {
+    response.end('answered')
+    request.on('data', () => {})
+  })
+  t.same(await postExpecting(late, '/', 5), { statuses: [200], body: 'answered', sentBody: false }, 'read after the answer: no 100 behind it')
+})
+
+test('RFC 9110 10.1.1: Fastify\'s body reader adds a \'data\' listener to the request (a route with no hook gets its 100 from continueOnFirstRead); takeContinue takes the 100 from it', async (t) => {
+  const app = Fastify()
+  app.post('/read', async (request) => `read ${String(request.body).length}`)
+  app.post('/taken', {
+    preParsing (request, reply, _payload, done) {
+      taken.push(takeContinue(request.raw), takeContinue(request.raw))
+      reply.raw.writeContinue()
+      done()
+    }
+  }, async (request) => `read ${String(request.body).length}`)
+  const taken: boolean[] = []
+  const server = app.server
+  server.on('checkContinue', (request, response) => {
+    continueOnFirstRead(request, response)
+    server.emit('request', request, response)
+  })
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  t.same(await postExpecting(port, '/read', 5), { statuses: [100, 200], body: 'read 5', sentBody: true }, 'Fastify\'s reader')
+  t.same(await postExpecting(port, '/taken', 5), { statuses: [100, 200], body: 'read 5', sentBody: true }, 'one 100, the taker\'s')
+  t.same(taken, [true, false], 'taken once; then the request is not watched')
+  t.equal(takeContinue(new http.IncomingMessage(new net.Socket())), false, 'a request Node answered itself is not watched')
 })

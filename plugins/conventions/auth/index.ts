@@ -609,6 +609,6 @@ function hasChallenge (value: unknown): boolean {
 }
 
 /** Basic, Bearer and Digest authentication (docs/conventions.md (Authentication)), per route through `config.auth`. */
-export const httpConventionsAuth = fp(authPlugin, { fastify: '5.x', name: WHERE })
+export const httpConventionsAuth = fp(authPlugin, { fastify: '^5.10.0', name: WHERE })
 
 export type { DigestAlgorithm } from '../../../lib/auth/digest'

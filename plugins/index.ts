@@ -1,6 +1,8 @@
 /**
  * fastify-http-conventions: the umbrella plugin registers every convention plugin with
  * one options object. Each plugin can also be registered alone.
+ *
+ * @module fastify-http-conventions
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
@@ -21,6 +23,7 @@ import { httpConventionsPrefer, type PreferOptions, type PreferRouteConfig } fro
 import { httpConventionsMethods, type MethodsOptions, type MethodsRouteConfig } from './conventions/methods'
 import { assertProfile, rejectUnknownKeys } from './infrastructure/shared'
 
+/** Options of the umbrella plugin: the profile, the error format and handler, and one section per convention plugin (`false` leaves it out). */
 export interface HttpConventionsOptions {
   /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
   profile?: Profile
@@ -121,13 +124,14 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
   done()
 }
 
+/** The umbrella plugin: registers every convention plugin with one options object (also the default export). */
 export const httpConventions = fp(umbrella, { fastify: '5.x', name: 'fastify-http-conventions' })
 export default httpConventions
 
 // The root holds the plugins, their options and route config, the error catalogue and
 // serverOptions. Helpers live in subpaths of one subject each: /vcdiff, /client, /stores,
 // /openapi, /headers, /json-patch, /xml, /auth, /logging.
-export { httpConventionsErrors, sendConventionError, fromFastifyError, serializeEnvelope, ERRORS_SCHEMA_ID } from './infrastructure/errors'
+export { httpConventionsErrors, sendConventionError, ERRORS_SCHEMA_ID } from './infrastructure/errors'
 export type { ErrorHandler, ErrorsOptions, ErrorFormat } from './infrastructure/errors'
 export { httpConventionsContentLength } from './conventions/content-length'
 export type { ContentLengthOptions, ContentLengthRouteConfig } from './conventions/content-length'

@@ -61,4 +61,5 @@ function preferPlugin (fastify: FastifyInstance, opts: PreferOptions, done: (err
   done()
 }
 
+/** The Prefer plugin: `Prefer: return=minimal` (RFC 7240 4.2) on routes with `config.prefer: true`. */
 export const httpConventionsPrefer = fp(preferPlugin, { fastify: '5.x', name: PLUGIN })

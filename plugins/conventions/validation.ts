@@ -16,6 +16,7 @@ import { answerFramingError } from '../infrastructure/framing'
 import { installedClientErrorHandler } from '../infrastructure/adapter'
 import { buildChecked, checkersOf, compilerPoolOf } from '../infrastructure/schema-check'
 
+/** Options of the Validation plugin (422 with every problem). */
 export interface ValidationOptions {
   profile?: Profile
   /** What to do at boot when the server's Ajv options would lose problems: 'throw' (default), 'warn' or 'ignore'. */
@@ -328,4 +329,5 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
   done()
 }
 
+/** The Validation plugin: a 422 that lists every problem of the request (path, query, headers, body) in the `errors[]` envelope. */
 export const httpConventionsValidation = fp(validationPlugin, { fastify: '5.x', name: PLUGIN })

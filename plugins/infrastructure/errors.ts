@@ -24,6 +24,7 @@ import { addVary, profileError, replacePayload } from './shared'
 import { nearest, nodeOf } from '../kernel/registry'
 import { kPassedOn, kOwnHandler } from './symbols'
 
+/** The `$id` under which the envelope's JSON Schema (schemas/errors.json) is added to Fastify: `$ref` it in a route's response schema. */
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
 
 /**
@@ -46,8 +47,10 @@ export function serializeEnvelope (body: { errors: ErrorEntry[] }): string {
   return out + ']}'
 }
 
+/** A Fastify error handler, for the errors the suite does not own (`errorHandler` option). */
 export type ErrorHandler = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 
+/** Options of `httpConventionsErrors`, the errors plugin registered alone. */
 export interface ErrorsOptions {
   profile?: Profile
   /** Status for a body over the limit when Fastify itself detects it (chunked bodies): 411 (spec) or 413. */

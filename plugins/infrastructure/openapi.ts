@@ -36,11 +36,13 @@ const SWAGGER2_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HE
 /** The methods whose requests carry a body the suite frames (RFC 9110 9.3). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
+/** The body of a documented response: the `errors[]` envelope, text, HTML, or none. */
 export type ResponseBody = 'envelope' | 'text' | 'html' | 'none'
 
 /** The document being built: OpenAPI 3.x (`openapi: {...}`) or Swagger 2.0 (`swagger: {...}`). */
 export type DocumentFormat = 'openapi' | 'swagger2'
 
+/** A response the suite may give on a route, as documented in OpenAPI: its description, body and header names. */
 export interface ConventionResponse { description: string, body: ResponseBody, headers?: string[] }
 
 /** The authentication schemes that protect a route; any one of them is enough. */

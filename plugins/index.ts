@@ -159,7 +159,7 @@ export type {
   BearerAuthOptions, BearerTokenInfo, BearerVerifyResult, DigestAuthOptions, DigestLookupRecord, DigestAlgorithm
 } from './conventions/auth/index'
 export {
-  errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired, lengthRequired,
+  errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired,
   unsupportedMediaType, malformedBody, unauthorized, forbidden, serviceUnavailable, methodNotAllowed
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'

@@ -44,7 +44,7 @@ const ROOT = [
   'httpConventions', 'httpConventionsErrors', 'httpConventionsContentLength', 'httpConventionsContentType', 'httpConventionsValidation',
   'httpConventionsPatch', 'httpConventionsConditional', 'httpConventionsDeltaEncoding', 'httpConventionsAuth', 'httpConventionsRedirect',
   'httpConventionsResourcePolicy', 'httpConventionsPrefer', 'httpConventionsMethods',
-  'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'lengthRequired', 'unsupportedMediaType',
+  'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'unsupportedMediaType',
   'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'methodNotAllowed', 'sendConventionError', 'ERRORS_SCHEMA_ID',
   'serverOptions'
 ]

@@ -101,6 +101,7 @@ test('the root holds the plugins, their options, the error catalogue and serverO
   expect(root).type.not.toHaveProperty('encode')
   expect(root).type.not.toHaveProperty('fromFastifyError')
   expect(root).type.not.toHaveProperty('serializeEnvelope')
+  expect(root).type.not.toHaveProperty('lengthRequired')
   expect(root).type.toHaveProperty('httpConventionsAuth')
   expect(root).type.toHaveProperty('sendConventionError')
   expect(root.default).type.toBe<typeof root.httpConventions>()

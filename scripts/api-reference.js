@@ -66,14 +66,23 @@ function undocumented (td, project) {
   return missing
 }
 
+/** A devDependency's entry file, or an error that says how to get it. */
+function tool (name) {
+  try {
+    return require.resolve(name)
+  } catch {
+    throw new Error(`${name} is not installed: run npm install (it is a devDependency)`)
+  }
+}
+
 async function main () {
   const args = parseArgs(process.argv.slice(2))
-  const td = await import(pathToFileURL(require.resolve('typedoc')).href)
+  const td = await import(pathToFileURL(tool('typedoc')).href)
   const app = await td.Application.bootstrapWithPlugins({
     name: 'fastify-http-conventions: API reference',
     entryPoints: args.entries,
     tsconfig: args.tsconfig,
-    plugin: [require.resolve('typedoc-plugin-markdown')],
+    plugin: [tool('typedoc-plugin-markdown')],
     out: args.out,
     router: 'module',
     entryFileName: 'README.md',

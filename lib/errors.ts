@@ -6,6 +6,7 @@
  */
 import createError from '@fastify/error'
 
+/** One entry of the `errors[]` envelope: the field at fault and what is wrong with it. */
 export interface ErrorEntry {
   /** Name of the field at fault: a dotted path for body data, a header name, or `body`; absent where no field is at fault (a 404, a 429). */
   field?: string
@@ -18,6 +19,7 @@ export interface ErrorEntry {
 /** How an error's body is written: the JSON `errors[]` envelope, plain text, or a small HTML page. */
 export type Rendering = 'envelope' | 'text' | 'html'
 
+/** An error of the suite's catalogue: the status, headers and body entries of its answer. Made by the constructors (`unprocessable`, ...), recognized by `isConventionError`. */
 export interface ConventionError extends Error {
   code: string
   statusCode: number
@@ -88,7 +90,7 @@ export function isConventionError (err: unknown): err is ConventionError {
   return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[kConvention] === true
 }
 
-// RFC 9110 15.5.12 (docs/conventions.md (Content-Length)): the body lacks a valid Content-Length, or is over the limit.
+/** 411 (RFC 9110 15.5.12; docs/conventions.md (Content-Length)): the body lacks a valid Content-Length, or is over the limit. Plain text; the connection is closed by default. */
 export function lengthRequired (reason: string, closeConnection = true): ConventionError {
   return make(errorCodes.LENGTH_REQUIRED, [reason], { rendering: 'text', closeConnection })
 }
@@ -108,7 +110,7 @@ export function malformedBody (message: string): ConventionError {
   return make(errorCodes.MALFORMED_BODY, [message], { rendering: 'envelope', errors: [{ field: 'body', message }] })
 }
 
-// RFC 9110 15.5.16: the body's media type (or charset) is not accepted.
+/** 415 (RFC 9110 15.5.16): the body's media type (or charset) is not accepted; field `Content-Type`. */
 export function unsupportedMediaType (message: string, headers?: Record<string, string>): ConventionError {
   return make(errorCodes.UNSUPPORTED_MEDIA_TYPE, [message], {
     rendering: 'envelope',
@@ -150,7 +152,7 @@ export function patchTooCostly (message: string, field = 'body'): ConventionErro
   return make(errorCodes.PATCH_TOO_COSTLY, [message], { rendering: 'envelope', errors: [{ field, message }] })
 }
 
-// RFC 9110 15.5.13: a precondition failed. `field` is the header name; the current ETag travels along when known.
+/** 412 (RFC 9110 15.5.13): a precondition failed. `field` is the header name; the current ETag travels along when known. */
 export function preconditionFailed (field: string, message: string, etag?: string): ConventionError {
   return make(errorCodes.PRECONDITION_FAILED, [message], {
     rendering: 'envelope',
@@ -159,7 +161,7 @@ export function preconditionFailed (field: string, message: string, etag?: strin
   })
 }
 
-// RFC 6585 3: the origin requires the request to be conditional.
+/** 428 (RFC 6585 3): the origin requires the request to be conditional; field `If-Match`. */
 export function preconditionRequired (message: string): ConventionError {
   return make(errorCodes.PRECONDITION_REQUIRED, [message], {
     rendering: 'envelope',
@@ -168,7 +170,7 @@ export function preconditionRequired (message: string): ConventionError {
   })
 }
 
-// RFC 9110 15.5.2 and 11.6.1: 401 always carries WWW-Authenticate (one line per challenge).
+/** 401 (RFC 9110 15.5.2, 11.6.1): always with WWW-Authenticate, one line per challenge. */
 export function unauthorized (message: string, challenges: string[]): ConventionError {
   return make(errorCodes.UNAUTHORIZED, [message], {
     rendering: 'html',
@@ -176,21 +178,23 @@ export function unauthorized (message: string, challenges: string[]): Convention
   })
 }
 
-// RFC 6750 3.1: the rfc9110 profile's answer to valid credentials lacking scope.
+/** 403 (RFC 6750 3.1): the rfc9110 profile's answer to valid credentials lacking scope. */
 export function forbidden (message: string, challenges: string[] = []): ConventionError {
   const headers: Record<string, string | string[]> = { 'cache-control': 'no-store' }
   if (challenges.length > 0) headers['www-authenticate'] = challenges
   return make(errorCodes.FORBIDDEN, [message], { rendering: 'html', headers })
 }
 
-// RFC 9110 15.5.6: the method is known to the server but the target resource does not serve
-// it; `allow` (RFC 9110 10.2.1) lists the methods it does serve.
+/**
+ * 405 (RFC 9110 15.5.6): the method is known to the server but the target resource does not serve
+ * it; `allow` (RFC 9110 10.2.1) lists the methods it does serve.
+ */
 export function methodNotAllowed (method: string, allow: string): ConventionError {
   const message = `${method} is not allowed here; this resource serves ${allow}`
   return make(errorCodes.METHOD_NOT_ALLOWED, [message], { rendering: 'envelope', errors: [{ message }], headers: { allow } })
 }
 
-// RFC 9110 15.6.4: a store the request depends on is down; the client may retry later.
+/** 503 (RFC 9110 15.6.4) with Retry-After: a store the request depends on is down; the client may retry later. */
 export function serviceUnavailable (message: string, retryAfterSeconds = 5): ConventionError {
   return make(errorCodes.SERVICE_UNAVAILABLE, [message], {
     rendering: 'html',

@@ -16,11 +16,13 @@ import { pointerToPath } from './validation-errors'
 /** The bound a patch went over. */
 export type PatchLimit = 'operations' | 'size' | 'depth' | 'work'
 
+/** The outcome of applying a patch: the new document, or the 422 entries (and the bound that was reached, if any). */
 export type PatchResult =
   | { ok: true, document: unknown }
   /** `limit` is set when the patch was refused for its cost, not because it does not apply. */
   | { ok: false, errors: ErrorEntry[], limit?: PatchLimit }
 
+/** Bounds of one patch: operations, size of the working document, depth. */
 export interface PatchLimits {
   /** Most operations in one JSON Patch document (default 1000). */
   maxOperations?: number

@@ -108,6 +108,7 @@ export function createUrlRedactor (extraNames?: Iterable<string>): (url: string)
   return (url) => redactWith(url, isSecret)
 }
 
+/** Options of `createRedactingSerializers`. */
 export interface RedactingSerializersOptions {
   /** Query parameter names to redact besides SECRET_QUERY_NAMES. */
   extraNames?: Iterable<string>
@@ -125,6 +126,7 @@ export interface RequestLike {
   socket?: { remoteAddress?: string, remotePort?: number } | null
 }
 
+/** A request as the redacting serializer logs it: method, redacted URL, host and remote address. */
 export interface SerializedRequest {
   [key: string]: unknown
   method: string | undefined

@@ -29,6 +29,7 @@ export interface RedirectMatch {
   groups: Record<string, string>
 }
 
+/** A redirect rule: the paths and methods it matches, and where a 307 sends them. */
 export interface RedirectRule {
   /** A path prefix (`'/v1/'`: the rest of the path follows `to`) or a RegExp tested on the path. */
   from: string | RegExp

@@ -8,6 +8,7 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import { malformedBody, unsupportedMediaType, type ConventionError } from './errors'
 
+/** The parts of a JSON Schema the XML mapping reads: types, properties, items and `xml.name`. */
 export interface JsonSchemaLike {
   type?: string | string[]
   properties?: Record<string, JsonSchemaLike>
@@ -25,6 +26,7 @@ export class XmlEncodingError extends XmlSyntaxError {
   override name = 'XmlEncodingError'
 }
 
+/** Bounds of an XML body: depth and number of elements. */
 export interface XmlParseOptions {
   /** Deepest element nesting accepted (default 64; the root element is depth 1). */
   maxDepth?: number

@@ -1,6 +1,8 @@
 /**
  * fastify-http-conventions: the umbrella plugin registers every convention plugin with
  * one options object. Each plugin can also be registered alone.
+ *
+ * @module fastify-http-conventions
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
@@ -20,6 +22,7 @@ import { httpConventionsPrefer, preferOptionsSchema, type PreferOptions, type Pr
 import { httpConventionsMethods, methodsOptionsSchema, type MethodsOptions, type MethodsRouteConfig } from './conventions/methods'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, type OptionsSchema } from './infrastructure/options'
 
+/** Options of the umbrella plugin: the profile, the error format and handler, and one section per convention plugin (`false` leaves it out). */
 export interface HttpConventionsOptions {
   /** 'spec' (default) follows the convention document; 'rfc9110' restores every RFC behaviour it departs from. */
   profile?: Profile
@@ -148,13 +151,14 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
   done()
 }
 
+/** The umbrella plugin: registers every convention plugin with one options object (also the default export). */
 export const httpConventions = fp(umbrella, { fastify: '^5.10.0', name: 'fastify-http-conventions' })
 export default httpConventions
 
 // The root holds the plugins, their options and route config, the error catalogue and
 // serverOptions. Helpers live in subpaths of one subject each: /vcdiff, /client, /stores,
 // /openapi, /headers, /json-patch, /xml, /auth, /logging.
-export { httpConventionsErrors, sendConventionError, fromFastifyError, serializeEnvelope, ERRORS_SCHEMA_ID } from './infrastructure/errors'
+export { httpConventionsErrors, sendConventionError, ERRORS_SCHEMA_ID } from './infrastructure/errors'
 export type { ErrorHandler, ErrorsOptions, ErrorFormat } from './infrastructure/errors'
 export { httpConventionsContentLength } from './conventions/content-length'
 export type { ContentLengthOptions, ContentLengthRouteConfig } from './conventions/content-length'
@@ -184,7 +188,7 @@ export type {
   BearerAuthOptions, BearerTokenInfo, BearerVerifyResult, DigestAuthOptions, DigestLookupRecord, DigestAlgorithm
 } from './conventions/auth/index'
 export {
-  errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired, lengthRequired,
+  errorCodes, isConventionError, unprocessable, preconditionFailed, preconditionRequired,
   unsupportedMediaType, malformedBody, unauthorized, forbidden, serviceUnavailable, methodNotAllowed
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'

@@ -50,6 +50,7 @@ export interface TokenCredential {
   token: TokenProvider
 }
 
+/** A credential for one origin: a user and password (Digest, Basic), or a token provider (Bearer). */
 export type ClientCredential = PasswordCredential | TokenCredential
 
 /** What the interceptor reports, for logs: never a credential, a nonce or a header value. */
@@ -73,6 +74,7 @@ export type WeakestAuth =
   | { scheme: 'basic' | 'bearer' }
   | { scheme: 'digest', algorithm?: 'MD5' | 'SHA-256' | 'SHA-512-256' }
 
+/** Options of `authInterceptor`: the credentials, and the weakest answer to a challenge it may give. */
 export interface AuthInterceptorOptions {
   credentials: readonly ClientCredential[]
   /**
@@ -401,6 +403,7 @@ class AuthHandler extends ReplayingHandler {
   }
 }
 
+/** An undici interceptor that answers a 401 with the strongest scheme the server offers (Digest, RFC 7616; Bearer, RFC 6750; Basic, RFC 7617), only to the credential's origin. */
 export function authInterceptor (options: AuthInterceptorOptions): Dispatcher.DispatcherComposeInterceptor {
   const credentials = credentialsOf(options)
   const states = new Map<string, OriginState>()

@@ -26,6 +26,7 @@ import { ConventionsClientError, clientErrorCodes, type ClientErrorEntry } from 
 import { framingInterceptor } from './framing'
 import { redirectInterceptor } from './redirect'
 
+/** Options of `createConventionsClient`. */
 export interface ConventionsClientOptions {
   /** Credentials, each for one origin (Digest and Basic from a password, Bearer from a token provider). */
   credentials?: readonly ClientCredential[]
@@ -52,8 +53,10 @@ export interface ConventionsClientOptions {
   onEvent?: (event: ClientEvent) => void
 }
 
+/** What the facade reports to `onEvent`: a challenge answered, or a delta read; never a credential. */
 export type ClientEvent = AuthEvent | ({ type: 'delta' } & DeltaEvent)
 
+/** A 2xx answer as the facade returns it: status, headers, parsed body, ETag and Location. */
 export interface ClientResponse<T = unknown> {
   status: number
   headers: Record<string, string | string[] | undefined>
@@ -66,6 +69,7 @@ export interface ClientResponse<T = unknown> {
   attempts: number
 }
 
+/** What the facade sends: headers, and a JSON value or a body with its Content-Type. */
 export interface RequestOptions {
   headers?: Record<string, string>
   /** A JSON value, sent as `application/json`. */
@@ -78,6 +82,7 @@ export interface RequestOptions {
 /** Makes the new version from the current one (for `update`, what is written may be a different shape: no read-only fields). */
 export type Change<T, U = T> = (current: T) => U | Promise<U>
 
+/** Options of one `update` or `patch` of the facade. */
 export interface UpdateOptions {
   /** Tries before a 412 is the caller's (default: the client's maxAttempts). */
   maxAttempts?: number
@@ -86,6 +91,7 @@ export interface UpdateOptions {
 /** What the conditional loop writes for `next`, or undefined when no format fits (`refused`: the 415 of a first try). */
 type Write<T, U> = (current: ClientResponse<T>, next: U, refused?: ClientResponse) => { method: string, request: RequestOptions } | undefined
 
+/** The PATCH media types the client writes: JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396). */
 export type PatchFormat = 'application/json-patch+json' | 'application/merge-patch+json'
 
 const JSON_PATCH: PatchFormat = 'application/json-patch+json'
@@ -157,6 +163,7 @@ const ok = (status: number): boolean => status >= 200 && status < 300
 /** DeltaClient's default bound of the instances it keeps (its maxBytes). */
 const DEFAULT_DELTA_BYTES = 64 * 1024 * 1024
 
+/** A client of a conventions service: the four interceptors composed, JSON in and out, conditional `update` and `patch`. Made by `createConventionsClient`. */
 export class ConventionsClient {
   readonly #dispatcher: Dispatcher | Promise<Dispatcher>
   readonly #own: boolean

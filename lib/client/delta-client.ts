@@ -30,6 +30,7 @@ interface FetchResponse {
   arrayBuffer: () => Promise<ArrayBuffer>
 }
 
+/** Options of `DeltaClient` (and of `deltaInterceptor`). */
 export interface DeltaClientOptions {
   /** The fetch to use (default: the global fetch). */
   fetch?: FetchLike
@@ -49,6 +50,7 @@ export interface DeltaClientOptions {
   maxInstanceBytes?: number
 }
 
+/** The answer to `DeltaClient.get`: the whole instance, however it travelled. */
 export interface DeltaResult {
   /** 200 for a whole instance however it travelled (200, 226, or "not modified"); else the server's status. */
   status: number
@@ -75,6 +77,7 @@ interface Entry extends Kept { url: string, fields: readonly string[] }
 /** The code of the DeltaClientError for a body over `maxInstanceBytes`. */
 export const BODY_TOO_LARGE = 'ERR_DELTA_CLIENT_BODY_TOO_LARGE'
 
+/** A response DeltaClient cannot turn into an instance: a malformed delta, a missing base, a body over its bound. */
 export class DeltaClientError extends Error {
   /** BODY_TOO_LARGE when the response body was over `maxInstanceBytes`. */
   readonly code: string | undefined
@@ -159,6 +162,7 @@ async function readBounded (res: FetchResponse, limit: number): Promise<Buffer> 
   return chunks.length === 1 ? Buffer.from(chunks[0].buffer, chunks[0].byteOffset, chunks[0].byteLength) : Buffer.concat(chunks, total)
 }
 
+/** A client of A-IM delta encoding (RFC 3229) over any fetch: it keeps the last instance of each URL and applies the deltas the server sends, so `get` always gives the whole instance. */
 export class DeltaClient {
   readonly #fetch: FetchLike
   readonly #aim: string

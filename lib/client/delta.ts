@@ -35,6 +35,7 @@ export interface DeltaEvent {
   bytes: number
 }
 
+/** Options of `deltaInterceptor`: those of `DeltaClient` but `fetch`, and a callback per response. */
 export interface DeltaInterceptorOptions extends Omit<DeltaClientOptions, 'fetch'> {
   /** Called for each GET the interceptor took, once its instance is known. */
   onResponse?: (event: DeltaEvent) => void
@@ -174,6 +175,7 @@ function keyedHeaders (headers: RequestHeaders): Record<string, string> {
   return keyed
 }
 
+/** An undici interceptor for A-IM delta encoding (RFC 3229): a 226 or "not modified" reaches the caller as a 200 with the whole instance. */
 export function deltaInterceptor (options: DeltaInterceptorOptions = {}): Dispatcher.DispatcherComposeInterceptor {
   const calls = new AsyncLocalStorage<Call>()
   const limit = options.maxInstanceBytes ?? options.maxBytes ?? 64 * 1024 * 1024

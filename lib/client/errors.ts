@@ -5,6 +5,7 @@
  */
 import { redactUrl } from '../redact'
 
+/** One entry of a service's `errors[]` envelope, as the client reads it. */
 export interface ClientErrorEntry {
   field?: string
   message: string
@@ -35,8 +36,10 @@ export const clientErrorCodes = Object.freeze({
   WEAK_CHALLENGE: 'ERR_CONVENTIONS_CLIENT_WEAK_CHALLENGE'
 })
 
+/** One of the values of `clientErrorCodes`. */
 export type ClientErrorCode = typeof clientErrorCodes[keyof typeof clientErrorCodes]
 
+/** What a ConventionsClientError carries besides its code and message. */
 export interface ClientErrorDetails {
   status?: number
   method?: string
@@ -60,6 +63,7 @@ export function safeUrl (url: string): string {
   }
 }
 
+/** An answer the client could not turn into a result (a status that is not 2xx, a bound reached): `code` says which. */
 export class ConventionsClientError extends Error {
   readonly code: ClientErrorCode
   /** The status of the last answer, when there was one. */
@@ -94,6 +98,7 @@ export class ConventionsClientError extends Error {
   }
 }
 
+/** True for a ConventionsClientError. */
 export function isConventionsClientError (err: unknown): err is ConventionsClientError {
   return err instanceof ConventionsClientError
 }

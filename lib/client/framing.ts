@@ -12,6 +12,7 @@ import type { Dispatcher } from 'undici'
 import { failBeforeSend, headerRecord } from './dispatch'
 import { ConventionsClientError, clientErrorCodes } from './errors'
 
+/** Options of `framingInterceptor`. */
 export interface FramingInterceptorOptions {
   /** Largest stream body read into memory to learn its length (default 1 MiB, the service's default body limit). */
   maxBufferBytes?: number
@@ -39,6 +40,7 @@ export function isAsyncIterable (body: Body): body is Body & AsyncIterable<unkno
   return typeof (body as unknown as Record<symbol, unknown>)[Symbol.asyncIterator] === 'function'
 }
 
+/** An undici interceptor that sends every body with Content-Length (never chunked) and a Content-Type. */
 export function framingInterceptor (options: FramingInterceptorOptions = {}): Dispatcher.DispatcherComposeInterceptor {
   const limit = options.maxBufferBytes ?? 1024 * 1024
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError('maxBufferBytes must be a non-negative integer')

@@ -15,6 +15,7 @@ import { ReplayingHandler, failBeforeSend, firstHeader, headerRecord, originOf, 
 import { ConventionsClientError, clientErrorCodes } from './errors'
 import { isAsyncIterable, readBounded } from './framing'
 
+/** Options of `redirectInterceptor`. */
 export interface RedirectInterceptorOptions {
   /** Redirects followed for one request (default 5); one more is `TOO_MANY_REDIRECTS`. */
   maxRedirections?: number
@@ -24,6 +25,7 @@ export interface RedirectInterceptorOptions {
 
 const CREDENTIAL_FIELDS = ['authorization', 'proxy-authorization', 'cookie']
 
+/** An undici interceptor that follows 307 and 308 (RFC 9110 15.4.8, 15.4.9) with the same method and body; credentials are dropped across origins. */
 export function redirectInterceptor (options: RedirectInterceptorOptions = {}): Dispatcher.DispatcherComposeInterceptor {
   const max = options.maxRedirections ?? 5
   const maxBody = options.maxBodyBytes ?? 1024 * 1024

@@ -5,6 +5,7 @@
  */
 import { parseQuotedString, skipOws, tokenEnd } from './tokens'
 
+/** A parsed media type (RFC 9110 8.3.1): type, subtype, essence and parameters. */
 export interface MediaType {
   type: string
   subtype: string

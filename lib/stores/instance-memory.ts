@@ -14,6 +14,7 @@ import {
   checkByteCount, checkTtl, DEFAULT_INSTANCE_STORE_BYTES, DEFAULT_MAX_INSTANCE_BYTES, type InstanceStore
 } from './instance-store'
 
+/** Options of `MemoryInstanceStore`. */
 export interface MemoryInstanceStoreOptions {
   /** Bound of the bytes held, entries and keys included (default 64 MiB). */
   maxBytes?: number

@@ -24,6 +24,7 @@ export interface RedisBufferClient extends ConnectionStatus {
   set: (key: string, value: Buffer, mode: 'PX', ms: number) => Promise<unknown>
 }
 
+/** Options of `RedisInstanceStore`. */
 export interface RedisInstanceStoreOptions {
   /** Key prefix (default `fhc:instance:`). */
   prefix?: string

@@ -21,6 +21,7 @@
 import { LRUCache } from 'lru-cache'
 import { checkWindow, DEFAULT_NONCE_COUNT_WINDOW, MAX_NONCE_COUNT, newGeneration, type NonceCountStore } from './nonce-store'
 
+/** Options of `MemoryNonceStore`. */
 export interface MemoryNonceStoreOptions {
   /** Most nonces tracked at once (default 10000); the least recently used is dropped. */
   maxNonces?: number

@@ -42,6 +42,7 @@ export interface RedisScriptClient extends ConnectionStatus {
   evalsha?: (sha1: string, numkeys: number, ...args: Array<string | number>) => Promise<unknown>
 }
 
+/** Options of `RedisNonceStore`. */
 export interface RedisNonceStoreOptions {
   /** Key prefix (default `fhc:digest-nc:`). */
   prefix?: string

@@ -9,6 +9,7 @@
  */
 import { DEFAULT_CODE_TABLE, NOOP, ADD, RUN, S_NEAR, S_SAME } from './code-table'
 
+/** Options of `decode`. */
 export interface DecodeOptions {
   /**
    * Largest total target the decoder will produce, in bytes (default 256 MiB): the sum of
@@ -19,6 +20,7 @@ export interface DecodeOptions {
   maxTargetSize?: number
 }
 
+/** The decoder's default bound of a target, in bytes (256 MiB; `DecodeOptions.maxTargetSize`). */
 export const DEFAULT_MAX_TARGET_SIZE = 256 * 1024 * 1024
 
 /** RFC 3284 section 4.1: header magic "VCD" with the high bits set, then version 0. */
@@ -43,6 +45,7 @@ export const VCDIFF_TARGET_TOO_LARGE = 'ERR_VCDIFF_TARGET_TOO_LARGE'
 /** The code of a VcdiffError for a malformed delta. */
 export const VCDIFF_INVALID = 'ERR_VCDIFF_INVALID'
 
+/** A delta `decode` refused: malformed (RFC 3284), or its target over `maxTargetSize`. */
 export class VcdiffError extends Error {
   /** VCDIFF_TARGET_TOO_LARGE when the target is over `maxTargetSize`, else VCDIFF_INVALID. */
   readonly code: typeof VCDIFF_TARGET_TOO_LARGE | typeof VCDIFF_INVALID

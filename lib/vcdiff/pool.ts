@@ -48,6 +48,7 @@ import { Worker } from 'node:worker_threads'
 import type { EncodeReply, EncodeRequest, WorkerOptions } from './pool-worker'
 import { prepareLazily, type EncodeOptions } from './prepared-source'
 
+/** Options of `createEncoderPool`. */
 export interface EncoderPoolOptions {
   /** Worker threads (default: available cores - 1, from 1 to 4). */
   threads?: number
@@ -66,6 +67,7 @@ export interface EncoderPoolOptions {
   fastFromBytes?: number
 }
 
+/** Options of one `EncoderPool.encode`. */
 export interface PoolEncodeOptions {
   /** Resolve null when the delta is not ready after this many milliseconds (default: the pool's). */
   deadlineMs?: number
@@ -79,6 +81,7 @@ export interface PoolEncodeOptions {
   targetKey?: string
 }
 
+/** Counters of an EncoderPool, from `stats()`. */
 export interface EncoderPoolStats {
   threads: number
   /** Encodes waiting for their worker. */
@@ -100,6 +103,7 @@ export interface EncoderPoolStats {
   cacheBytes: number
 }
 
+/** A pool of worker threads that encode VCDIFF deltas off the event loop (`createEncoderPool`). */
 export interface EncoderPool {
   /** VCDIFF delta of `target` against `base` (identified by `baseKey`), or null (see the file header). */
   encode: (baseKey: string, base: Uint8Array, target: Uint8Array, options?: PoolEncodeOptions) => Promise<Uint8Array | null>

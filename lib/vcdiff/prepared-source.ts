@@ -34,6 +34,7 @@ import { HEADER, Matches, WindowWriter } from './window-writer'
  */
 export type EncodeLevel = 'fast' | 'default'
 
+/** Options of `encode` and `prepareSource`. */
 export interface EncodeOptions {
   /** 'default' or 'fast' (see `EncodeLevel`): fixed when a source is prepared. */
   level?: EncodeLevel
@@ -61,6 +62,7 @@ export interface TryEncodeOptions extends TargetOptions {
   maxSize?: number
 }
 
+/** The encoder's default largest target window, in bytes (8 MiB; `EncodeOptions.windowSize`). */
 export const DEFAULT_WINDOW_SIZE = 8 * 1024 * 1024
 /** Bytes hashed by the long source index. */
 const LONG_LOOK = 32

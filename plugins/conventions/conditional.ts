@@ -50,8 +50,10 @@ export interface ProvidedValidators {
  */
 export type RouteRequest = FastifyRequest & { params: any, query: any, body: any }
 
+/** Reads the current validators (ETag, Last-Modified) of the resource a request targets; null when it does not exist. */
 export type ValidatorsProvider = (request: RouteRequest) => ProvidedValidators | null | undefined | PromiseLike<ProvidedValidators | null | undefined>
 
+/** `config.conditional` as an object: where the route's validators come from, and its own 428 and creation rules. */
 export interface ConditionalRouteConfig {
   /** Current validators of the resource, read before the handler. Required on routes with unsafe methods. */
   validators?: ValidatorsProvider
@@ -68,6 +70,7 @@ export interface ConditionalRouteConfig {
   creates?: boolean
 }
 
+/** Options of the Conditional requests plugin (RFC 9110 13): the "not modified" status and the 428 rule. */
 export interface ConditionalOptions {
   profile?: Profile
   /** GET/HEAD "not modified": 412 (docs/conventions.md (Conditional requests), default) or 304 (RFC 9110 13.1.2; the rfc9110 profile). */

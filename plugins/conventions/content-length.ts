@@ -20,6 +20,7 @@ import { coalesceBody } from '../infrastructure/body-reader'
 import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../infrastructure/framing'
 import { answerAtServer } from '../infrastructure/server-answers'
 
+/** Options of the Content-Length plugin (RFC 9110 8.6, 15.5.12): the body limit and the statuses of its refusals. */
 export interface ContentLengthOptions {
   profile?: Profile
   /** Largest accepted body in bytes. Default: the server's `bodyLimit`. A route's own `bodyLimit` or `config.contentLength.bodyLimit` overrides it. */
@@ -34,6 +35,7 @@ export interface ContentLengthOptions {
   mismatchStatus?: 411 | 400
 }
 
+/** `config.contentLength`: the route's own body limit. */
 export interface ContentLengthRouteConfig {
   bodyLimit?: number
 }
@@ -308,4 +310,5 @@ function deferContinue (fastify: FastifyInstance): void {
   })
 }
 
+/** The Content-Length plugin: 411 for a body without a valid Content-Length or over the limit (RFC 9110 15.5.12), the body checked against its length. */
 export const httpConventionsContentLength = fp(contentLengthPlugin, { fastify: '^5.10.0', name: PLUGIN })

@@ -19,6 +19,7 @@ import { addVary, declaresBody } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
 
+/** How a route's JSON answers are written as XML: the root element and the names of array items. */
 export interface XmlConfig {
   /** Root element name (`article`, or `articles` for a list). */
   root: string
@@ -26,6 +27,7 @@ export interface XmlConfig {
   itemNames?: Record<string, string>
 }
 
+/** Options of the Content-Type plugin (RFC 9110 8.3): the XML parser and the bounds of a parsed body. */
 export interface ContentTypeOptions {
   profile?: Profile
   /** Register the XML body parser (application/xml). Default true. */
@@ -36,6 +38,7 @@ export interface ContentTypeOptions {
   xmlMaxElements?: number
 }
 
+/** `config.contentType`: the media types the route accepts (415 for others, RFC 9110 15.5.16) and its XML answers. */
 export interface ContentTypeRouteConfig {
   /** Media types (essence) this route accepts as bodies; others are 415. Default: every type with a parser. */
   accept?: string[]
@@ -237,4 +240,5 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
   }
 }
 
+/** The Content-Type plugin: 415 for a body of a media type the route does not accept (RFC 9110 15.5.16), XML bodies and answers. */
 export const httpConventionsContentType = fp(contentTypePlugin, { fastify: '^5.10.0', name: PLUGIN })

@@ -44,6 +44,7 @@ import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigCh
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
 export type InstanceManipulation = 'vcdiff' | 'gzip'
 
+/** Options of the Instance manipulation plugin (A-IM, RFC 3229): the store of past instances, the manipulations and their bounds. */
 export interface DeltaEncodingOptions {
   /** 'spec' (default) or 'rfc9110': how the routes' error handler renders framing and size errors when no other plugin of the context says. */
   profile?: Profile
@@ -86,6 +87,7 @@ export interface DeltaEncodingOptions {
   storeTimeoutMs?: number
 }
 
+/** `config.deltaEncoding` as an object: the route's manipulations and ttl. */
 export interface DeltaEncodingRouteOptions {
   /** Manipulations applied on this route (default: the plugin's). */
   manipulations?: InstanceManipulation[]

@@ -23,6 +23,7 @@ import { conditionalConvention } from './conditional'
 import { readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
 import { kLoaded } from '../infrastructure/symbols'
 
+/** A PATCH format a route accepts: JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396). */
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
 const PATCH_MEDIA_TYPES: Record<PatchFormat, string> = {
@@ -38,6 +39,7 @@ export interface PatchableResource<T = unknown> {
   lastModified?: Date | number
 }
 
+/** `config.patch`: the resource's schema, and how to load and save it. */
 export interface PatchRouteConfig<T = unknown> {
   /**
    * JSON Schema of the resource: the patched document must satisfy it; `readOnly` properties
@@ -58,6 +60,7 @@ export interface PatchRouteConfig<T = unknown> {
   formats?: PatchFormat[]
 }
 
+/** Options of the PATCH plugin (RFC 5789): retries of a lost race and the bounds of a patch. */
 export interface PatchOptions {
   profile?: Profile
   /** How many times an unconditional PATCH is re-applied after losing a race before giving up with 412. Default 5. */

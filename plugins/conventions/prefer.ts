@@ -63,4 +63,5 @@ function preferPlugin (fastify: FastifyInstance, opts: PreferOptions, done: (err
   done()
 }
 
+/** The Prefer plugin: `Prefer: return=minimal` (RFC 7240 4.2) on routes with `config.prefer: true`. */
 export const httpConventionsPrefer = fp(preferPlugin, { fastify: '^5.10.0', name: PLUGIN })

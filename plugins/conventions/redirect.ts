@@ -14,6 +14,7 @@ import { markClosing } from '../infrastructure/framing'
 
 export type { RedirectMatch, RedirectRule } from '../../lib/redirect'
 
+/** Options of the Redirects plugin (307, RFC 9110 15.4.8): its rule table. */
 export interface RedirectOptions {
   /** Applied in order; the first rule whose `from` and `methods` match answers 307. */
   rules?: RedirectRule[]

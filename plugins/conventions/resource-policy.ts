@@ -23,6 +23,7 @@ import { recordAnswerHeader } from '../infrastructure/openapi'
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
 export type ResourcePolicy = 'same-origin' | 'same-site' | 'cross-origin'
 
+/** Options of the Cross-Origin-Resource-Policy plugin. */
 export interface ResourcePolicyOptions {
   /** The policy of every route that does not set its own; false sends none by default. Default 'same-origin'. */
   policy?: ResourcePolicy | false

@@ -12,6 +12,7 @@ import { type Profile } from '../../lib/profile'
 import { declareConvention } from '../infrastructure/suite'
 import { serverOptionsProblem } from '../infrastructure/server-options'
 
+/** Options of the Validation plugin (422 with every problem). */
 export interface ValidationOptions {
   profile?: Profile
   /** What to do at boot when the server's Ajv options would lose problems: 'throw' (default), 'warn' or 'ignore'. */
@@ -117,4 +118,5 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
   done()
 }
 
+/** The Validation plugin: a 422 that lists every problem of the request (path, query, headers, body) in the `errors[]` envelope. */
 export const httpConventionsValidation = fp(validationPlugin, { fastify: '^5.10.0', name: PLUGIN })

@@ -9,6 +9,8 @@
  *   Content-Type on every body). undici is an optional peer dependency: only these need it.
  * - `createConventionsClient()`: the four composed, JSON in and out, conditional updates
  *   and patches, and typed errors (`ConventionsClientError`).
+ *
+ * @module fastify-http-conventions/client
  */
 export { DeltaClient, DeltaClientError, BODY_TOO_LARGE } from '../../lib/client/delta-client'
 export type { DeltaClientOptions, DeltaResult } from '../../lib/client/delta-client'

@@ -1,6 +1,8 @@
 /**
  * `fastify-http-conventions/openapi`: the responses, parameters and security the suite's
  * plugins add to each route, for @fastify/swagger (`transform: conventionsOpenApiTransform`).
+ *
+ * @module fastify-http-conventions/openapi
  */
 export {
   conventionsOpenApiTransform, conventionsOpenApiTransformObject, withConventionResponses, conventionResponses, recordResponse,

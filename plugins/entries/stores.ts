@@ -2,6 +2,8 @@
  * `fastify-http-conventions/stores`: where the suite keeps shared state. Instance stores
  * hold the delta bases of A-IM (`deltaEncoding.store`); nonce stores hold Digest nonce
  * counts (`auth.digest.store`). Memory stores serve one process, Redis stores a fleet.
+ *
+ * @module fastify-http-conventions/stores
  */
 export { MemoryInstanceStore } from '../../lib/stores/instance-memory'
 export type { MemoryInstanceStoreOptions } from '../../lib/stores/instance-memory'

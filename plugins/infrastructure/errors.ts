@@ -26,13 +26,16 @@ import type { ErrorPolicy, KernelExtension } from '../kernel/types'
 import { kPassedOn, kOwnHandler } from './symbols'
 import { hasOnlyFastifysErrorHandler } from './adapter'
 
+/** The `$id` under which the envelope's JSON Schema (schemas/errors.json) is added to Fastify: `$ref` it in a route's response schema. */
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
 
 /** `{ errors: [...] }` as the envelope schema (schemas/errors.json) defines it (lib/render.ts). */
 export const serializeEnvelope: typeof envelopeOf = envelopeOf
 
+/** A Fastify error handler, for the errors the suite does not own (`errorHandler` option). */
 export type ErrorHandler = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 
+/** Options of `httpConventionsErrors`, the errors plugin registered alone. */
 export interface ErrorsOptions {
   profile?: Profile
   /** Status for a body over the limit when Fastify itself detects it (chunked bodies): 411 (spec) or 413. */

@@ -36,13 +36,16 @@ function run (args: string[], input?: string): string {
 const cjs = (code: string): string => run(['-e', code])
 const esm = (code: string): string => run(['--input-type=module', '-e', code])
 
-/** What the root exports at run time: the plugins, the error catalogue, serverOptions. */
+/**
+ * What the root exports at run time: the plugins, the error catalogue an app throws from and
+ * its handler's helper (sendConventionError), the envelope schema's id, serverOptions.
+ */
 const ROOT = [
   'httpConventions', 'httpConventionsErrors', 'httpConventionsContentLength', 'httpConventionsContentType', 'httpConventionsValidation',
   'httpConventionsPatch', 'httpConventionsConditional', 'httpConventionsDeltaEncoding', 'httpConventionsAuth', 'httpConventionsRedirect',
   'httpConventionsResourcePolicy', 'httpConventionsPrefer', 'httpConventionsMethods',
-  'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'lengthRequired', 'unsupportedMediaType',
-  'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'methodNotAllowed', 'sendConventionError', 'fromFastifyError', 'serializeEnvelope', 'ERRORS_SCHEMA_ID',
+  'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'unsupportedMediaType',
+  'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'methodNotAllowed', 'sendConventionError', 'ERRORS_SCHEMA_ID',
   'serverOptions', 'httpConventionsOptionsSchema',
   ...['contentLength', 'contentType', 'validation', 'patch', 'conditional', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer', 'methods']
     .flatMap((name) => [`${name}OptionsSchema`, `${name}RouteConfigSchema`])

@@ -14,6 +14,7 @@ import {
 /** What a Basic `verify` returns: false/null to refuse, true or `{ subject?, scopes? }` to accept. */
 export type BasicVerifyResult = boolean | null | undefined | { subject?: string, scopes?: readonly string[] | string }
 
+/** Basic authentication (RFC 7617): users and passwords, or the service's own `verify`. */
 export interface BasicAuthOptions {
   /** user: password (or { password, scopes }); compared in constant time. */
   users?: Readonly<Record<string, AuthUser>>

@@ -16,8 +16,10 @@ export interface BearerTokenInfo {
   expiresAt?: Date | number
 }
 
+/** What a Bearer `verify` returns: the token's information, or null/undefined to refuse it. */
 export type BearerVerifyResult = BearerTokenInfo | null | undefined
 
+/** Bearer authentication (RFC 6750): the service looks each token up with `verify`. */
 export interface BearerAuthOptions {
   /** Looks a token up. Compare secrets in constant time (`createBearerKeyMatcher` helps). */
   verify: (token: string, request: FastifyRequest) => BearerVerifyResult | Promise<BearerVerifyResult>

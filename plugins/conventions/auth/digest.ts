@@ -22,6 +22,7 @@ import {
 /** A user record from `lookup`, with the scopes it grants (default: the `scopes` option). */
 export type DigestLookupRecord = DigestUserRecord & { scopes?: readonly string[] | string }
 
+/** Digest authentication (RFC 7616): stateless nonces under a secret, users or a lookup, and a nonce-count store. */
 export interface DigestAuthOptions {
   /** HMAC key of the stateless nonces, at least 32 bytes; shared by every instance of a fleet. */
   secret: DigestOptions['secret']

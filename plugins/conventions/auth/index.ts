@@ -48,6 +48,7 @@ export interface AppAuthOptions {
 /** A strategy for @fastify/auth, or an onRequest/preHandler hook: the suite's schemes, as `config.auth` would check them. */
 export type ConventionAuthStrategy = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void
 
+/** Options of the Authentication plugin (`auth` of the umbrella): the schemes offered (at least one), the realm, and the refusals. */
 export interface AuthOptions {
   profile?: Profile
   /** RFC 9110 11.5: the protection space named in every challenge (default "api"). */

@@ -9,18 +9,19 @@ import type { FastifyInstance } from 'fastify'
 import { type Profile } from '../lib/profile'
 import { type ErrorFormat, type ErrorHandler } from './infrastructure/errors'
 import { configureContext, type ErrorFallback } from './infrastructure/suite'
-import { contentLengthOptionsSchema, httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './conventions/content-length'
-import { contentTypeOptionsSchema, httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './conventions/content-type'
-import { httpConventionsValidation, validationOptionsSchema, type ValidationOptions } from './conventions/validation'
-import { httpConventionsPatch, patchOptionsSchema, type PatchOptions, type PatchRouteConfig } from './conventions/patch'
-import { conditionalOptionsSchema, httpConventionsConditional, type ConditionalOptions, type ConditionalRouteConfig } from './conventions/conditional'
-import { deltaEncodingOptionsSchema, httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEncodingRouteConfig } from './conventions/delta-encoding'
-import { authOptionsSchema, httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './conventions/auth/index'
-import { httpConventionsRedirect, redirectOptionsSchema, type RedirectOptions, type RedirectRouteConfig } from './conventions/redirect'
-import { httpConventionsResourcePolicy, resourcePolicyOptionsSchema, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './conventions/resource-policy'
-import { httpConventionsPrefer, preferOptionsSchema, type PreferOptions, type PreferRouteConfig } from './conventions/prefer'
-import { httpConventionsMethods, methodsOptionsSchema, type MethodsOptions, type MethodsRouteConfig } from './conventions/methods'
-import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, type OptionsSchema } from './infrastructure/options'
+import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './conventions/content-length'
+import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './conventions/content-type'
+import { httpConventionsValidation, type ValidationOptions } from './conventions/validation'
+import { httpConventionsPatch, type PatchOptions, type PatchRouteConfig } from './conventions/patch'
+import { httpConventionsConditional, type ConditionalOptions, type ConditionalRouteConfig } from './conventions/conditional'
+import { httpConventionsDeltaEncoding, type DeltaEncodingOptions, type DeltaEncodingRouteConfig } from './conventions/delta-encoding'
+import { httpConventionsAuth, type AuthOptions, type AuthRouteConfig } from './conventions/auth/index'
+import { httpConventionsRedirect, type RedirectOptions, type RedirectRouteConfig } from './conventions/redirect'
+import { httpConventionsResourcePolicy, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './conventions/resource-policy'
+import { httpConventionsPrefer, type PreferOptions, type PreferRouteConfig } from './conventions/prefer'
+import { httpConventionsMethods, type MethodsOptions, type MethodsRouteConfig } from './conventions/methods'
+import { optionsChecker } from './infrastructure/options'
+import { httpConventionsOptionsSchema } from './entries/options'
 
 /** Options of the umbrella plugin: the profile, the error format and handler, and one section per convention plugin (`false` leaves it out). */
 export interface HttpConventionsOptions {
@@ -76,39 +77,6 @@ declare module 'fastify' {
     methods?: MethodsRouteConfig
   }
 }
-
-/**
- * A section of the umbrella's options: the plugin's options schema without `profile` (the
- * umbrella gives its own to every plugin), or false. A problem inside it is reported as the
- * plugin registered alone reports it (its schema's `x-where`).
- */
-function section (schema: OptionsSchema): OptionsSchema {
-  const { type: _object, properties = {}, ...rest } = schema as { type: unknown, properties?: Record<string, unknown> }
-  const { profile: _profile, ...own } = properties
-  return { type: ['boolean', 'object'], not: { const: true }, allOf: [{ ...rest, properties: own }], [MESSAGE]: 'must be an options object or false' }
-}
-
-/** The umbrella's options as JSON Schema, built from the plugins' schemas, checked at registration. */
-export const httpConventionsOptionsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    profile: PROFILE_SCHEMA,
-    errorHandler: { ...FUNCTION_SCHEMA, [MESSAGE]: 'must be a function' },
-    errorFormat: { enum: ['envelope', 'problem'], [MESSAGE]: "must be 'envelope' or 'problem'" },
-    contentLength: section(contentLengthOptionsSchema),
-    contentType: section(contentTypeOptionsSchema),
-    validation: section(validationOptionsSchema),
-    conditional: section(conditionalOptionsSchema),
-    patch: section(patchOptionsSchema),
-    deltaEncoding: section(deltaEncodingOptionsSchema),
-    auth: section(authOptionsSchema),
-    redirect: section(redirectOptionsSchema),
-    resourcePolicy: section(resourcePolicyOptionsSchema),
-    prefer: section(preferOptionsSchema),
-    methods: section(methodsOptionsSchema)
-  }
-} as const
 
 const checkOptions = optionsChecker('fastify-http-conventions', httpConventionsOptionsSchema)
 
@@ -193,15 +161,3 @@ export {
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'
 export type { Profile } from '../lib/profile'
-// Each plugin's options and route config as JSON Schema (docs/plugins.md), as they are checked.
-export { contentLengthOptionsSchema, contentLengthRouteConfigSchema } from './conventions/content-length'
-export { contentTypeOptionsSchema, contentTypeRouteConfigSchema } from './conventions/content-type'
-export { validationOptionsSchema, validationRouteConfigSchema } from './conventions/validation'
-export { patchOptionsSchema, patchRouteConfigSchema } from './conventions/patch'
-export { conditionalOptionsSchema, conditionalRouteConfigSchema } from './conventions/conditional'
-export { deltaEncodingOptionsSchema, deltaEncodingRouteConfigSchema } from './conventions/delta-encoding'
-export { authOptionsSchema, authRouteConfigSchema } from './conventions/auth/index'
-export { redirectOptionsSchema, redirectRouteConfigSchema } from './conventions/redirect'
-export { resourcePolicyOptionsSchema, resourcePolicyRouteConfigSchema } from './conventions/resource-policy'
-export { preferOptionsSchema, preferRouteConfigSchema } from './conventions/prefer'
-export { methodsOptionsSchema, methodsRouteConfigSchema } from './conventions/methods'

@@ -5,7 +5,7 @@
 //   dist/esm/index.mjs + index.d.mts `import`: the default and named exports, re-exported
 //                                    from the CommonJS build so that `import` and
 //                                    `require` share one instance of every module
-// The subpaths (/vcdiff, /client, /stores, /openapi, /headers, /json-patch, /xml, /auth, /logging) are plain CommonJS modules
+// The subpaths (/vcdiff, /client, /stores, /openapi, /headers, /json-patch, /xml, /auth, /logging, /options) are plain CommonJS modules
 // of named exports (dist/plugins/entries/*.js), which ESM imports directly.
 //   dist/lib/vcdiff/pool-worker-embedded.js  the encoder worker as one script, exported as a
 //                                    string: what the pool runs where it is part of an app's

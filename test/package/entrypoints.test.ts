@@ -18,6 +18,7 @@ import * as jsonPatchSource from '../../plugins/entries/json-patch'
 import * as xmlSource from '../../plugins/entries/xml'
 import * as authSource from '../../plugins/entries/auth'
 import * as loggingSource from '../../plugins/entries/logging'
+import * as optionsSource from '../../plugins/entries/options'
 import { unprocessable } from '../../lib/errors'
 import { encode } from '../../lib/vcdiff/index'
 import { DeltaClient } from '../../lib/client/delta-client'
@@ -46,9 +47,7 @@ const ROOT = [
   'httpConventionsResourcePolicy', 'httpConventionsPrefer', 'httpConventionsMethods',
   'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'unsupportedMediaType',
   'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'methodNotAllowed', 'sendConventionError', 'ERRORS_SCHEMA_ID',
-  'serverOptions', 'httpConventionsOptionsSchema',
-  ...['contentLength', 'contentType', 'validation', 'patch', 'conditional', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer', 'methods']
-    .flatMap((name) => [`${name}OptionsSchema`, `${name}RouteConfigSchema`])
+  'serverOptions'
 ]
 
 /** What each subpath exports at run time. */
@@ -64,7 +63,9 @@ const SUBPATHS: Record<string, string[]> = {
   'json-patch': ['applyJsonPatch', 'applyMergePatch'],
   xml: ['jsonToXml', 'xmlBodyToJson'],
   auth: ['createBearerKeyMatcher'],
-  logging: ['redactUrl', 'createRedactingSerializers', 'SECRET_QUERY_NAMES']
+  logging: ['redactUrl', 'createRedactingSerializers', 'SECRET_QUERY_NAMES'],
+  options: ['httpConventionsOptionsSchema', ...['contentLength', 'contentType', 'validation', 'patch', 'conditional', 'deltaEncoding', 'auth', 'redirect', 'resourcePolicy', 'prefer', 'methods']
+    .flatMap((name) => [`${name}OptionsSchema`, `${name}RouteConfigSchema`])]
 }
 
 const probe = `
@@ -152,6 +153,7 @@ import { MemoryInstanceStore, type InstanceStore } from 'fastify-http-convention
 import { conventionsOpenApiTransform } from 'fastify-http-conventions/openapi'
 import { negotiateMediaType } from 'fastify-http-conventions/headers'
 import { redactUrl } from 'fastify-http-conventions/logging'
+import { httpConventionsOptionsSchema } from 'fastify-http-conventions/options'
 
 const options: HttpConventionsOptions = { profile: 'spec', deltaEncoding: { store: new MemoryInstanceStore() satisfies InstanceStore } }
 const app = Fastify({ ...serverOptions, http2: true })
@@ -162,7 +164,7 @@ const back: Uint8Array = decode(Buffer.from('a'), delta)
 const type: string | null = negotiateMediaType('application/json', ['application/json'])
 const client = createConventionsClient({ credentials: [{ origin: 'http://127.0.0.1:3000', username: 'demo', password: 'demo-password' }] })
 export const read: Promise<string | undefined> = client.get<{ title: string }>('http://127.0.0.1:3000/articles/1').then((r) => r.body.title, (err: ConventionsClientError) => err.code)
-export const used = [unprocessable, DeltaClient, conventionsOpenApiTransform, back, type, redactUrl('/?token=x')]
+export const used = [unprocessable, DeltaClient, conventionsOpenApiTransform, back, type, redactUrl('/?token=x'), httpConventionsOptionsSchema.properties.patch]
 `,
   'cjs.cts': `// A CommonJS consumer (module: nodenext): \`import x = require()\` and ES imports compiled to require.
 import Fastify = require('fastify')
@@ -209,7 +211,8 @@ test('sources: each entry module exports exactly the listed values, each the obj
     'json-patch': jsonPatchSource,
     xml: xmlSource,
     auth: authSource,
-    logging: loggingSource
+    logging: loggingSource,
+    options: optionsSource
   }
   const origins: Record<string, unknown> = {
     'root.unprocessable': unprocessable,

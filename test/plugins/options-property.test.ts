@@ -15,13 +15,15 @@ import { boot, buildApp } from '../helpers/app'
 import {
   httpConventions, httpConventionsAuth, httpConventionsConditional, httpConventionsContentLength, httpConventionsContentType,
   httpConventionsDeltaEncoding, httpConventionsMethods, httpConventionsPatch, httpConventionsPrefer, httpConventionsRedirect,
-  httpConventionsResourcePolicy, httpConventionsValidation, serverOptions,
+  httpConventionsResourcePolicy, httpConventionsValidation, serverOptions
+} from '../../plugins/index'
+import {
   authOptionsSchema, conditionalOptionsSchema, contentLengthOptionsSchema, contentTypeOptionsSchema, deltaEncodingOptionsSchema,
   methodsOptionsSchema, patchOptionsSchema, preferOptionsSchema, redirectOptionsSchema, resourcePolicyOptionsSchema, validationOptionsSchema,
   authRouteConfigSchema, conditionalRouteConfigSchema, contentLengthRouteConfigSchema, contentTypeRouteConfigSchema,
   deltaEncodingRouteConfigSchema, methodsRouteConfigSchema, patchRouteConfigSchema, preferRouteConfigSchema,
   redirectRouteConfigSchema, resourcePolicyRouteConfigSchema, validationRouteConfigSchema
-} from '../../plugins/index'
+} from '../../plugins/entries/options'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 15
 const SEED = Number(process.env.FUZZ_SEED ?? 0) || 20261128

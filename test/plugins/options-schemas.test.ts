@@ -9,11 +9,12 @@ import Fastify, { type FastifyPluginCallback } from 'fastify'
 import Ajv from 'ajv'
 import { boot, buildApp } from '../helpers/app'
 import { AJV_OPTIONS, MESSAGE, optionsChecker, optionsMessage, PROFILE_SCHEMA } from '../../plugins/infrastructure/options'
+import { httpConventions } from '../../plugins/index'
 import {
   authRouteConfigSchema, conditionalRouteConfigSchema, contentLengthRouteConfigSchema, contentTypeRouteConfigSchema, deltaEncodingRouteConfigSchema,
-  httpConventions, httpConventionsOptionsSchema, methodsRouteConfigSchema, patchRouteConfigSchema, preferRouteConfigSchema, redirectRouteConfigSchema,
+  httpConventionsOptionsSchema, methodsRouteConfigSchema, patchRouteConfigSchema, preferRouteConfigSchema, redirectRouteConfigSchema,
   resourcePolicyRouteConfigSchema, validationRouteConfigSchema
-} from '../../plugins/index'
+} from '../../plugins/entries/options'
 import { authOptionsSchema, httpConventionsAuth } from '../../plugins/conventions/auth/index'
 import { conditionalOptionsSchema, httpConventionsConditional } from '../../plugins/conventions/conditional'
 import { contentLengthOptionsSchema, httpConventionsContentLength } from '../../plugins/conventions/content-length'

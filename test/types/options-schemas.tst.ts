@@ -1,9 +1,10 @@
-// Type tests of the options and route config JSON Schemas the root exports: each is its literal schema, read-only.
+// Type tests of the options and route config JSON Schemas of the /options subpath: each is its literal schema, read-only.
 import { expect, test } from 'tstyche'
+import type { HttpConventionsOptions } from 'fastify-http-conventions'
 import {
   contentLengthRouteConfigSchema, httpConventionsOptionsSchema, patchRouteConfigSchema, preferOptionsSchema, preferRouteConfigSchema,
-  resourcePolicyRouteConfigSchema, type HttpConventionsOptions
-} from 'fastify-http-conventions'
+  resourcePolicyRouteConfigSchema
+} from 'fastify-http-conventions/options'
 
 test('a route config schema is its literal JSON Schema', () => {
   expect(preferRouteConfigSchema.type).type.toBe<'boolean'>()

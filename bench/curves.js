@@ -29,7 +29,7 @@ const path = require('node:path')
 const Fastify = require('fastify')
 const suite = require('../dist/plugins/index.js')
 const { figure } = require('./plot')
-const { doc } = require('./fixtures')
+const { doc, articleBodySchema } = require('./fixtures')
 
 const KB = 1024
 const MiB = 1024 * 1024
@@ -45,18 +45,7 @@ function articleOf (size) {
   return { ...base, body: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(Math.ceil(size / 57)).slice(0, Math.max(0, size - overhead)) }
 }
 
-const sizedSchema = {
-  type: 'object',
-  required: ['slug', 'title', 'body'],
-  additionalProperties: false,
-  properties: {
-    slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 },
-    title: { type: 'string', minLength: 1, maxLength: 200 },
-    body: { type: 'string', maxLength: BODY_LIMIT },
-    tags: { type: 'array', items: { type: 'string' }, maxItems: 20 },
-    published: { type: 'boolean' }
-  }
-}
+const sizedSchema = articleBodySchema(BODY_LIMIT)
 
 /** Fastify with the suite's defaults (every plugin) or bare, taking bodies up to 2 MiB. */
 async function app (withSuite) {

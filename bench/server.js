@@ -6,20 +6,9 @@ const suite = require('../dist/plugins/index.js')
 const variant = process.argv[2]
 const extra = JSON.parse(process.argv[3] ?? '{}')
 
-const { doc } = require('./fixtures')
+const { doc, articleBodySchema } = require('./fixtures')
 
-const bodySchema = {
-  type: 'object',
-  required: ['slug', 'title', 'body'],
-  additionalProperties: false,
-  properties: {
-    slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 },
-    title: { type: 'string', minLength: 1, maxLength: 200 },
-    body: { type: 'string', maxLength: 200000 },
-    tags: { type: 'array', items: { type: 'string' }, maxItems: 20 },
-    published: { type: 'boolean' }
-  }
-}
+const bodySchema = articleBodySchema(200000)
 
 const variants = {
   // Bare Fastify with the same routes.

@@ -17,7 +17,7 @@ import { declareConvention, type PayloadNext, type RouteCompiler } from '../infr
 import { requestMediaType, useRequestMediaType } from '../infrastructure/media-type'
 import { addVary, declaresBody } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
+import { isBareEssence, readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
 
 /** How a route's JSON answers are written as XML: the root element and the names of array items. */
 export interface XmlConfig {
@@ -136,15 +136,22 @@ function requestTypeCheck (accept: Set<string> | null): (request: FastifyRequest
     if (value === undefined || value === '') return unsupportedMediaType('a request with a body must carry a Content-Type header')
     // RFC 9110 5.3 / 8.3: Content-Type is a singleton field; Node keeps the first of several lines.
     if (repeatsContentType(request.raw.rawHeaders)) return badFraming('the request carries more than one Content-Type field (RFC 9110 8.3)')
+    // A bare essence (`application/json`) is a valid media type without a charset: only the route's list is left to check.
+    if (isBareEssence(value)) return acceptedBy(accept, value)
     const mt = requestMediaType(request)
     if (mt === null) return unsupportedMediaType('Content-Type is not a valid media type')
     // RFC 9110 8.3.2: only UTF-8 is decoded (XML: also the encodings RFC 7303 lets a document declare).
     if (!isUtf8Charset(mt) && !(mt.essence === 'application/xml' && XML_CHARSETS.has(String(mt.parameters.charset).toLowerCase()))) {
       return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)
     }
-    if (accept !== null && !accept.has(mt.essence)) return unsupportedMediaType(`Content-Type ${mt.essence} is not accepted here; send one of ${[...accept].join(', ')}`)
-    return undefined
+    return acceptedBy(accept, mt.essence)
   }
+}
+
+/** RFC 9110 15.5.16: undefined when the route takes bodies of `essence` (`accept` null: any), else its 415. */
+function acceptedBy (accept: Set<string> | null, essence: string): ConventionError | undefined {
+  if (accept !== null && !accept.has(essence)) return unsupportedMediaType(`Content-Type ${essence} is not accepted here; send one of ${[...accept].join(', ')}`)
+  return undefined
 }
 
 /** The step that answers XML to a client that prefers it (`config.contentType.xml`). */

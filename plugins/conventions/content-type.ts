@@ -215,21 +215,20 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
   // Bytes, not a string: invalid UTF-8 is refused, never turned into U+FFFD (RFC 8259 8.1); the
   // nesting depth is checked before JSON.parse sees the text.
+  // Made once: readBody hands it the request's `next` (no closure per request).
+  function parseJsonBytes (bytes: Buffer, next: Done): void {
+    const parsed = parseJsonBuffer(bytes, depth)
+    if (parsed.ok) next(null, parsed.value)
+    else next(parsed.error, undefined)
+  }
   setSuiteParser(fastify, ['application/json'], function parseJson (request: FastifyRequest, payload: BodyStream, next: Done) {
-    readBody(request, payload, next, function parseJsonBytes (bytes) {
-      const parsed = parseJsonBuffer(bytes, depth)
-      if (parsed.ok) next(null, parsed.value)
-      else next(parsed.error, undefined)
-    })
+    readBody(request, payload, next, parseJsonBytes)
   })
   // Text decoded as strictly as JSON and XML: bytes that are not UTF-8 (RFC 3629 3: ill-formed
   // sequences, overlong forms, encoded surrogates, a sequence cut short) are a 400, never
   // text with U+FFFD in it. The check charset=UTF-8 (RFC 9110 8.3.2) made is then true.
   setSuiteParser(fastify, ['text/plain', 'text/html'], function parseText (request: FastifyRequest, payload: BodyStream, next: Done) {
-    readBody(request, payload, next, function decodeText (bytes) {
-      if (isUtf8(bytes)) next(null, bytes.toString('utf8'))
-      else next(malformedBody('body is not valid UTF-8 (RFC 3629 3)'), undefined)
-    })
+    readBody(request, payload, next, decodeText)
   })
   if (xml) {
     // This registration's own parser and bounds: nothing of them is shared with another app.
@@ -245,6 +244,12 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
       })
     })
   }
+}
+
+/** Text bodies: strict UTF-8 (RFC 3629 3), else a 400. */
+function decodeText (bytes: Buffer, next: Done): void {
+  if (isUtf8(bytes)) next(null, bytes.toString('utf8'))
+  else next(malformedBody('body is not valid UTF-8 (RFC 3629 3)'), undefined)
 }
 
 /** The Content-Type plugin: 415 for a body of a media type the route does not accept (RFC 9110 15.5.16), XML bodies and answers. */

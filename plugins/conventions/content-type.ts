@@ -17,7 +17,7 @@ import { declareConvention, type PayloadNext, type RouteCompiler } from '../infr
 import { requestMediaType, useRequestMediaType } from '../infrastructure/media-type'
 import { addVary, declaresBody } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
+import { isBareEssence, readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
 
 /** How a route's JSON answers are written as XML: the root element and the names of array items. */
 export interface XmlConfig {
@@ -136,15 +136,22 @@ function requestTypeCheck (accept: Set<string> | null): (request: FastifyRequest
     if (value === undefined || value === '') return unsupportedMediaType('a request with a body must carry a Content-Type header')
     // RFC 9110 5.3 / 8.3: Content-Type is a singleton field; Node keeps the first of several lines.
     if (repeatsContentType(request.raw.rawHeaders)) return badFraming('the request carries more than one Content-Type field (RFC 9110 8.3)')
+    // A bare essence (`application/json`) is a valid media type without a charset: only the route's list is left to check.
+    if (isBareEssence(value)) return acceptedBy(accept, value)
     const mt = requestMediaType(request)
     if (mt === null) return unsupportedMediaType('Content-Type is not a valid media type')
     // RFC 9110 8.3.2: only UTF-8 is decoded (XML: also the encodings RFC 7303 lets a document declare).
     if (!isUtf8Charset(mt) && !(mt.essence === 'application/xml' && XML_CHARSETS.has(String(mt.parameters.charset).toLowerCase()))) {
       return unsupportedMediaType(`charset ${JSON.stringify(mt.parameters.charset)} is not supported; send UTF-8`)
     }
-    if (accept !== null && !accept.has(mt.essence)) return unsupportedMediaType(`Content-Type ${mt.essence} is not accepted here; send one of ${[...accept].join(', ')}`)
-    return undefined
+    return acceptedBy(accept, mt.essence)
   }
+}
+
+/** RFC 9110 15.5.16: undefined when the route takes bodies of `essence` (`accept` null: any), else its 415. */
+function acceptedBy (accept: Set<string> | null, essence: string): ConventionError | undefined {
+  if (accept !== null && !accept.has(essence)) return unsupportedMediaType(`Content-Type ${essence} is not accepted here; send one of ${[...accept].join(', ')}`)
+  return undefined
 }
 
 /** The step that answers XML to a client that prefers it (`config.contentType.xml`). */
@@ -208,21 +215,20 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
   // JSON with Fastify's protection against prototype poisoning (secure-json-parse, as Fastify's default).
   // Bytes, not a string: invalid UTF-8 is refused, never turned into U+FFFD (RFC 8259 8.1); the
   // nesting depth is checked before JSON.parse sees the text.
+  // Made once: readBody hands it the request's `next` (no closure per request).
+  function parseJsonBytes (bytes: Buffer, next: Done): void {
+    const parsed = parseJsonBuffer(bytes, depth)
+    if (parsed.ok) next(null, parsed.value)
+    else next(parsed.error, undefined)
+  }
   setSuiteParser(fastify, ['application/json'], function parseJson (request: FastifyRequest, payload: BodyStream, next: Done) {
-    readBody(request, payload, next, function parseJsonBytes (bytes) {
-      const parsed = parseJsonBuffer(bytes, depth)
-      if (parsed.ok) next(null, parsed.value)
-      else next(parsed.error, undefined)
-    })
+    readBody(request, payload, next, parseJsonBytes)
   })
   // Text decoded as strictly as JSON and XML: bytes that are not UTF-8 (RFC 3629 3: ill-formed
   // sequences, overlong forms, encoded surrogates, a sequence cut short) are a 400, never
   // text with U+FFFD in it. The check charset=UTF-8 (RFC 9110 8.3.2) made is then true.
   setSuiteParser(fastify, ['text/plain', 'text/html'], function parseText (request: FastifyRequest, payload: BodyStream, next: Done) {
-    readBody(request, payload, next, function decodeText (bytes) {
-      if (isUtf8(bytes)) next(null, bytes.toString('utf8'))
-      else next(malformedBody('body is not valid UTF-8 (RFC 3629 3)'), undefined)
-    })
+    readBody(request, payload, next, decodeText)
   })
   if (xml) {
     // This registration's own parser and bounds: nothing of them is shared with another app.
@@ -238,6 +244,12 @@ function installParsers (fastify: FastifyInstance, xml: boolean, maxDepth: numbe
       })
     })
   }
+}
+
+/** Text bodies: strict UTF-8 (RFC 3629 3), else a 400. */
+function decodeText (bytes: Buffer, next: Done): void {
+  if (isUtf8(bytes)) next(null, bytes.toString('utf8'))
+  else next(malformedBody('body is not valid UTF-8 (RFC 3629 3)'), undefined)
 }
 
 /** The Content-Type plugin: 415 for a body of a media type the route does not accept (RFC 9110 15.5.16), XML bodies and answers. */

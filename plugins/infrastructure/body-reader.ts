@@ -20,6 +20,7 @@
 import { Readable } from 'node:stream'
 import { errorCodes as fastifyErrors, type FastifyInstance, type FastifyReply, type FastifyRequest, type RequestPayload } from 'fastify'
 import { BlockJoiner, BodyBytes, isAllocationFailure, noRoomForBody, type Allocate } from '../../lib/json-body'
+import { MAX_MEDIA_TYPE_LENGTH } from '../../lib/headers/media-type'
 import { requestMediaType } from './media-type'
 import { kReadBySuite } from './symbols'
 
@@ -49,10 +50,26 @@ function readBy (instance: FastifyInstance): Set<string> | undefined {
   return (instance as unknown as Record<symbol, Set<string> | undefined>)[kReadBySuite]
 }
 
+/**
+ * RFC 9110 8.3.1: a Content-Type that is only `type "/" subtype`, lower-case tokens without
+ * whitespace or parameters (`application/json`, as most clients send it), is its own
+ * essence: parsing it would give the same string and no parameters. Such a value is read as
+ * it is, without the parse (a parameters object, lower-cased copies and the essence string:
+ * some 450 bytes a request). Any other value (upper case, parameters, whitespace) is parsed.
+ */
+const BARE_ESSENCE = /^[a-z0-9!#$%&'*+.^_`|~-]+\/[a-z0-9!#$%&'*+.^_`|~-]+$/
+
+/** True when `value` is a media type's essence as parseMediaType would return it: lower-case `type/subtype`, nothing else. No allocation. */
+export function isBareEssence (value: string): boolean {
+  return value.length <= MAX_MEDIA_TYPE_LENGTH && BARE_ESSENCE.test(value)
+}
+
 /** True when the request's body goes to one of the suite's parsers (its route's context set one for its media type). */
 function readBySuite (request: FastifyRequest): boolean {
   const types = readBy(request.server)
   if (types === undefined) return false
+  const value = request.headers['content-type']
+  if (value !== undefined && isBareEssence(value)) return types.has(value)
   const mt = requestMediaType(request)
   return mt !== null && types.has(mt.essence)
 }
@@ -132,36 +149,32 @@ export class CoalescedBody extends Readable {
  * a body too long to be decoded as one string (`ERR_STRING_TOO_LONG`) is over the body
  * limit. A body that arrived in one chunk reaches `parse` as it is: Fastify copies it for a
  * parser that asks for a Buffer, and that copy was measured at several µs per request
- * (bench/RESULTS.md). `parse` must not keep it. `allocate`: how the body's buffer is made.
+ * (bench/RESULTS.md). `parse` must not keep it; it is handed `done` too, so a parser made once
+ * (not a closure per request) can answer. `allocate`: how the body's buffer is made.
  */
-export function readBody (request: FastifyRequest, payload: BodyStream, done: Done, parse: (bytes: Buffer) => void, allocate?: Allocate): void {
+export function readBody (request: FastifyRequest, payload: BodyStream, done: Done, parse: (bytes: Buffer, done: Done) => void, allocate?: Allocate): void {
   const limit = request.routeOptions.bodyLimit
   const contentLength = Number(request.headers['content-length'])
   if (contentLength > limit) return done(new FST_ERR_CTP_BODY_TOO_LARGE())
   // Behind a decoding stream (another plugin's preParsing) the declared length says nothing of the decoded one.
   const body = new BodyBytes(payload === request.raw && contentLength > 0 ? contentLength : 0, allocate)
-  function stop (): void {
-    payload.removeListener('data', onData)
-    payload.removeListener('end', onEnd)
-    payload.removeListener('error', onEnd)
-  }
   function onData (chunk: Buffer | string): void {
     // A preParsing stream of another plugin may emit strings.
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     // The decoded length and, behind a decompressing stream, the encoded one (a "zip bomb").
     if (body.length + bytes.length > limit || (payload.receivedEncodedLength ?? 0) > limit) {
-      stop()
+      stopReading(payload, onData, onEnd)
       return done(new FST_ERR_CTP_BODY_TOO_LARGE())
     }
     try {
       body.push(bytes)
     } catch (err) {
-      stop()
+      stopReading(payload, onData, onEnd)
       return done(readFailure(err))
     }
   }
   function onEnd (err?: Error & { statusCode?: number }): void {
-    stop()
+    stopReading(payload, onData, onEnd)
     if (err != null) {
       if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400
       return done(err)
@@ -169,7 +182,7 @@ export function readBody (request: FastifyRequest, payload: BodyStream, done: Do
     // RFC 9112 6.3: the body ends where Content-Length says.
     if (!Number.isNaN(contentLength) && ((payload.receivedEncodedLength ?? 0) || body.length) !== contentLength) return done(new FST_ERR_CTP_INVALID_CONTENT_LENGTH())
     try {
-      parse(body.bytes())
+      parse(body.bytes(), done)
     } catch (err) {
       // Thrown from here it would end the process ('end' listener): decoding a body of the
       // accepted size when its memory, or a string that long, cannot be had; else a fault.
@@ -180,6 +193,13 @@ export function readBody (request: FastifyRequest, payload: BodyStream, done: Do
   payload.on('end', onEnd)
   payload.on('error', onEnd)
   payload.resume()
+}
+
+/** Takes readBody's listeners off the body stream. */
+function stopReading (payload: BodyStream, onData: (chunk: Buffer | string) => void, onEnd: (err?: Error) => void): void {
+  payload.removeListener('data', onData)
+  payload.removeListener('end', onEnd)
+  payload.removeListener('error', onEnd)
 }
 
 /** The error a failure while a body is collected or decoded is answered with. */

@@ -251,7 +251,8 @@ function parseText (text: string, maxDepth: number, wellFormed: boolean, work?: 
  */
 export function decodeUtf8Strict (bytes: Uint8Array): string | null {
   if (!isUtf8(bytes)) return null
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+  // A Buffer (what Fastify hands a parser) is decoded as it is: a view is made only for another Uint8Array.
+  const text = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8')
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }
 

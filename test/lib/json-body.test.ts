@@ -46,6 +46,10 @@ test('UTF-8: a body of bytes that are not UTF-8 is a 400, never text with U+FFFD
   t.same(refusal(parseJsonBuffer(Buffer.alloc(0))), { statusCode: 400, errors: [{ field: 'body', message: 'body is empty but Content-Type says JSON' }] })
   t.equal(parseJsonBuffer(Buffer.from('['.repeat(65) + ']'.repeat(65))).ok, false, 'the depth limit holds for bytes too')
   t.equal(decodeUtf8Strict(Buffer.from([0x80])), null)
+  // A Buffer or any other view of bytes (its own offset within a larger buffer) reads the same.
+  const bytes = new Uint8Array([0x78, 0xef, 0xbb, 0xbf, 0xc3, 0xa4, 0x78]).subarray(1, 6)
+  t.equal(decodeUtf8Strict(bytes), '\u00e4', 'a Uint8Array view: its bytes only, the byte order mark dropped')
+  t.equal(decodeUtf8Strict(Buffer.from(bytes)), '\u00e4', 'a Buffer of the same bytes')
 })
 
 test('RFC 8259 8.2: a string holding a lone surrogate is a 422 naming the field', async (t) => {

@@ -1,5 +1,6 @@
 /**
- * XML bodies (docs/conventions.md (Content-Type): application/xml) through fast-xml-parser, with the tricks XML
+ * XML bodies (docs/conventions.md (Content-Type): application/xml): plain documents read in one
+ * pass (readXmlQuickly), the others through fast-xml-parser into the same tree, with the tricks XML
  * allows refused: no DOCTYPE, hence no entity declarations, expansion bombs or
  * external entities; only the five predefined entities and character references.
  * Conversion to and from JSON is schema-driven so `<published>true</published>` becomes
@@ -384,10 +385,6 @@ function decodeTree (node: unknown, contents: string[], work?: WorkCounter): unk
  */
 const PARSER_RESERVED = new Set(['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', 'valueOf', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__'])
 
-/** What checkMarkup refuses (NOT_XML_CHAR), and CR. */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is looked for
-const NOT_QUICK_CHAR = /[\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF]/
-
 /** XML 1.0 2.3, ASCII only: NameStartChar less ":" (the quick reader's names; others take the full path). */
 function isQuickNameStart (c: number): boolean {
   const lower = c | 0x20
@@ -399,9 +396,9 @@ function isQuickNameChar (c: number): boolean {
   return isQuickNameStart(c) || (c >= 0x30 && c <= 0x3a) || c === 0x2d || c === 0x2e
 }
 
-/** XML 1.0 2.3: S, less CR (a document with a CR takes the full path, which normalises line ends). */
+/** XML 1.0 2.3: S. */
 function isSpace (c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x09
+  return c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d
 }
 
 /** White space as String.prototype.trim sees it (ECMAScript WhiteSpace and LineTerminator): what the parser trims. */
@@ -410,7 +407,7 @@ function isTrimmed (c: number): boolean {
 }
 
 /** The XML declaration at the very start (XML 1.0 2.8), plain: pseudo-attributes of letters, quoted values without markup. */
-const PLAIN_DECLARATION = /^<\?xml(?:[ \t\n]+(?:version|encoding|standalone)[ \t\n]*=[ \t\n]*(?:"[^"<>?&]*"|'[^'<>?&]*'))*[ \t\n]*\?>/
+const PLAIN_DECLARATION = /^<\?xml(?:[ \t\r\n]+(?:version|encoding|standalone)[ \t\r\n]*=[ \t\r\n]*(?:"[^"<>?&]*"|'[^'<>?&]*'))*[ \t\r\n]*\?>/
 
 /**
  * The reference at `amp` (XML 1.0 4.1 CharRef to a legal character, 4.6 the predefined
@@ -457,6 +454,11 @@ const SHORT_STRETCH = 32
 const TEXT_PIECE = 0
 const CDATA_PIECE = 1
 
+/** The text of an element while its document is read: its pieces, [kind, from, to] each, decoded at the end. */
+class PendingText {
+  readonly pieces: number[] = []
+}
+
 /**
  * The quick reader: the checks of checkMarkup and the tree fast-xml-parser builds (with the
  * options of parserFor, text values decoded as decodeTree decodes them), in one pass from
@@ -473,16 +475,23 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
   const n = text.length
   let steps = 0
   if (text.charCodeAt(0) === 0xfeff) return undefined
+  // A document that cannot end as a plain one does (a tag or a comment, then white space) takes
+  // the full path at once, rather than after a pass that would be wasted.
+  let end = n
+  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--
+  steps += n - end
+  if (text.charCodeAt(end - 1) !== 0x3e || text.startsWith(']]>', end - 3) || text.startsWith('?>', end - 2)) return count(undefined)
   // Open elements, the document at 0: name, child elements so far, text so far (decoded, trimmed by run).
   const names: string[] = ['']
   const kids: Array<Record<string, unknown> | undefined> = [undefined]
-  const texts: Array<string | undefined> = [undefined]
+  const texts: Array<PendingText | undefined> = [undefined]
   // The run of character data since the last tag: [kind, from, to] per piece (XML 1.0 2.4, 2.7).
   const pieces: number[] = []
   let depth = 0
   let elements = 0
   let rooted = false
-  let nextAmp = -1
+  // The last piece of the run ended with CR (see push).
+  let crBefore = false
   let i = 0
   // The text being made: strings, then code units not yet made a string. Decoded characters and
   // short stretches of text gather as code units and become a string a chunk at a time: a
@@ -503,59 +512,53 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
     units = 0
   }
 
-  /** [from, to) of the document added to the text as written: sliced when long, else gathered. */
-  function appendRaw (from: number, to: number): void {
+  /** [from, to) of the document, which holds no CR and no reference, added to the text: sliced when long, else gathered. */
+  function appendPlain (from: number, to: number): void {
     if (to - from > SHORT_STRETCH) {
       if (units > 0) flushUnits()
       out += text.slice(from, to)
     } else {
       for (let k = from; k < to; k++) codes[units++] = text.charCodeAt(k)
-      steps += to - from
       if (units >= CHUNK) flushUnits()
     }
   }
 
-  /** The first "&" at or after `from`: searched again only once the text has passed the last one found. */
-  function ampFrom (from: number): number {
-    if (nextAmp < from) {
-      nextAmp = text.indexOf('&', from)
-      if (nextAmp === -1) nextAmp = n
-      steps += nextAmp - from
-    }
-    return nextAmp
-  }
-
-  /** [from, to) added to the text with its references decoded (XML 1.0 4.1, 4.6); false for one the full path refuses. */
-  function appendDecoded (from: number, to: number): boolean {
-    let amp = ampFrom(from)
+  /**
+   * [from, to) added to the text, read once from left to right: CR LF and a lone CR as LF
+   * (XML 1.0 2.11), and, unless `cdata` (a CDATA section's content, XML 1.0 2.7), references
+   * decoded (XML 1.0 4.1, 4.6). False for a reference the full path refuses.
+   */
+  function appendPiece (from: number, to: number, cdata: boolean): boolean {
     let at = from
-    while (amp < to) {
-      appendRaw(at, amp)
-      const ref = referenceAt(text, amp)
-      if (ref < 0) return false
-      const length = ref & 15
-      const cp = (ref - length) / 16
-      if (cp > 0xffff) {
-        // A character beyond U+FFFF: its surrogate pair (UTF-16).
-        codes[units++] = 0xd7c0 + (cp >> 10)
-        codes[units++] = 0xdc00 + (cp & 0x3ff)
+    steps += to - from
+    for (let k = from; k < to; k++) {
+      const c = text.charCodeAt(k)
+      if (c === 0x0d) {
+        appendPlain(at, k)
+        codes[units++] = 0x0a
+        if (text.charCodeAt(k + 1) === 0x0a) k++
+      } else if (c === 0x26 && !cdata) {
+        appendPlain(at, k)
+        const ref = referenceAt(text, k)
+        if (ref < 0) return false
+        const length = ref & 15
+        const cp = (ref - length) / 16
+        if (cp > 0xffff) {
+          // A character beyond U+FFFF: its surrogate pair (UTF-16).
+          codes[units++] = 0xd7c0 + (cp >> 10)
+          codes[units++] = 0xdc00 + (cp & 0x3ff)
+        } else {
+          codes[units++] = cp
+        }
+        k += length - 1
       } else {
-        codes[units++] = cp
+        continue
       }
       if (units >= CHUNK) flushUnits()
-      steps += length
-      at = amp + length
-      // References side by side are read without a search.
-      amp = text.charCodeAt(at) === 0x26 ? at : ampFrom(at)
+      at = k + 1
     }
-    appendRaw(at, to)
-    return true
-  }
-
-  /** Piece `p` of the run, from `from` to `to`, added to the text: its references decoded, or a CDATA section's content as written. */
-  function append (p: number, from: number, to: number): boolean {
-    if (pieces[p] !== CDATA_PIECE) return appendDecoded(from, to)
-    appendRaw(from, to)
+    if (at === from && units === 0 && out === '') out = text.slice(from, to)
+    else appendPlain(at, to)
     return true
   }
 
@@ -567,6 +570,7 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
    */
   function flush (): boolean {
     const last = pieces.length
+    crBefore = false
     if (last === 0) return true
     let p = 0
     let from = -1
@@ -590,23 +594,45 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
       steps += pieces[q + 2] - k
       if (k > start) { to = k; break }
     }
-    let ok = true
-    let value: string
-    if (p === q && (pieces[p] === CDATA_PIECE || ampFrom(from) >= to)) {
-      // One piece, no reference: the text as written.
-      value = text.slice(from, to)
-    } else {
-      ok = append(p, from, p === q ? to : pieces[p + 2])
-      for (let r = p + 3; r < q && ok; r += 3) ok = append(r, pieces[r + 1], pieces[r + 2])
-      if (q > p && ok) ok = append(q, pieces[q + 1], to)
-      if (units > 0) flushUnits()
-      value = out
-      out = ''
+    // The pieces left after trimming join the element's text, decoded once the document is read.
+    let pending = texts[depth]
+    if (pending === undefined) {
+      pending = new PendingText()
+      texts[depth] = pending
     }
+    const runs = pending.pieces
+    runs.push(pieces[p], from, p === q ? to : pieces[p + 2])
+    for (let r = p + 3; r < q; r += 3) runs.push(pieces[r], pieces[r + 1], pieces[r + 2])
+    if (q > p) runs.push(pieces[q], pieces[q + 1], to)
     pieces.length = 0
-    if (!ok) return false
-    const before = texts[depth]
-    texts[depth] = before === undefined ? value : before + value
+    return true
+  }
+
+  /** The text of `pending`, decoded; null for a reference the full path refuses. */
+  function decode (pending: PendingText): string | null {
+    const runs = pending.pieces
+    out = ''
+    units = 0
+    for (let r = 0; r < runs.length; r += 3) if (!appendPiece(runs[r + 1], runs[r + 2], runs[r] === CDATA_PIECE)) return null
+    if (units > 0) flushUnits()
+    const value = out
+    out = ''
+    return value
+  }
+
+  /** Every text value of the tree decoded in place (its depth is bounded by maxDepth); false for a reference the full path refuses. */
+  function decodeAll (node: Record<string, unknown> | unknown[]): boolean {
+    const keys = Object.keys(node)
+    for (let k = 0; k < keys.length; k++) {
+      const value = (node as Record<string, unknown>)[keys[k]]
+      if (value instanceof PendingText) {
+        const decoded = decode(value)
+        if (decoded === null) return false
+        ;(node as Record<string, unknown>)[keys[k]] = decoded
+      } else if (typeof value === 'object' && !decodeAll(value as Record<string, unknown>)) {
+        return false
+      }
+    }
     return true
   }
 
@@ -645,6 +671,19 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
     if (depth === 0) rooted = true
   }
 
+  /**
+   * Adds a piece to the run; false for a CR at the end of one piece and LF at the start of the
+   * next, which the full path (where CDATA sections' white space is written as text) reads as
+   * one line end: that document takes the full path.
+   */
+  function push (kind: number, from: number, to: number): boolean {
+    if (from === to) return true
+    if (crBefore && text.charCodeAt(from) === 0x0a) return false
+    crBefore = text.charCodeAt(to - 1) === 0x0d
+    pieces.push(kind, from, to)
+    return true
+  }
+
   if (text.startsWith('<?')) {
     const declaration = PLAIN_DECLARATION.exec(text)
     if (declaration === null) return count(undefined)
@@ -660,7 +699,7 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
         // Outside the root element only white space (XML 1.0 2.1, 2.8).
         for (let k = i; k < lt; k++) if (!isSpace(text.charCodeAt(k))) return count(undefined)
       } else {
-        pieces.push(TEXT_PIECE, i, lt)
+        if (!push(TEXT_PIECE, i, lt)) return count(undefined)
       }
     }
     if (lt === n) break
@@ -678,7 +717,7 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
       if (depth === 0 || !text.startsWith('<![CDATA[', lt)) return count(undefined)
       const end = text.indexOf(']]>', lt + 9)
       if (end === -1) return count(undefined)
-      pieces.push(CDATA_PIECE, lt + 9, end)
+      if (!push(CDATA_PIECE, lt + 9, end)) return count(undefined)
       i = end + 3
       steps += i - lt
       continue
@@ -739,10 +778,9 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
         if (attributes.has(attribute)) return count(undefined)
         attributes.add(attribute)
       }
-      for (let amp = ampFrom(j + 1); amp < end; amp = ampFrom(amp + 1)) {
-        if (referenceAt(text, amp) < 0) return count(undefined)
-        steps += LONGEST_REFERENCE
-      }
+      // XML 1.0 4.1: each "&" of the value starts a reference (checkMarkup refuses it otherwise).
+      for (let k = j + 1; k < end; k++) if (text.charCodeAt(k) === 0x26 && referenceAt(text, k) < 0) return count(undefined)
+      steps += end - j
       j = end + 1
     }
     steps += j + 1 - lt
@@ -761,10 +799,11 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
   }
   if (!rooted || depth !== 0) return count(undefined)
   // Last, as a document that gets this far is most often taken: the native passes of
-  // checkMarkup (XML 1.0 2.2), and CR, which the full path makes LF (XML 1.0 2.11).
+  // checkMarkup (XML 1.0 2.2).
   steps += 2 * n
-  if (NOT_QUICK_CHAR.test(text) || !(text as unknown as { isWellFormed: () => boolean }).isWellFormed()) return count(undefined)
-  return count(kids[0] as Record<string, unknown>)
+  if (NOT_XML_CHAR.test(text) || !(text as unknown as { isWellFormed: () => boolean }).isWellFormed()) return count(undefined)
+  const tree = kids[0] as Record<string, unknown>
+  return count(decodeAll(tree) ? tree : undefined)
 }
 
 /**

@@ -463,13 +463,14 @@ class PendingText {
  * The quick reader: the checks of checkMarkup and the tree fast-xml-parser builds (with the
  * options of parserFor, text values decoded as decodeTree decodes them), in one pass from
  * left to right, for the documents most bodies are: ASCII element names, attributes written
- * plainly, no CR, no processing instruction but the XML declaration at the start, one root
- * element. It returns undefined for any other document, and for every document the full
- * path refuses, before or after it has built anything: parseXml then reads it the full way,
- * which gives the same tree or the same refusal as before. Every search starts where the
- * last one of its kind ended (the next "&" is remembered, as in referenceChecker), and the
- * decoded text is made of slices of the document and one string per reference: no
- * character is copied one at a time, whatever the body holds.
+ * plainly, no processing instruction but the XML declaration at the start, one root element.
+ * It returns undefined for any other document, and for every document the full path
+ * refuses, before or after it has built anything: parseXml then reads it the full way, which
+ * gives the same tree or the same refusal as before. The markup is found with native
+ * searches, each starting where the last one ended; the text values are decoded once the
+ * document has been read (a document left to the full path costs no decoding), each piece in
+ * one loop, long stretches sliced and the rest gathered as code units made a string a chunk
+ * at a time, never a string per reference.
  */
 export function readXmlQuickly (text: string, maxDepth: number, maxElements: number, work?: WorkCounter): Record<string, unknown> | undefined {
   const n = text.length

@@ -165,7 +165,7 @@ test('REDIS_URL: a fleet shares delta bases; one instance serves the 200, anothe
   })
   const paras = paragraphs()
   const created = await create(a, 'delta-fleet', paras.join('\n\n'))
-  const first = await wireGet(a, `/articles/${created.id}`)
+  const first = await wireGet(a, `/articles/${created.id}`, { 'A-IM': 'vcdiff' })
   paras[3] = 'Edited through instance A.'
   const newEtag = await put(a, created.id, 'delta-fleet', paras.join('\n\n'), first.headers.etag)
   const res = await wireGet(b, `/articles/${created.id}`, { 'A-IM': 'vcdiff', 'If-None-Match': first.headers.etag })

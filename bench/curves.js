@@ -113,7 +113,8 @@ const POST_HEADERS = { 'content-type': 'application/json' }
 /** The base of a delta: GET /doc once (the suite keeps the instance), then the next version. */
 async function deltaRequest (server) {
   const url = `http://127.0.0.1:${server.port}`
-  const first = await fetch(`${url}/doc`)
+  // As a delta client: A-IM from the first GET, so that the server keeps the base.
+  const first = await fetch(`${url}/doc`, { headers: { 'a-im': 'vcdiff' } })
   await first.arrayBuffer()
   const etag = first.headers.get('etag')
   if (etag === null) throw new Error('GET /doc gave no ETag')

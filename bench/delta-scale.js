@@ -233,7 +233,8 @@ async function bigLoop (client, ms, aim, state) {
   const t0 = performance.now()
   const end = t0 + ms
   while (performance.now() < end) {
-    const headers = aim && state.etag !== undefined ? { 'a-im': 'vcdiff', 'if-none-match': state.etag } : {}
+    // B is a delta client: A-IM from its first GET (the server keeps bases once a client asked).
+    const headers = !aim ? {} : state.etag !== undefined ? { 'a-im': 'vcdiff', 'if-none-match': state.etag } : { 'a-im': 'vcdiff' }
     const t = performance.now()
     const res = await client.request({ path: '/big', method: 'GET', headers })
     bytes += await drain(res.body)
@@ -345,7 +346,8 @@ async function afterLoad (serverSettings, loadMs, probeMs) {
       if (res.statusCode !== 200) throw new Error(`after load: a full GET answered ${res.statusCode}`)
       loadGets++
     }
-    const first = await client.request({ path: '/big', method: 'GET' })
+    // The client fetches once as a delta client does (A-IM), then asks for deltas against it.
+    const first = await client.request({ path: '/big', method: 'GET', headers: { 'a-im': 'vcdiff' } })
     await drain(first.body)
     const etag = first.headers.etag
     const statuses = {}

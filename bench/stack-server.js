@@ -20,8 +20,8 @@
  *
  * What `stack` leaves out, because a user would not assemble it for these routes: XML
  * (ours negotiates JSON or XML by Accept, hence its `Vary: Accept`; the stack serves JSON
- * only and needs no Vary), A-IM delta encoding (ours keeps every 200 of GET /articles/:id as
- * a possible delta base), Digest and Bearer (ours offers them beside Basic), the framing
+ * only and needs no Vary), A-IM delta encoding (ours keeps the 200s of GET /articles/:id as
+ * delta bases once a client has asked it with A-IM), Digest and Bearer (ours offers them beside Basic), the framing
  * checks ours makes on every request (repeated Host lines, a body on a GET), the 404/405
  * and OPTIONS answers, the OpenAPI document.
  * Started by bench/server.js as `stack-server:<name>`; the three seed the same 10 articles.

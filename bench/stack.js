@@ -167,7 +167,7 @@ async function check () {
 
 // What each side does per request, for a missed target (bench/report.js prints it).
 const DETAILS = {
-  get: 'ours negotiates Accept (JSON or XML), evaluates the preconditions on its validators and keeps each 200 as a possible delta base (a sha256 of its name per answer in the bookkeeping); the stack reads the article once and compares If-None-Match with the stored ETag in its handler',
+  get: 'ours negotiates Accept (JSON or XML), evaluates the preconditions on its validators and, once a client has asked the route with A-IM (none does here), keeps each 200 as a possible delta base; the stack reads the article once and compares If-None-Match with the stored ETag in its handler',
   list: 'both read 5 rows and serialize them with the same response schema; ours also negotiates Accept and runs its per-route hooks (Content-Type, resource policy)',
   notModified: 'ours evaluates If-None-Match on its validators before the handler and answers the 412 from its error path (errors[] envelope); the stack reads the article in its handler, compares the list and sends the 412 body itself',
   post: 'ours runs its auth plugin (Basic among Digest and Bearer), Content-Length and media-type checks and its bounded Ajv (a first-problem pass); the stack runs @fastify/basic-auth and Fastify\'s Ajv; both hash the article (sha256) and insert it',

@@ -143,7 +143,9 @@ const logSerializers = createRedactingSerializers()
  * `Accept: application/xml` on its writes too.
  */
 function etagFor (request: FastifyRequest, stored: string): string {
-  return negotiateMediaType(request.headers.accept, ['application/json', 'application/xml']) === 'application/xml'
+  const accept = request.headers.accept
+  // As the suite decides (RFC 9110 12.5.1): an Accept with neither `xml` nor a weight cannot prefer XML to JSON.
+  return accept !== undefined && (/xml/i.test(accept) || accept.includes('=')) && negotiateMediaType(accept, ['application/json', 'application/xml']) === 'application/xml'
     ? stored.slice(0, -1) + '.xml"'
     : stored
 }
@@ -151,6 +153,10 @@ function etagFor (request: FastifyRequest, stored: string): string {
 function storedEtag (etag: string): string {
   return etag.endsWith('.xml"') ? etag.slice(0, -5) + '"' : etag
 }
+/** The article the validators read for this request (see buildService). */
+const kRead = Symbol('articles.read')
+type ReadRequest = FastifyRequest & { [kRead]: Stored | false | null }
+
 const XML_LIST = { root: 'articles', itemNames: { articles: 'article', tags: 'tag' } }
 
 /** RFC 9457 3: a client that names application/problem+json before (or without) application/json. */
@@ -279,26 +285,36 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
   })
 
   const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id
-  // What validators read, per request: a GET serves the very version its preconditions were
-  // evaluated against, with one read of the store rather than two.
-  const readFor = new WeakMap<FastifyRequest, Stored | undefined>()
-  // The current validators of an article (RFC 9110 8.8): read before the handler, for preconditions.
-  const validators = async (request: FastifyRequest): Promise<{ etag: string, lastModified: number } | null> => {
-    const stored = await store.get(idOf(request))
-    readFor.set(request, stored)
+  // What validators read, per request (null: not read; false: no such article): a GET serves
+  // the very version its preconditions were evaluated against, with one read of the store
+  // rather than two. A request decorator, so that every request has the field from the start.
+  app.decorateRequest(kRead, null)
+  const validatorsOf = (request: FastifyRequest, stored: Stored | undefined): { etag: string, lastModified: number } | null => {
+    (request as ReadRequest)[kRead] = stored ?? false
     return stored === undefined ? null : { etag: etagFor(request, stored.etag), lastModified: stored.updatedAtMs }
   }
+  // The current validators of an article (RFC 9110 8.8): read before the handler, for
+  // preconditions. At once where the store reads synchronously (SQLite): no promise to wait for.
+  const getNow = store.getNow?.bind(store)
+  const validators = getNow !== undefined
+    ? (request: FastifyRequest) => validatorsOf(request, getNow(idOf(request)))
+    : async (request: FastifyRequest) => validatorsOf(request, await store.get(idOf(request)))
   // The ETag the compare-and-set must find in the store (the JSON one), from the one the request named.
   const expected = (request: FastifyRequest): string | null => {
     const e = request.preconditions?.expectedEtag ?? null
     return e === null ? null : storedEtag(e)
   }
 
+  // What a PATCH applies to: the article as stored, and its validators.
+  const loaded = (request: FastifyRequest, stored: Stored | undefined): { document: Article, etag: string, lastModified: number } | null =>
+    stored === undefined ? null : { document: stored.article, etag: etagFor(request, stored.etag), lastModified: stored.updatedAtMs }
+
   app.get('/articles/:id', {
     schema: { params: idParams, response: { 200: { $ref: `${articleSchema.$id}#` } } },
     config: { contentType: { xml: XML }, conditional: { validators }, deltaEncoding: true }
   }, async (request, reply) => {
-    const stored = readFor.has(request) ? readFor.get(request) : await store.get(idOf(request))
+    const read = (request as ReadRequest)[kRead]
+    const stored = read === null ? await store.get(idOf(request)) : read === false ? undefined : read
     if (stored === undefined) return reply.callNotFound()
     return sendArticle(request, reply, stored)
   })
@@ -323,10 +339,7 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
       auth: WRITE,
       patch: {
         schema: articleSchema,
-        load: async (request) => {
-          const stored = await store.get(idOf(request))
-          return stored === undefined ? null : { document: stored.article, etag: etagFor(request, stored.etag), lastModified: stored.updatedAtMs }
-        },
+        load: getNow !== undefined ? (request) => loaded(request, getNow(idOf(request))) : async (request) => loaded(request, await store.get(idOf(request))),
         save: async (request, document, expectedEtag) => {
           const { slug, title, body, tags, published } = document as Article
           const result = await store.replace(idOf(request), { slug, title, body, tags, published }, expectedEtag === undefined ? null : storedEtag(expectedEtag))

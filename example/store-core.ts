@@ -33,6 +33,8 @@ export interface Store {
   readonly backend: 'sqlite' | 'postgres'
   list: (opts?: { tag?: string, limit?: number }) => Promise<Article[]>
   get: (id: string) => Promise<Stored | undefined>
+  /** The same read, answered at once, on a backend that reads synchronously (SQLite); absent otherwise. */
+  getNow?: (id: string) => Stored | undefined
   create: (input: ArticleInput, now?: Date) => Promise<Stored | 'duplicate-slug'>
   /**
    * Full replacement. With `expectedEtag`, the write happens only if the stored ETag is

@@ -209,6 +209,7 @@ export class SqliteStore implements Store {
 
   async list (opts?: { tag?: string, limit?: number }): Promise<Article[]> { return this.run(() => this.db.list(opts)) }
   async get (id: string): Promise<Stored | undefined> { return this.run(() => this.db.get(id)) }
+  getNow (id: string): Stored | undefined { return this.run(() => this.db.get(id)) }
   async create (input: ArticleInput, now?: Date): Promise<Stored | 'duplicate-slug'> { return this.run(() => this.db.create(input, now)) }
   async replace (id: string, input: ArticleInput, expectedEtag: string | null = null, now?: Date): Promise<WriteResult> { return this.run(() => this.db.replace(id, input, expectedEtag, now)) }
   async delete (id: string, expectedEtag: string | null = null): Promise<DeleteResult> { return this.run(() => this.db.delete(id, expectedEtag)) }

@@ -154,12 +154,24 @@ function acceptedBy (accept: Set<string> | null, essence: string): ConventionErr
   return undefined
 }
 
+/**
+ * RFC 9110 12.5.1: whether the client may prefer XML to JSON, judged without parsing Accept.
+ * An Accept that names no XML type reaches XML only through a range (all types,
+ * `application/*`) that reaches JSON too; with every weight 1 (no parameter: no `=`), JSON,
+ * offered first, wins the tie or is named itself. So only an Accept holding `xml` or a
+ * parameter is parsed: no Accept, the all-types range and `application/json` cost one scan.
+ */
+function mayPreferXml (accept: string | undefined): boolean {
+  return accept !== undefined && (/xml/i.test(accept) || accept.includes('='))
+}
+
 /** The step that answers XML to a client that prefers it (`config.contentType.xml`). */
 function xmlNegotiation (xml: { root: string, itemNames?: Record<string, string> }): (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) => void {
   const { root, itemNames = {} } = xml
   return function negotiateXml (request, reply, payload, next) {
     // RFC 9110 12.5.1: JSON unless the client prefers XML (the answer's Vary: varyOnAccept).
-    if (reply.statusCode >= 300 || negotiateMediaType(request.headers.accept, OFFERS) !== 'application/xml') return next(null, payload)
+    const accept = request.headers.accept
+    if (reply.statusCode >= 300 || !mayPreferXml(accept) || negotiateMediaType(accept, OFFERS) !== 'application/xml') return next(null, payload)
     reply.header('content-type', 'application/xml; charset=utf-8')
     reply.serializer(function serializeXml (data: unknown) { return jsonToXml(data, root, itemNames) })
     next(null, payload)

@@ -2,9 +2,11 @@
  * Instance manipulation (docs/conventions.md (Delta encoding); RFC 3229): A-IM, IM, Delta-Base and 226 IM Used, with
  * VCDIFF deltas (RFC 3284, our encoder in lib/vcdiff) and gzip.
  *
- * A route opts in with `config.deltaEncoding`. Every 200 of such a route to GET/HEAD keeps
- * the instance it sent in the instance store, under the request URL, the Content-Type and
- * the (strong) ETag of the response. When a later request lists `vcdiff` in A-IM and names
+ * A route opts in with `config.deltaEncoding`. Once a request with A-IM has reached such a
+ * route, every 200 of it to GET/HEAD keeps the instance it sent in the instance store, under
+ * the request URL, the Content-Type and the (strong) ETag of the response; before that, no
+ * client of the route asked for deltas and its 200s cost no bookkeeping (no digest, no
+ * store write). A client that sends A-IM on every request has its first 200 kept. When a later request lists `vcdiff` in A-IM and names
  * one of the kept instances in If-None-Match, the answer is a 226 whose body is the delta
  * from that base to the current instance; `gzip` compresses the instance (or the delta).
  *
@@ -116,7 +118,16 @@ interface Settings {
   ttl: number | undefined
   /** The route needs credentials: instances are kept per principal. */
   protectedRoute: boolean
+  /** Whether a client has asked this route's path for instance manipulations (shared by its GET and HEAD routes). */
+  interest: Interest
 }
+
+/**
+ * A request with A-IM has reached the route's path (in this registration): from then on its
+ * plain 200s are kept as bases too. Until then no client of it asked for deltas, and a 200
+ * costs no bookkeeping (RFC 3229 10.5.3: keeping a base is the server's choice).
+ */
+interface Interest { asked: boolean }
 
 const MANIPULATIONS = { type: 'array', items: { enum: ['vcdiff', 'gzip'] }, [MESSAGE]: "must list 'vcdiff' and/or 'gzip'" } as const
 const TTL = { type: 'number', exclusiveMinimum: 0, [MESSAGE]: 'must be a positive number of milliseconds' } as const
@@ -320,6 +331,8 @@ interface DeltaState {
   pendingBytes: number
   /** The encoder pool, started at the first large delta; null when offload is false. */
   pool: (() => EncoderPool) | null
+  /** Per route path: whether a client has sent A-IM there (bounded by the routes, set at boot). */
+  interest: Map<string, Interest>
 }
 
 function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
@@ -332,13 +345,14 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
     inserts: new InsertBudget({ perMinute: plan.insertsPerMinute }),
     pendingBytes: 0,
     // Started at the first large delta; closed with the app.
-    pool: poolOptions === null ? null : () => (encoderPool ??= createEncoderPool({ ...poolOptions, encoder: plan.vcdiffOptions, fastFromBytes: FAST_FROM_BYTES }))
+    pool: poolOptions === null ? null : () => (encoderPool ??= createEncoderPool({ ...poolOptions, encoder: plan.vcdiffOptions, fastFromBytes: FAST_FROM_BYTES })),
+    interest: new Map()
   }
   fastify.addHook('onClose', async function closeEncoderPool () {
     if (encoderPool !== undefined) await encoderPool.close()
   })
   function compile (c: RouteCompiler): void {
-    const settings = routeSettings(c, plan)
+    const settings = routeSettings(c, plan, state.interest)
     if (settings === null) return
     c.respond(226, { description: 'IM Used (RFC 3229 10.4.1): the body is the current instance after the manipulations listed in IM (a VCDIFF delta from the instance named in Delta-Base, and/or gzip)', body: 'none', headers: ['IM', 'ETag', 'Delta-Base', 'Cache-Control'] })
     // The pipeline runs this after the conditional step (ETag and 412/304 final) and before
@@ -347,7 +361,12 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
     const onSend = deltaOnSend(state, settings)
     c.step('onSend', 'delta-encoding', function deltaEncodingStep (request: FastifyRequest, reply: FastifyReply, payload: unknown, next: PayloadNext) {
       // Only strings and buffers become instances (a stream passes as it is); what is replaced is released all the same.
-      if (request.headers['a-im'] === undefined) return next(null, replacePayload(payload, keepPlain(state, settings, request, reply, payload)))
+      if (request.headers['a-im'] === undefined) {
+        // No client of this route has asked for a delta yet: nothing to keep a base for.
+        if (!settings.interest.asked) return next(null, payload)
+        return next(null, replacePayload(payload, keepPlain(state, settings, request, reply, payload)))
+      }
+      settings.interest.asked = true
       onSend(request, reply, payload).then((value) => next(null, replacePayload(payload, value)), (err: Error) => { release(payload); next(err) })
     })
   }
@@ -355,15 +374,18 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
 }
 
 /** The settings of a route with `config.deltaEncoding`, or null when it has none. */
-function routeSettings (c: RouteCompiler, plan: DeltaPlan): Settings | null {
+function routeSettings (c: RouteCompiler, plan: DeltaPlan, interests: Map<string, Interest>): Settings | null {
   const config = checkRouteConfig(c.where, c.config.deltaEncoding)
   if (config === undefined || config === false) return null
   // Of the route, not of its config: code.
   if (!c.methods.some((m) => SAFE.has(m))) throw invalidOption(c.where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
   const protectedRoute = c.use(PROVIDES.auth) !== undefined
   const { manipulations, ttl } = plan
+  // A GET route and the HEAD route Fastify makes of it answer one path: one interest.
+  let interest = interests.get(c.route.url)
+  if (interest === undefined) interests.set(c.route.url, interest = { asked: false })
   const own = config === true ? manipulations : config.manipulations ?? manipulations
-  return { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: config === true ? ttl : config.ttl ?? ttl, protectedRoute }
+  return { vcdiff: own.includes('vcdiff'), gzip: own.includes('gzip'), ttl: config === true ? ttl : config.ttl ?? ttl, protectedRoute, interest }
 }
 
 /** A complete 200 that can be an instance: its bytes, its strong entity-tag, its store selector. */

@@ -77,7 +77,8 @@ test('start the service', async () => {
 test('conventions (Delta encoding): one edited paragraph of a 100 KB article travels as a 226 delta of at most 2% of the 200', async (t) => {
   const paras = paragraphs()
   const a = await create(svc, 'delta-long', paras.join('\n\n'))
-  const first = await wireGet(svc, `/articles/${a.id}`)
+  // A delta client sends A-IM from its first GET: the service keeps bases once a client asked.
+  const first = await wireGet(svc, `/articles/${a.id}`, { 'A-IM': 'vcdiff' })
   t.equal(first.status, 200)
   t.ok(first.body.length > 100 * 1024, `the 200 carries ${first.body.length} B`)
   const old = first.headers.etag
@@ -164,7 +165,7 @@ test('REDIS_URL: a fleet shares delta bases; one instance serves the 200, anothe
   })
   const paras = paragraphs()
   const created = await create(a, 'delta-fleet', paras.join('\n\n'))
-  const first = await wireGet(a, `/articles/${created.id}`)
+  const first = await wireGet(a, `/articles/${created.id}`, { 'A-IM': 'vcdiff' })
   paras[3] = 'Edited through instance A.'
   const newEtag = await put(a, created.id, 'delta-fleet', paras.join('\n\n'), first.headers.etag)
   const res = await wireGet(b, `/articles/${created.id}`, { 'A-IM': 'vcdiff', 'If-None-Match': first.headers.etag })

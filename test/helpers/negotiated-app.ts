@@ -91,7 +91,8 @@ export async function negotiatedApp (profile: Profile, errorFormat?: ErrorFormat
 
   // The instance of version 1 of each representation is kept: a later A-IM request naming it gets a delta.
   rows = new Map([['1', { version: 1, article: article(1) }]])
-  for (const accept of seedAccepts) await app.inject({ url: '/articles/1', headers: accept === undefined ? {} : { accept } })
+  // Served to a delta client (A-IM from its first GET): the route keeps bases once a client asked.
+  for (const accept of seedAccepts) await app.inject({ url: '/articles/1', headers: accept === undefined ? { 'a-im': 'vcdiff' } : { accept, 'a-im': 'vcdiff' } })
   await new Promise((resolve) => setImmediate(resolve))
   reset()
   return { app, reset }

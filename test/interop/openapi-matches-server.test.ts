@@ -78,8 +78,9 @@ const RECIPES: Record<string, Recipe> = {
   // If-Match fails on a GET in both profiles; under spec a current copy (If-None-Match) is 412 too.
   'GET 412': async (send) => await send('GET', '/notes/1', { 'if-match': '"v0"' }),
   'GET 304': async (send, etag) => await send('GET', '/notes/1', { 'if-none-match': await etag() }),
-  'GET 226': async (send, etag) => {
-    const old = await etag()
+  'GET 226': async (send) => {
+    // Served to a delta client (A-IM from its first GET): the server keeps it as a base.
+    const old = String((await send('GET', '/notes/1', { 'a-im': 'vcdiff' })).headers.etag)
     await send('PUT', '/notes/1', { ...JSON_BODY, authorization: BASIC }, JSON.stringify({ text: TEXT + 'one more line.' }))
     return await send('GET', '/notes/1', { 'a-im': 'vcdiff', 'if-none-match': old })
   },
@@ -324,8 +325,10 @@ for (const profile of ['spec', 'rfc9110'] as const) {
     const id = await made('the-one')
     const victim = await made('the-victim')
     const etag = async (accept: string): Promise<string> => String((await exchange(svc.url, 'GET', `/articles/${id}`, { accept })).headers.etag)
-    // The instances a delta is computed from: served once before the first replacement (RFC 3229 10.5.1).
-    const old = { 'application/json': await etag('application/json'), 'application/xml': await etag('application/xml') }
+    // The instances a delta is computed from: served once before the first replacement (RFC 3229 10.5.1),
+    // to a delta client (A-IM from its first GET), so that the service keeps them as bases.
+    const base = async (accept: string): Promise<string> => String((await exchange(svc.url, 'GET', `/articles/${id}`, { accept, 'a-im': 'vcdiff' })).headers.etag)
+    const old = { 'application/json': await base('application/json'), 'application/xml': await base('application/xml') }
     const produced = new Set<string>()
     const seen = new Map<string, Set<string>>()
     for (const c of cases({ id: () => id, victim: () => victim, oldEtag: (accept) => old[accept as keyof typeof old], etag })) {

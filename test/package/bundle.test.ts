@@ -107,7 +107,8 @@ for (const format of ['esm', 'cjs'] as const) {
     const file = bundle(t, format)
     const port = await run(t, file)
     const url = `http://127.0.0.1:${port}/doc`
-    const first = await fetch(url)
+    // A delta client sends A-IM from its first GET: the route keeps bases once a client asked.
+    const first = await fetch(url, { headers: { 'a-im': 'vcdiff' } })
     t.equal(first.status, 200)
     const base = Buffer.from(await first.arrayBuffer())
     t.ok(base.length >= 256 * 1024, `an instance of ${base.length} bytes, at least offload.minBytes`)

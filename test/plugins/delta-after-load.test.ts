@@ -62,8 +62,8 @@ test('deltas keep flowing after load: after 150 full GETs of a changing document
     if (res.statusCode === 200) full++
   }
   t.equal(full, 150, 'the load: 150 full 200s')
-  // The client fetches the document once, then keeps asking for a delta against it.
-  const first = await client.request({ path: '/doc', method: 'GET' })
+  // The client fetches the document once (a delta client: A-IM on every GET), then keeps asking for a delta against it.
+  const first = await client.request({ path: '/doc', method: 'GET', headers: { 'a-im': 'vcdiff' } })
   const base = Buffer.from(await first.body.arrayBuffer())
   const etag = first.headers.etag as string
   const statuses: Record<number, number> = {}
@@ -86,17 +86,17 @@ test('deltas keep flowing after load: after 150 full GETs of a changing document
 test('the per-client insert budget still bounds representations: versions of one URL do not count, new URLs do', async (t) => {
   const { client } = await server(t)
   for (let i = 0; i < 130; i++) {
-    const res = await client.request({ path: `/doc?variant=${i}`, method: 'GET' })
+    const res = await client.request({ path: `/doc?variant=${i}`, method: 'GET', headers: { 'a-im': 'vcdiff' } })
     await res.body.dump()
   }
   // Past 120 new representations in the minute, a new URL's instance is not kept: no delta against it.
-  const late = await client.request({ path: '/doc?variant=late', method: 'GET' })
+  const late = await client.request({ path: '/doc?variant=late', method: 'GET', headers: { 'a-im': 'vcdiff' } })
   await late.body.dump()
   const res = await client.request({ path: '/doc?variant=late', method: 'GET', headers: { 'a-im': 'vcdiff', 'if-none-match': late.headers.etag as string } })
   await res.body.dump()
   t.equal(res.statusCode, 200, 'the 121st new representation of the minute was not stored')
   // A URL kept before the budget ran out still gets its new versions kept.
-  const kept = await client.request({ path: '/doc?variant=3', method: 'GET' })
+  const kept = await client.request({ path: '/doc?variant=3', method: 'GET', headers: { 'a-im': 'vcdiff' } })
   await kept.body.dump()
   const delta = await client.request({ path: '/doc?variant=3', method: 'GET', headers: { 'a-im': 'vcdiff', 'if-none-match': kept.headers.etag as string } })
   await delta.body.dump()

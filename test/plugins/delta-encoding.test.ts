@@ -95,7 +95,14 @@ async function build (opts: HttpConventionsOptions = {}): Promise<FastifyInstanc
 
 interface Got { status: number, headers: Record<string, string | string[] | number | undefined>, body: Buffer }
 
-async function get (app: FastifyInstance, url: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' = 'GET'): Promise<Got> {
+/**
+ * What a delta client sends when it holds no instance yet: A-IM alone (RFC 3229 10.5.3; the
+ * suite's client sends it on every GET). Bases are kept once a client of the route asked
+ * (docs/conventions.md (Delta encoding)); `{}` is a client that never does.
+ */
+const DELTA_CLIENT = { 'a-im': 'vcdiff' }
+
+async function get (app: FastifyInstance, url: string, headers: Record<string, string> = DELTA_CLIENT, method: 'GET' | 'HEAD' = 'GET'): Promise<Got> {
   const res = await app.inject({ method, url, headers })
   return { status: res.statusCode, headers: res.headers, body: res.rawPayload }
 }
@@ -128,7 +135,7 @@ test('RFC 3229 10.4.1: the 226 is made over a real connection with a correct Con
   const app = await build()
   t.teardown(() => app.close())
   const port = await listen(app)
-  await (await request(`http://127.0.0.1:${port}/doc/1`)).body.dump()
+  await (await request(`http://127.0.0.1:${port}/doc/1`, { headers: DELTA_CLIENT })).body.dump()
   edit()
   const res = await request(`http://127.0.0.1:${port}/doc/1`, { headers: { 'a-im': 'vcdiff', 'if-none-match': '"v1"' } })
   const body = Buffer.from(await res.body.arrayBuffer())
@@ -371,6 +378,33 @@ test('only opted-in routes store instances; every 200 and 226 of one does', asyn
   edit('1', 'v3', v2 + ' and more')
   await get(app, '/doc/1', {}, 'HEAD')
   t.equal(store.sets.length, before + 1, 'a HEAD 200 has the instance at hand too')
+})
+
+test('conventions (Delta encoding): bases are kept once a client asked the route with A-IM; until then a 200 writes nothing', async (t) => {
+  const store = new SpyStore()
+  const app = await build({ deltaEncoding: { store } })
+  t.teardown(() => app.close())
+  docs.set('2', { etag: 'w1', text: v1 })
+  for (let i = 0; i < 3; i++) {
+    await get(app, '/doc/1', {})
+    await get(app, '/doc/2', {}, 'HEAD')
+  }
+  t.same(store.sets, [], 'no client sent A-IM: no 200 is kept')
+  edit()
+  const first = await get(app, '/doc/1', { 'a-im': 'vcdiff', 'if-none-match': '"v1"' })
+  t.equal(first.status, 200, 'RFC 3229 10.5.3: the first A-IM of the route finds no base; the whole instance')
+  t.same(store.sets.map((s) => s.key), ['/doc/1\ntext/plain; charset=utf-8\nv2'], 'the instance of the A-IM request is kept')
+  // From now on the route's plain 200s are bases too: a client that fetched plainly gets its delta.
+  docs.set('1', { etag: 'v3', text: v1 })
+  await get(app, '/doc/1', {}, 'HEAD')
+  edit('1', 'v4', v2)
+  const delta = await get(app, '/doc/1', { 'a-im': 'vcdiff', 'if-none-match': '"v3"' })
+  t.equal(delta.status, 226, 'a plain HEAD 200 of an asked route was kept (GET and HEAD share the route)')
+  t.equal(Buffer.from(decode(Buffer.from(v1), delta.body)).toString(), v2)
+  await get(app, '/doc/2', {})
+  t.ok(store.sets.some((s) => s.key.startsWith('/doc/2\n')), 'the interest is the route\'s: another id of it is kept too')
+  await get(app, '/hashed/1', {})
+  t.notOk(store.sets.some((s) => s.key.startsWith('/hashed/')), 'another route no client asked keeps nothing')
 })
 
 test('answers that are no whole instance are sent as they are', async (t) => {

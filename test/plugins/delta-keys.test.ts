@@ -24,7 +24,7 @@ async function app (opts: { maxInsertsPerClient?: number } = {}) {
 test('delta bases are kept per principal on protected routes: Bob never gets a 226 against Alice\'s representation', async (t) => {
   const { a, version } = await app()
   t.teardown(() => a.close())
-  const alice = await a.inject({ url: '/me', headers: { authorization: basic('alice') } })
+  const alice = await a.inject({ url: '/me', headers: { authorization: basic('alice'), 'a-im': 'vcdiff' } })
   t.equal(alice.statusCode, 200)
   const aliceEtag = alice.headers.etag as string
   version.bob = 2
@@ -40,7 +40,7 @@ test('delta bases are kept per principal on protected routes: Bob never gets a 2
 test('delta bases are kept per value of the request fields named in Vary (RFC 9110 12.5.5)', async (t) => {
   const { a } = await app()
   t.teardown(() => a.close())
-  const fr = await a.inject({ url: '/lang', headers: { 'accept-language': 'fr' } })
+  const fr = await a.inject({ url: '/lang', headers: { 'accept-language': 'fr', 'a-im': 'vcdiff' } })
   const de = await a.inject({ url: '/lang', headers: { 'accept-language': 'de', 'a-im': 'vcdiff', 'if-none-match': fr.headers.etag as string } })
   t.equal(de.statusCode, 200, 'the French instance is no base for a German request')
 })
@@ -54,10 +54,10 @@ test('one client cannot flush the instance store by varying a query string: its 
     return `${request.url}:${'y'.repeat(3000)}`
   })
   t.teardown(() => a.close())
-  for (let i = 0; i < 50; i++) await a.inject({ url: `/q?flush=${i}`, remoteAddress: '10.0.0.1' })
+  for (let i = 0; i < 50; i++) await a.inject({ url: `/q?flush=${i}`, headers: { 'a-im': 'vcdiff' }, remoteAddress: '10.0.0.1' })
   await new Promise((resolve) => setImmediate(resolve))
   t.equal(store.size, 5, 'five instances kept for the flooding client, not fifty')
-  await a.inject({ url: '/q?mine', remoteAddress: '10.0.0.2' })
+  await a.inject({ url: '/q?mine', headers: { 'a-im': 'vcdiff' }, remoteAddress: '10.0.0.2' })
   await new Promise((resolve) => setImmediate(resolve))
   t.equal(store.size, 6, 'another client still gets its instance kept')
 })

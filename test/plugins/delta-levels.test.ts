@@ -29,7 +29,7 @@ async function delta (doc: Buffer[], opts: object): Promise<Buffer> {
     return doc[version]
   })
   try {
-    const first = await app.inject('/doc')
+    const first = await app.inject({ url: '/doc', headers: { 'a-im': 'vcdiff' } })
     version = 1
     const res = await app.inject({ url: '/doc', headers: { 'a-im': 'vcdiff', 'if-none-match': first.headers.etag as string } })
     if (res.statusCode !== 226) throw new Error(`expected a 226, got ${res.statusCode}`)

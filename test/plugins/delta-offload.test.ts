@@ -30,7 +30,7 @@ test('an instance above offload.minBytes is encoded by the worker pool; the delt
   const { a, bump } = await app({ minBytes: 1024, deadlineMs: 120_000, threads: 1 })
   const port = await listen(a)
   t.teardown(() => a.close())
-  const first = await a.inject('/big')
+  const first = await a.inject({ url: '/big', headers: { 'a-im': 'vcdiff' } })
   bump()
   const res = await a.inject({ url: '/big', headers: { 'a-im': 'vcdiff', 'if-none-match': first.headers.etag as string } })
   t.equal(res.statusCode, 226)
@@ -48,7 +48,7 @@ test('an instance above offload.minBytes is encoded by the worker pool; the delt
 test('a passed deadline answers the plain instance (200), never an unbounded wait', async (t) => {
   const { a, bump } = await app({ minBytes: 1024, deadlineMs: 1, threads: 1 })
   t.teardown(() => a.close())
-  const first = await a.inject('/big')
+  const first = await a.inject({ url: '/big', headers: { 'a-im': 'vcdiff' } })
   bump()
   const res = await a.inject({ url: '/big', headers: { 'a-im': 'vcdiff', 'if-none-match': first.headers.etag as string } })
   t.equal(res.statusCode, 200)
@@ -58,7 +58,7 @@ test('a passed deadline answers the plain instance (200), never an unbounded wai
 test('offload: false encodes on the event loop; bad offload options fail at boot', async (t) => {
   const { a, bump } = await app(false as unknown as object)
   t.teardown(() => a.close())
-  const first = await a.inject('/big')
+  const first = await a.inject({ url: '/big', headers: { 'a-im': 'vcdiff' } })
   bump()
   t.equal((await a.inject({ url: '/big', headers: { 'a-im': 'vcdiff', 'if-none-match': first.headers.etag as string } })).statusCode, 226)
   for (const bad of [{ nope: 1 }, { minBytes: 0 }, { deadlineMs: -1 }, 'yes']) {

@@ -140,7 +140,7 @@ test('conventions (Cross-Origin-Resource-Policy): 412 (spec profile) and 304 (rf
 
 test('conventions (Cross-Origin-Resource-Policy): a 226 delta carries the policy', async (t) => {
   const { app, doc } = await policyServer(t)
-  t.equal((await app.inject('/doc')).statusCode, 200, 'the first instance is kept as a base')
+  t.equal((await app.inject({ url: '/doc', headers: { 'a-im': 'vcdiff' } })).statusCode, 200, 'the first instance, served to a delta client, is kept as a base')
   doc.etag = 'v2'
   doc.text = doc.text.replace('first', 'second')
   const res = await app.inject({ url: '/doc', headers: { 'a-im': 'vcdiff', 'if-none-match': '"v1"' } })

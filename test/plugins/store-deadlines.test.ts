@@ -105,10 +105,10 @@ test('writes an instance store has not settled hold their bodies: at most twice 
     set: async () => { sets++; await new Promise<void>((resolve) => settle.push(resolve)) }
   }
   const a = await deltaApp(t, stuck)
-  for (let i = 0; i < 20; i++) t.equal((await a.inject({ url: `/doc/${i}` })).statusCode, 200)
+  for (let i = 0; i < 20; i++) t.equal((await a.inject({ url: `/doc/${i}`, headers: { 'a-im': 'vcdiff' } })).statusCode, 200)
   t.equal(sets, 16, '16 bodies of 1 MiB are written at once, no more')
   settle.splice(0).forEach((resolve) => resolve())
   await new Promise((resolve) => setImmediate(resolve))
-  t.equal((await a.inject({ url: '/doc/99' })).statusCode, 200)
+  t.equal((await a.inject({ url: '/doc/99', headers: { 'a-im': 'vcdiff' } })).statusCode, 200)
   t.equal(sets, 17, 'once the store answers (or fails), the next instance is handed over')
 })

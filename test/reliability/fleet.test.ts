@@ -82,7 +82,8 @@ test('a delta base stored by one instance serves a 226 from the other', async (t
   t.teardown(() => keys.disconnect())
   const stored = async () => (await keys.keys('fhc:instance:*')).length
   const before = await stored()
-  const first = await request(`${a}/articles/${id}`)
+  // Served to a delta client (A-IM from its first GET): the service keeps it as a base.
+  const first = await request(`${a}/articles/${id}`, { headers: { 'a-im': 'vcdiff' } })
   const base = Buffer.from(await first.body.arrayBuffer())
   const oldTag = first.headers.etag as string
   // A base is stored without waiting for Redis (the response is not held back): until it is there.

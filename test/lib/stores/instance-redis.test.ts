@@ -80,7 +80,7 @@ test('RedisInstanceStore against a real redis-server', async (t) => {
     const a = await make()
     const b = await make()
     t.teardown(async () => { await a.close(); await b.close() })
-    const first = await a.inject({ url: '/doc' })
+    const first = await a.inject({ url: '/doc', headers: { 'a-im': 'vcdiff' } })
     t.equal(first.statusCode, 200)
     const v1 = doc
     doc = v1.replace('v1 paragraph 50:', 'an edited paragraph 50:')
@@ -108,7 +108,7 @@ test('a Redis that is down: the plugin answers an ordinary 200 and logs a warnin
     redis.disconnect()
     await stop(proc)
   })
-  t.equal((await app.inject({ url: '/doc' })).statusCode, 200)
+  t.equal((await app.inject({ url: '/doc', headers: { 'a-im': 'vcdiff' } })).statusCode, 200)
   doc = doc.replace('v1 paragraph 5:', 'edited 5:')
   etag = 'v2'
   const up = await app.inject({ url: '/doc', headers: { 'a-im': 'vcdiff', 'if-none-match': '"v1"' } })

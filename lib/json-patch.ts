@@ -271,10 +271,97 @@ function tooDeep (field: string, i: number, maxDepth: number): PatchResult {
   return tooCostly(field, `operation ${i}: the patched document would be nested deeper than ${maxDepth} levels`, 'depth')
 }
 
+/** RFC 8259 7: characters a JSON string escapes (lone surrogates too, as JSON.stringify does). */
+// eslint-disable-next-line no-control-regex -- the control characters are exactly what JSON escapes
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
+
+/** RFC 8259 7: the length of a string written as JSON text, quotes and escapes included. */
+function jsonStringLength (s: string): number {
+  const n = s.length
+  if (n > 32) return NEEDS_ESCAPE.test(s) ? JSON.stringify(s).length : n + 2
+  // A short string (most names and values) is read here: cheaper than a call into the regexp engine.
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 32 || c === 34 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(s).length
+  }
+  return n + 2
+}
+
+/** The exact length of the resource's JSON text, summed while it is copied. */
+interface CopyState { size: number }
+
+/**
+ * A copy of a plain JSON value (RFC 8259: objects of Object.prototype or none, arrays,
+ * strings, finite numbers, booleans, null), the length of its JSON text added to
+ * `state.size`, as JSON.parse(JSON.stringify(value)) would build it and measure it. A
+ * container may lie `room` levels deep at most. Anything else (a value JSON would convert:
+ * toJSON, undefined, a class instance, a "__proto__" member; a container too deep) gives
+ * undefined, and the caller takes JSON's own path.
+ */
+function copyJson (value: unknown, room: number, state: CopyState): unknown {
+  switch (typeof value) {
+    case 'string':
+      state.size += jsonStringLength(value)
+      return value
+    case 'number':
+      if (!Number.isFinite(value)) return undefined
+      state.size += String(value).length
+      // JSON writes -0 as 0.
+      return value === 0 ? 0 : value
+    case 'boolean':
+      state.size += value ? 4 : 5
+      return value
+    case 'object':
+      break
+    default:
+      return undefined
+  }
+  if (value === null) {
+    state.size += 4
+    return value
+  }
+  if (room === 0 || typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined
+  if (Array.isArray(value)) {
+    const n = value.length
+    const out = new Array<unknown>(n)
+    for (let i = 0; i < n; i++) {
+      const item = copyJson(value[i], room - 1, state)
+      if (item === undefined) return undefined
+      out[i] = item
+    }
+    state.size += n === 0 ? 2 : n + 1
+    return out
+  }
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) return undefined
+  const keys = Object.keys(value)
+  const out: Record<string, unknown> = {}
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]
+    if (key === '__proto__') return undefined
+    const member = copyJson((value as Record<string, unknown>)[key], room - 1, state)
+    if (member === undefined) return undefined
+    out[key] = member
+    state.size += jsonStringLength(key) + 1
+  }
+  state.size += keys.length === 0 ? 2 : keys.length + 1
+  return out
+}
+
 /** The serialized form of the resource, its estimated size, and a private copy of it. */
 function cloneMeasured (document: unknown, maxDepth: number): { doc: unknown, size: number } | null {
   if (document === undefined) return { doc: deepClone(document), size: 4 }
   if (document === null || typeof document !== 'object') return { doc: document, size: measure(document, Infinity, 1) }
+  // One walk copies and measures a plain JSON resource (most are); any other takes JSON's path below.
+  const state: CopyState = { size: 0 }
+  let copy: unknown
+  try {
+    copy = copyJson(document, maxDepth, state)
+  } catch {
+    // A resource nested deeper than the stack (under a large maxDepth), or an accessor that throws.
+    copy = undefined
+  }
+  if (copy !== undefined) return { doc: copy, size: state.size }
   // A resource already deeper than the bound is refused whatever the engine's stack could
   // serialize (Node 26's JSON.stringify takes 200,000 levels; earlier lines throw).
   if (measure(document, Infinity, maxDepth) === DEPTH_EXCEEDED) return null

@@ -217,3 +217,21 @@ test('bounds that are not positive integers are refused as before, the first bad
     t.match(now, { threw: /^RangeError: \w+ must be a positive integer$/ })
   }
 })
+
+test('RFC 8259 7: member names JSON escapes are kept, even where the engine\'s JSON.parse misreads them', async (t) => {
+  // A resource with a "\\" member first, then one whose name is a quote (or a control character).
+  t.same(applyJsonPatch({ h: [], '\\': 0 }, []), { ok: true, document: { h: [], '\\': 0 } })
+  for (const name of ['"', '\n', '\t', '\u0001', 'a"']) {
+    const doc = { h: 1, [name]: 2 }
+    const r = applyJsonPatch(doc, [{ op: 'test', path: `/${escapeToken(name)}`, value: 2 }, { op: 'add', path: '/n', value: 3 }])
+    t.ok(isDeepStrictEqual(r, { ok: true, document: { h: 1, [name]: 2, n: 3 } }), JSON.stringify(name))
+  }
+  // Their size is their JSON text's, escapes included: the add of "a": 1 (3 more) passes the bound exactly there.
+  for (const s of ['"', '\\', '\n', '\u0001', '\u001f', '\ud800', '\udc00', '😀', 'é', '\u007f', '"'.repeat(33), '\ud800'.repeat(33), 'x'.repeat(33), 'a"'.repeat(20) + '\n']) {
+    for (const doc of [{ v: s }, { [s]: 1 }]) {
+      const size = JSON.stringify(doc).length
+      t.match(applyJsonPatch(doc, [{ op: 'add', path: '/a', value: 1 }], { maxDocumentBytes: size + 3 }), { ok: true }, `${JSON.stringify(doc)} fits in ${size + 3}`)
+      t.match(applyJsonPatch(doc, [{ op: 'add', path: '/a', value: 1 }], { maxDocumentBytes: size + 2 }), { ok: false, limit: 'size' }, `${JSON.stringify(doc)} does not fit in ${size + 2}`)
+    }
+  }
+})

@@ -291,7 +291,7 @@ function jsonStringLength (s: string): number {
 interface CopyState { size: number }
 
 /**
- * A copy of a plain JSON value (RFC 8259: objects of Object.prototype or none, arrays,
+ * A copy of a plain JSON value (RFC 8259: objects whose constructor is Object, arrays,
  * strings, finite numbers, booleans, null), the length of its JSON text added to
  * `state.size`, as JSON.parse(JSON.stringify(value)) would build it and measure it. A
  * container may lie `room` levels deep at most. Anything else (a value JSON would convert:
@@ -332,8 +332,8 @@ function copyJson (value: unknown, room: number, state: CopyState): unknown {
     state.size += n === 0 ? 2 : n + 1
     return out
   }
-  const proto: unknown = Object.getPrototypeOf(value)
-  if (proto !== Object.prototype && proto !== null) return undefined
+  // A plain object; a boxed primitive, a raw JSON text, a null-prototype object take JSON's path.
+  if ((value as { constructor?: unknown }).constructor !== Object) return undefined
   const keys = Object.keys(value)
   const out: Record<string, unknown> = {}
   for (let i = 0; i < keys.length; i++) {

@@ -184,8 +184,12 @@ test('resources that are not plain JSON are copied as JSON copies them (toJSON, 
     ['a "__proto__" member', JSON.parse('{"a":{"__proto__":{"polluted":1}}}')],
     ['a BigInt', { n: 10n }],
     ['a resource deeper than maxDepth', tooDeep],
-    ['an array resource', [1, 'two', { three: 3 }]]
+    ['an array resource', [1, 'two', { three: 3 }]],
+    ['a member named constructor', { constructor: 1, a: { constructor: 'x' } }],
+    ['a boxed number and boolean', { n: Object(1), b: Object(false) }]
   ]
+  const rawJSON = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON
+  if (rawJSON !== undefined) cases.push(['a raw JSON text', { r: rawJSON('"x"') }])
   for (const [name, doc] of cases) {
     const { now, before } = bothCores(doc, Array.isArray(doc) ? [{ op: 'add', path: '/-', value: 1 }] : patch)
     t.same(now, before, name)

@@ -51,16 +51,20 @@ export const DEFAULT_PATCH_LIMITS: Readonly<Required<PatchLimits>> = Object.free
   maxDepth: 64
 })
 
+/** One bound of `limits`, or its default; a bound that is not a positive integer is a programming error. */
+function boundOf (limits: PatchLimits, key: keyof PatchLimits): number {
+  const v = limits[key]
+  if (v === undefined) return DEFAULT_PATCH_LIMITS[key]
+  if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${key} must be a positive integer`)
+  return v
+}
+
 function limitsOf (limits: PatchLimits | undefined): Readonly<Required<PatchLimits>> {
   if (limits === undefined) return DEFAULT_PATCH_LIMITS
-  const out = { ...DEFAULT_PATCH_LIMITS }
-  for (const key of Object.keys(DEFAULT_PATCH_LIMITS) as Array<keyof PatchLimits>) {
-    const v = limits?.[key]
-    if (v === undefined) continue
-    if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${key} must be a positive integer`)
-    out[key] = v
-  }
-  return out
+  // In the order of DEFAULT_PATCH_LIMITS: the first bad bound is the one reported.
+  const maxOperations = boundOf(limits, 'maxOperations')
+  const maxDocumentBytes = boundOf(limits, 'maxDocumentBytes')
+  return { maxOperations, maxDocumentBytes, maxDepth: boundOf(limits, 'maxDepth') }
 }
 
 /** The catalogue error for a failed patch: PATCH_TOO_COSTLY (422) for a bound, else UNPROCESSABLE_ENTITY (422). */
@@ -72,6 +76,15 @@ export function patchError (result: { ok: false, errors: ErrorEntry[], limit?: P
 const SIZE_EXCEEDED = -1
 const DEPTH_EXCEEDED = -2
 
+/** The estimated serialized size of a value that is no container (see measure). */
+function scalarSize (node: unknown): number {
+  if (typeof node === 'string') return node.length + 2
+  if (typeof node === 'number') return Number.isInteger(node) && node >= 0 && node < 10 ? 1 : String(node).length
+  if (node === null || node === undefined || typeof node === 'boolean') return 5
+  // Not a JSON value (a function, a symbol, a bigint): counted, and refused later by JSON itself.
+  return 1
+}
+
 /**
  * Estimated serialized size (RFC 8259 2: structural characters, quotes, members) of a
  * JSON value, walked without recursion. Stops and returns SIZE_EXCEEDED as soon as the
@@ -81,19 +94,18 @@ const DEPTH_EXCEEDED = -2
  * so the work done is at most about `budget` steps.
  */
 function measure (value: unknown, budget: number, maxDepth: number): number {
+  // A value that is no container (most values a patch adds, replaces or tests) needs no walk.
+  if (value === null || typeof value !== 'object') {
+    const size = scalarSize(value)
+    return size > budget ? SIZE_EXCEEDED : size
+  }
   let size = 0
   const nodes: unknown[] = [value]
   const depths: number[] = [1]
   while (nodes.length > 0) {
     const node = nodes.pop()
     const depth = depths.pop() as number
-    if (typeof node === 'string') {
-      size += node.length + 2
-    } else if (typeof node === 'number') {
-      size += Number.isInteger(node) && node >= 0 && node < 10 ? 1 : String(node).length
-    } else if (node === null || node === undefined || typeof node === 'boolean') {
-      size += 5
-    } else if (typeof node === 'object') {
+    if (node !== null && typeof node === 'object') {
       if (depth > maxDepth) return DEPTH_EXCEEDED
       if (Array.isArray(node)) {
         size += node.length + 2
@@ -113,8 +125,7 @@ function measure (value: unknown, budget: number, maxDepth: number): number {
         }
       }
     } else {
-      // Not a JSON value (a function, a symbol, a bigint): counted, and refused later by JSON itself.
-      size += 1
+      size += scalarSize(node)
     }
     if (size > budget) return SIZE_EXCEEDED
   }
@@ -260,10 +271,97 @@ function tooDeep (field: string, i: number, maxDepth: number): PatchResult {
   return tooCostly(field, `operation ${i}: the patched document would be nested deeper than ${maxDepth} levels`, 'depth')
 }
 
+/** RFC 8259 7: characters a JSON string escapes (lone surrogates too, as JSON.stringify does). */
+// eslint-disable-next-line no-control-regex -- the control characters are exactly what JSON escapes
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
+
+/** RFC 8259 7: the length of a string written as JSON text, quotes and escapes included. */
+function jsonStringLength (s: string): number {
+  const n = s.length
+  if (n > 32) return NEEDS_ESCAPE.test(s) ? JSON.stringify(s).length : n + 2
+  // A short string (most names and values) is read here: cheaper than a call into the regexp engine.
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 32 || c === 34 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(s).length
+  }
+  return n + 2
+}
+
+/** The exact length of the resource's JSON text, summed while it is copied. */
+interface CopyState { size: number }
+
+/**
+ * A copy of a plain JSON value (RFC 8259: objects whose constructor is Object, arrays,
+ * strings, finite numbers, booleans, null), the length of its JSON text added to
+ * `state.size`, as JSON.parse(JSON.stringify(value)) would build it and measure it. A
+ * container may lie `room` levels deep at most. Anything else (a value JSON would convert:
+ * toJSON, undefined, a class instance, a "__proto__" member; a container too deep) gives
+ * undefined, and the caller takes JSON's own path.
+ */
+function copyJson (value: unknown, room: number, state: CopyState): unknown {
+  switch (typeof value) {
+    case 'string':
+      state.size += jsonStringLength(value)
+      return value
+    case 'number':
+      if (!Number.isFinite(value)) return undefined
+      state.size += String(value).length
+      // JSON writes -0 as 0.
+      return value === 0 ? 0 : value
+    case 'boolean':
+      state.size += value ? 4 : 5
+      return value
+    case 'object':
+      break
+    default:
+      return undefined
+  }
+  if (value === null) {
+    state.size += 4
+    return value
+  }
+  if (room === 0 || typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined
+  if (Array.isArray(value)) {
+    const n = value.length
+    const out = new Array<unknown>(n)
+    for (let i = 0; i < n; i++) {
+      const item = copyJson(value[i], room - 1, state)
+      if (item === undefined) return undefined
+      out[i] = item
+    }
+    state.size += n === 0 ? 2 : n + 1
+    return out
+  }
+  // A plain object; a boxed primitive, a raw JSON text, a null-prototype object take JSON's path.
+  if ((value as { constructor?: unknown }).constructor !== Object) return undefined
+  const keys = Object.keys(value)
+  const out: Record<string, unknown> = {}
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]
+    if (key === '__proto__') return undefined
+    const member = copyJson((value as Record<string, unknown>)[key], room - 1, state)
+    if (member === undefined) return undefined
+    out[key] = member
+    state.size += jsonStringLength(key) + 1
+  }
+  state.size += keys.length === 0 ? 2 : keys.length + 1
+  return out
+}
+
 /** The serialized form of the resource, its estimated size, and a private copy of it. */
 function cloneMeasured (document: unknown, maxDepth: number): { doc: unknown, size: number } | null {
   if (document === undefined) return { doc: deepClone(document), size: 4 }
   if (document === null || typeof document !== 'object') return { doc: document, size: measure(document, Infinity, 1) }
+  // One walk copies and measures a plain JSON resource (most are); any other takes JSON's path below.
+  const state: CopyState = { size: 0 }
+  let copy: unknown
+  try {
+    copy = copyJson(document, maxDepth, state)
+  } catch {
+    // A resource nested deeper than the stack (under a large maxDepth), or an accessor that throws.
+    copy = undefined
+  }
+  if (copy !== undefined) return { doc: copy, size: state.size }
   // A resource already deeper than the bound is refused whatever the engine's stack could
   // serialize (Node 26's JSON.stringify takes 200,000 levels; earlier lines throw).
   if (measure(document, Infinity, maxDepth) === DEPTH_EXCEEDED) return null
@@ -293,8 +391,6 @@ interface ResolvedOperation {
   name: string
   path: string
   parts: string[]
-  /** Its field in error entries. */
-  field: string
   /** Where "from" points (move, copy). */
   source: Target | undefined
   fromParts: string[] | undefined
@@ -323,25 +419,27 @@ function resolveOperation (value: unknown, i: number, doc: unknown): ResolvedOpe
   const name = op.op
   if (typeof name !== 'string' || !OPS.has(name)) return fail(opField(path, i), `operation ${i}: "op" must be one of add, remove, replace, move, copy, test`)
   if (typeof path !== 'string') return fail(`${i}.path`, `operation ${i}: "path" must be a JSON Pointer string`)
+  // The field of a problem is computed only when there is one (opField): the success path builds no names.
   const parts = tokens(path)
-  const field = opField(path, i)
-  if (parts === null) return fail(field, `operation ${i}: "path" is not a JSON Pointer`)
-  if (NEEDS_VALUE.has(name) && (!Object.prototype.hasOwnProperty.call(op, 'value') || op.value === undefined)) return fail(field, `operation ${i} (${name}) needs a "value"`)
-  let from: { source: Target | undefined, fromParts: string[] | undefined } = { source: undefined, fromParts: undefined }
+  if (parts === null) return fail(opField(path, i), `operation ${i}: "path" is not a JSON Pointer`)
+  if (NEEDS_VALUE.has(name) && (!Object.prototype.hasOwnProperty.call(op, 'value') || op.value === undefined)) return fail(opField(path, i), `operation ${i} (${name}) needs a "value"`)
+  let source: Target | undefined
+  let fromParts: string[] | undefined
   if (NEEDS_FROM.has(name)) {
     const resolved = resolveFrom(op, i, name, path, doc)
     if ('ok' in resolved) return resolved
-    from = resolved
+    source = resolved.source
+    fromParts = resolved.fromParts
   }
   const target = resolve(doc, parts)
-  if (typeof target === 'string') return fail(field, `operation ${i}: ${target}`)
+  if (typeof target === 'string') return fail(opField(path, i), `operation ${i}: ${target}`)
   if (name === 'add' || name === 'move' || name === 'copy') {
-    if (!canAdd(target)) return fail(field, `operation ${i} (${name}): ${target.parent === undefined || !Array.isArray(target.parent) ? MESSAGES.OPERATION_PATH_CANNOT_ADD : MESSAGES.OPERATION_VALUE_OUT_OF_BOUNDS}`)
+    if (!canAdd(target)) return fail(opField(path, i), `operation ${i} (${name}): ${target.parent === undefined || !Array.isArray(target.parent) ? MESSAGES.OPERATION_PATH_CANNOT_ADD : MESSAGES.OPERATION_VALUE_OUT_OF_BOUNDS}`)
   } else if (!target.exists) {
     // RFC 6902 4.2, 4.3, 4.6: the target location MUST exist.
-    return fail(field, `operation ${i} (${name}): ${MESSAGES.OPERATION_PATH_UNRESOLVABLE}`)
+    return fail(opField(path, i), `operation ${i} (${name}): ${MESSAGES.OPERATION_PATH_UNRESOLVABLE}`)
   }
-  return { op, name, path, parts, field, source: from.source, fromParts: from.fromParts, target }
+  return { op, name, path, parts, source, fromParts, target }
 }
 
 /**
@@ -351,7 +449,7 @@ function resolveOperation (value: unknown, i: number, doc: unknown): ResolvedOpe
  */
 function chargeOperation (r: ResolvedOperation, i: number, work: PatchWork, limits: Readonly<Required<PatchLimits>>): PatchResult | null {
   const { maxDocumentBytes, maxDepth } = limits
-  const { name, parts, field } = r
+  const { name, parts } = r
   const room = maxDepth - parts.length
   const before = work.used
   let size: number | undefined
@@ -367,20 +465,20 @@ function chargeOperation (r: ResolvedOperation, i: number, work: PatchWork, limi
     // deeply; measuring the value is work, bounded by the same budget.
     size = measure(valueAt(r.source as Target, work.doc), maxDocumentBytes - work.walked, room)
   }
-  if (size === DEPTH_EXCEEDED) return tooDeep(field, i, maxDepth)
-  if (size === SIZE_EXCEEDED) return overBudget(field, i, maxDocumentBytes)
+  if (size === DEPTH_EXCEEDED) return tooDeep(opField(r.path, i), i, maxDepth)
+  if (size === SIZE_EXCEEDED) return overBudget(opField(r.path, i), i, maxDocumentBytes)
   if (size !== undefined) {
     if (name === 'add' || name === 'replace') work.used += size + parts.length + (parts.length > 0 ? parts[parts.length - 1].length : 0)
     else if (name === 'copy') work.used += size + parts[parts.length - 1].length + 4
     else if (name === 'move') work.walked += size
   }
   // A resource already over the bound (stored by other means) may still shrink or be tested.
-  if (work.used > before && work.used > maxDocumentBytes) return overBudget(field, i, maxDocumentBytes)
+  if (work.used > before && work.used > maxDocumentBytes) return overBudget(opField(r.path, i), i, maxDocumentBytes)
   // RFC 6902 4.4: a move is a remove and an add; copy adds.
   if (name === 'add' || name === 'copy' || name === 'move') work.shifted += insertShifts(r.target)
   if (name === 'remove') work.shifted += removeShifts(r.target)
   else if (name === 'move') work.shifted += removeShifts(r.source as Target)
-  if (work.shifted > maxDocumentBytes) return tooMuchShifting(field, i, maxDocumentBytes)
+  if (work.shifted > maxDocumentBytes) return tooMuchShifting(opField(r.path, i), i, maxDocumentBytes)
   return null
 }
 
@@ -393,7 +491,7 @@ function runOperation (r: ResolvedOperation, i: number, work: PatchWork): PatchR
   } catch (err) {
     // A failed "test", or fast-json-patch's TypeError for a prototype path it bans: a 422, never a 500.
     const code = (err as { name?: string }).name ?? ''
-    return fail(r.field, `operation ${i} (${r.name}): ${MESSAGES[code] ?? 'cannot be applied to the resource'}`)
+    return fail(opField(r.path, i), `operation ${i} (${r.name}): ${MESSAGES[code] ?? 'cannot be applied to the resource'}`)
   }
 }
 

@@ -216,3 +216,27 @@ test('options and route config are checked at boot', async (t) => {
   }
   t.throws(() => a.put('/put', { config: { patch: { schema, load, save } } }, async () => 'x'), { message: /belongs on a PATCH route/ })
 })
+
+test('RFC 6902 4: a JSON Patch changes only the members it names, whatever characters the others\' names hold', async (t) => {
+  // Node 24's JSON.parse can read a member name it must unescape as another it saw before (a
+  // "\\" member, then a quote read as a backslash): a copy of the resource through JSON would
+  // rename members the patch never named.
+  const docs: Record<string, object> = { a: { h: [], '\\': 0 }, b: { h: 1, '"': 2 } }
+  const saved: Record<string, unknown> = {}
+  const a = Fastify()
+  await a.register(httpConventionsPatch)
+  a.patch('/r/:id', {
+    config: {
+      patch: {
+        schema: { type: 'object' },
+        load: (r) => ({ document: docs[(r.params as { id: string }).id], etag: '"1"' }),
+        save: (r, document) => { saved[(r.params as { id: string }).id] = document; return { document, etag: '"2"' } }
+      }
+    }
+  }, async (request, reply) => reply.send(request.patched?.document))
+  t.equal((await a.inject({ method: 'PATCH', url: '/r/a', headers: JP, payload: [{ op: 'add', path: '/n', value: 1 }] })).statusCode, 200)
+  const res = await a.inject({ method: 'PATCH', url: '/r/b', headers: JP, payload: [{ op: 'add', path: '/n', value: 1 }] })
+  t.equal(res.statusCode, 200)
+  t.same(Object.keys(saved.b as object), ['h', '"', 'n'], 'the stored document keeps every member name')
+  t.equal(res.payload, '{"h":1,"\\"":2,"n":1}', 'and so does the answer')
+})

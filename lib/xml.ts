@@ -104,10 +104,11 @@ const LONGEST_REFERENCE = 12
 
 /**
  * XML 1.0 4.1: CharRef ::= '&#' [0-9]+ ';' | '&#x' [0-9a-fA-F]+ ';', to a legal character
- * (WFC: Legal Character): true for one at `amp` ending before `to`, of at most 7 decimal
- * or 6 hexadecimal digits (the longest that can name a character).
+ * (WFC: Legal Character), at `amp` and ending before `to`, of at most 7 decimal or 6
+ * hexadecimal digits (the longest that can name a character): its code point times 16 plus
+ * its length (at most 10), or -1 when there is none.
  */
-function isCharacterReference (text: string, amp: number, to: number): boolean {
+function characterReferenceAt (text: string, amp: number, to: number): number {
   const hexadecimal = text.charCodeAt(amp + 2) === 0x78
   const base = hexadecimal ? 16 : 10
   const first = amp + (hexadecimal ? 3 : 2)
@@ -121,21 +122,15 @@ function isCharacterReference (text: string, amp: number, to: number): boolean {
     if (digit < 0) break
     cp = cp * base + digit
   }
-  return k > first && k < to && text.charCodeAt(k) === 0x3b && isXmlChar(cp)
+  return k > first && k < to && text.charCodeAt(k) === 0x3b && isXmlChar(cp) ? cp * 16 + k + 1 - amp : -1
 }
 
-/**
- * XML 1.0 4.1: every "&" in character data and attribute values starts a reference: a
- * character reference to a legal character (WFC: Legal Character), or one of the
- * predefined entities (WFC: Entity Declared; no DTD is allowed). Checks the one at `amp`,
- * which lies before `to`; reads at most LONGEST_REFERENCE characters.
- */
 function checkReference (text: string, amp: number, to: number): void {
   // Most references are the predefined entities or character references: recognised in
   // place, without making a string; anything else is checked again below for its message.
   const first = text.charCodeAt(amp + 1)
   if (first === 0x23) {
-    if (isCharacterReference(text, amp, to)) return
+    if (characterReferenceAt(text, amp, to) >= 0) return
   } else {
     const ref = first === 0x61 ? (text.charCodeAt(amp + 2) === 0x6d ? '&amp;' : '&apos;') : first === 0x6c ? '&lt;' : first === 0x67 ? '&gt;' : '&quot;'
     if (amp + ref.length <= to && text.startsWith(ref, amp)) return
@@ -417,22 +412,7 @@ const PLAIN_DECLARATION = /^<\?xml(?:[ \t\r\n]+(?:version|encoding|standalone)[ 
  */
 function referenceAt (text: string, amp: number): number {
   const first = text.charCodeAt(amp + 1)
-  if (first === 0x23) {
-    const hexadecimal = text.charCodeAt(amp + 2) === 0x78
-    const base = hexadecimal ? 16 : 10
-    const start = amp + (hexadecimal ? 3 : 2)
-    const last = start + (hexadecimal ? 6 : 7)
-    let cp = 0
-    let k = start
-    for (; k < last; k++) {
-      const c = text.charCodeAt(k)
-      const lower = c | 0x20
-      const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : hexadecimal && lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1
-      if (digit < 0) break
-      cp = cp * base + digit
-    }
-    return k > start && text.charCodeAt(k) === 0x3b && isXmlChar(cp) ? cp * 16 + k + 1 - amp : -1
-  }
+  if (first === 0x23) return characterReferenceAt(text, amp, text.length)
   if (first === 0x61) {
     if (text.startsWith('amp;', amp + 1)) return 0x26 * 16 + 5
     if (text.startsWith('apos;', amp + 1)) return 0x27 * 16 + 6

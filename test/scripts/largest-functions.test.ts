@@ -26,11 +26,11 @@ function measure (file: string, name: string): { line: number, lines: number } {
 test('a known function is listed with its file, line and line count', async (t) => {
   const { status, stdout } = run('--top', '100000')
   t.equal(status, 0)
-  const expected = measure('lib/xml.ts', 'isCharacterReference')
+  const expected = measure('lib/xml.ts', 'characterReferenceAt')
   t.ok(expected.lines > 5, 'the function measured is found in the source')
-  const row = stdout.split('\n').find((l) => l.includes(' isCharacterReference '))
+  const row = stdout.split('\n').find((l) => l.includes(' characterReferenceAt '))
   t.ok(row, 'the function is listed')
-  t.match(row, new RegExp(`^\\s*${expected.lines}  isCharacterReference  lib/xml\\.ts:${expected.line}$`))
+  t.match(row, new RegExp(`^\\s*${expected.lines}  characterReferenceAt  lib/xml\\.ts:${expected.line}$`))
 })
 
 test('the list is largest first, 20 rows by default', async (t) => {
@@ -47,7 +47,7 @@ test('--over N lists only longer functions and exits 1 if there are any', async 
   t.match(none.stdout, /over 100000 lines: 0/)
   const all = run('--over', '0')
   t.equal(all.status, 1)
-  t.match(all.stdout, / isCharacterReference {2}lib\/xml\.ts:\d+/)
+  t.match(all.stdout, / characterReferenceAt {2}lib\/xml\.ts:\d+/)
 })
 
 test('an unknown argument is refused', async (t) => {

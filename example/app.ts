@@ -180,7 +180,11 @@ export async function buildService (config: ServiceConfig): Promise<FastifyInsta
     // connections): Node answers 408 and closes. Timeouts are checked every second.
     requestTimeout: config.timeouts?.requestMs ?? 30000,
     http: { headersTimeout: config.timeouts?.headersMs ?? 10000, connectionsCheckingInterval: 1000 },
-    connectionTimeout: 60000
+    connectionTimeout: 60000,
+    // close() lets requests in flight finish (RFC 9112 9.6 closes their connections after the
+    // answer); Node's server.close() closes idle keep-alive connections itself. Fastify 5.10
+    // and 5.11 read the default 'idle' as "close every connection", in-flight ones included.
+    forceCloseConnections: false
   })
   // RFC 9110 15.6.4: while the database is out of reach, requests that need it are answered 503.
   const store = await openStore({

@@ -75,6 +75,14 @@ function scanEntityTag (s: string, i: number): Scanned | null {
   return null // unterminated opaque-tag
 }
 
+/** Whether a whole string is exactly one entity-tag (RFC 9110 8.8.3), without building it. */
+function isEntityTag (s: string): boolean {
+  let i = s.charCodeAt(0) === 0x57 && s.charCodeAt(1) === 0x2f ? 2 : 0
+  if (s.length < i + 2 || s.charCodeAt(i) !== DQUOTE || s.charCodeAt(s.length - 1) !== DQUOTE) return false
+  for (i++; i < s.length - 1; i++) if (!isEtagc(s.charCodeAt(i))) return false
+  return true
+}
+
 /**
  * Parses a whole string as exactly one entity-tag (no surrounding whitespace,
  * nothing after it). Returns null when it is not one.
@@ -187,6 +195,8 @@ export function toEntityTag (value: string): EntityTag | null {
  * configured or its provider answers, not on request input).
  */
 export function normalizeEntityTag (value: string): string {
+  // Already an entity-tag (what a provider returns on every request): itself, nothing allocated.
+  if (typeof value === 'string' && isEntityTag(value)) return value
   const tag = toEntityTag(value)
   if (tag === null) throw new TypeError(`not a valid entity-tag (RFC 9110 8.8.3): ${JSON.stringify(value)}`)
   return formatEntityTag(tag)

@@ -106,11 +106,28 @@ function contentTypeOnSend (_request: FastifyRequest, reply: FastifyReply, paylo
   const type = reply.getHeader('content-type')
   if (type === undefined) {
     reply.header('content-type', 'application/octet-stream')
-  } else if (typeof type === 'string' && type.indexOf('charset') === -1) {
-    const mt = parseMediaType(type)
-    if (mt !== null && isTextual(mt.essence)) reply.header('content-type', `${type}; charset=utf-8`)
+  } else if (typeof type === 'string' && type.indexOf('charset') === -1 && isTextualType(type)) {
+    reply.header('content-type', `${type}; charset=utf-8`)
   }
 }
+
+/**
+ * Whether a response's Content-Type (without charset) names a textual type, remembered per
+ * value: an app answers with a handful of types, so each is parsed once, not per answer (the
+ * suite's own `application/json` error bodies among them). At most TYPES_REMEMBERED values
+ * are kept; past that a value is parsed each time.
+ */
+function isTextualType (type: string): boolean {
+  const known = textualTypes.get(type)
+  if (known !== undefined) return known
+  const mt = parseMediaType(type)
+  const textual = mt !== null && isTextual(mt.essence)
+  if (textualTypes.size < TYPES_REMEMBERED) textualTypes.set(type, textual)
+  return textual
+}
+
+const TYPES_REMEMBERED = 256
+const textualTypes = new Map<string, boolean>()
 
 /**
  * RFC 9110 5.3: more than one Content-Type line (the same value twice included) makes the

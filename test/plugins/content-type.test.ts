@@ -159,6 +159,24 @@ test('conventions (Content-Type): every response body carries a Content-Type; te
   t.match(notFound.headers['content-type'], /^application\/json/)
 })
 
+test('conventions (Content-Type): charset=utf-8 is added by the type, however many types an app answers with', async (t) => {
+  // Each type's answer is decided once and remembered, up to a bound; past it, still decided.
+  const a = await buildApp()
+  a.get('/typed/:n', async (req, reply) => {
+    const n = (req.params as { n: string }).n
+    return reply.type(Number(n) % 2 === 0 ? `text/x-kind-${n}` : `application/x-kind-${n}`).send(Buffer.from('body'))
+  })
+  const wrong: string[] = []
+  for (let round = 0; round < 2; round++) {
+    for (let n = 0; n < 600; n++) {
+      const type = (await a.inject({ url: `/typed/${n}` })).headers['content-type']
+      const expected = n % 2 === 0 ? `text/x-kind-${n}; charset=utf-8` : `application/x-kind-${n}`
+      if (type !== expected) wrong.push(`${n}: ${String(type)}`)
+    }
+  }
+  t.same(wrong, [], 'text types gain charset=utf-8, other types stay as the handler set them')
+})
+
 test('xmlMaxElements: an XML body with more elements is 400 field body, refused before any tree is built', async (t) => {
   const a = Fastify()
   await a.register(httpConventionsContentType, { xmlMaxElements: 3 })

@@ -118,6 +118,17 @@ test('a route-provided etag must be an entity-tag; a bare opaque value is quoted
   t.equal(toEntityTag(undefined as unknown as string), null)
 })
 
+test('property: normalizeEntityTag is the entity-tag a value is read as, quoted, or a TypeError', async (t) => {
+  // Strings made of the grammar's pieces and what breaks it: W/, quotes, etagc, space, CR, U+0100.
+  const piece = fc.constantFrom('W/', '"', 'w/', 'a', '!', '#', '~', '\u0080', '\u00ff', ' ', '\r', '\u0100', ',')
+  await t.resolves(async () => fc.assert(fc.property(fc.array(piece, { maxLength: 8 }).map((p) => p.join('')), (value) => {
+    const tag = toEntityTag(value)
+    let normalized: unknown
+    try { normalized = normalizeEntityTag(value) } catch (err) { normalized = err }
+    return tag === null ? normalized instanceof TypeError : normalized === formatEntityTag(tag)
+  }), { numRuns: 3000 }))
+})
+
 test('property: formatEntityTag and parseEntityTag round-trip', async (t) => {
   fc.assert(fc.property(tagArb, (tag) => {
     const text = formatEntityTag(tag)

@@ -126,8 +126,8 @@ export function problemBody (status: number, entries: readonly ErrorEntry[], ins
 
 /**
  * An error rendered once, for answers that do not depend on the request (the "not modified"
- * 412 of a field): its own body is a Buffer made here, never again per request. Only a
- * problem details body, which repeats the request's path, is made per answer.
+ * 412 of a field): its own body is made here, never again per request. Only a problem
+ * details body, which repeats the request's path, is made per answer.
  */
 export interface PreparedError {
   readonly prepared: true
@@ -141,12 +141,16 @@ export interface PreparedError {
   readonly rendered: RenderedError
 }
 
-/** An error's answer: status, headers (Content-Type apart, Connection included) and body, as a Buffer (its Content-Length is its length). */
+/**
+ * An error's answer: status, headers (Content-Type apart, Connection included) and body. The
+ * body is a string (Node writes a string body with the head in one write); its Content-Length
+ * is its UTF-8 length, `Buffer.byteLength(body)`.
+ */
 export interface RenderedError {
   readonly statusCode: number
   readonly contentType: string
   readonly headers: Readonly<Record<string, string | string[]>>
-  readonly body: Buffer
+  readonly body: string
 }
 
 /** Renders `err` in its own rendering (envelope, text or HTML) once. */
@@ -157,7 +161,7 @@ export function prepareError (err: ConventionError): PreparedError {
 
 function ownRendering (err: ConventionError): RenderedError {
   const r = render(err, serializeEnvelope)
-  return { statusCode: r.statusCode, contentType: r.contentType, headers: r.headers, body: Buffer.from(r.body) }
+  return { statusCode: r.statusCode, contentType: r.contentType, headers: r.headers, body: r.body }
 }
 
 /**
@@ -171,7 +175,7 @@ function ownRendering (err: ConventionError): RenderedError {
 export function renderError (err: ConventionError | PreparedError, format: ErrorFormat, url?: string): RenderedError {
   if (format === 'problem' && err.rendering === 'envelope') {
     const headers = err.closeConnection ? { ...err.headers, connection: 'close' } : err.headers
-    return { statusCode: err.statusCode, contentType: PROBLEM_TYPE, headers, body: Buffer.from(problemBody(err.statusCode, err.errors, instanceOf(url))) }
+    return { statusCode: err.statusCode, contentType: PROBLEM_TYPE, headers, body: problemBody(err.statusCode, err.errors, instanceOf(url)) }
   }
   return isPrepared(err) ? err.rendered : ownRendering(err)
 }

@@ -596,7 +596,7 @@ function elsewhereMessage (field: string): string {
   return `not modified: the current representation matches ${field}`
 }
 
-type ElsewhereStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Buffer | undefined
+type ElsewhereStep = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => string | undefined
 
 /**
  * Conventions (Conditional requests): "not modified" is a 412 under the spec profile, also

@@ -5,17 +5,17 @@
  * path no route matches stays the app's 404, answered by its own not-found handler.
  *
  * The route compiler records each route's method and pattern in a table of the app (nothing
- * is added to the route); one preParsing hook of the root returns at once for a request a
- * route serves and, for one Fastify found no route for, asks the table (find-my-way, as
- * Fastify routes) which methods serve its path. docs/architecture.md, "Methods: 405 and
+ * is added to the route); for a request Fastify found no route for, a step of the context's
+ * unrouted hook (plugins/kernel/unrouted.ts, shared with the redirect rules) asks the table
+ * (find-my-way, as Fastify routes) which methods serve its path. docs/architecture.md, "Methods: 405 and
  * OPTIONS", says why the check sits there and not in routes of its own.
  */
 import findMyWay from 'find-my-way'
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption, methodNotAllowed } from '../../lib/errors'
 import { allowValue, MethodTable, type PathRouter } from '../../lib/methods'
-import { contextHeaders, declareConvention, formatOf, nodeOf, type RouteCompiler } from '../infrastructure/suite'
+import { addUnroutedStep, contextHeaders, declareConvention, formatOf, nodeOf, SENT, type RouteCompiler } from '../infrastructure/suite'
 import { logConventionError, sendConventionError } from '../infrastructure/errors'
 import { declaresBody } from '../infrastructure/shared'
 import { markClosing } from '../infrastructure/framing'
@@ -136,14 +136,13 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
 }
 
 /**
- * The one context hook: only a request Fastify found no route for does anything here, after
- * every onRequest hook of the app (a rate limiter counts it), before any byte of its body is read.
+ * The step for a request Fastify found no route for (the context's unrouted hook runs it after
+ * every onRequest hook of the app, so a rate limiter counts it, before any byte of its body is read).
  */
-function unroutedHook (table: MethodTable) {
-  return function methodsUnrouted (request: FastifyRequest, reply: FastifyReply, _payload: RequestPayload, next: (err?: Error | null) => void): void {
-    if (!request.is404) return next()
+function unroutedStep (table: MethodTable) {
+  return function methodsUnrouted (request: FastifyRequest, reply: FastifyReply): typeof SENT | undefined {
     const verdict = table.verdict(request.method, request.url)
-    if (verdict === null) return next()
+    if (verdict === null) return undefined
     // The headers every answer of the context carries (its resource policy).
     reply.headers(contextHeaders(request.server))
     // The body stays unread: the connection cannot carry another request after it (HTTP/1).
@@ -157,11 +156,12 @@ function unroutedHook (table: MethodTable) {
       // RFC 5789 3.1: the patch documents the resource accepts.
       if (verdict.acceptPatch !== undefined) reply.header('accept-patch', verdict.acceptPatch)
       reply.send()
-      return
+      return SENT
     }
     const err = methodNotAllowed(request.method, verdict.allow)
     logConventionError(request, err)
     sendConventionError(reply, err, formatOf(nodeOf(request.server)))
+    return SENT
   }
 }
 
@@ -179,7 +179,7 @@ function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (e
     return done(err as Error)
   }
   // Every context made after this one inherits it: so do the not-found handlers the app sets in them.
-  fastify.addHook('preParsing', unroutedHook(s.table))
+  addUnroutedStep(fastify, 'methods', unroutedStep(s.table))
   done()
 }
 

@@ -1,13 +1,13 @@
 /**
  * Redirects (docs/conventions.md, Redirects: the 307 rows; RFC 9110 15.4.8): `reply.temporaryRedirect()`
  * answers 307 with a `Location` (RFC 9110 10.2.2), and the `rules` table redirects
- * requests in preParsing (unrouted ones in onRequest), before any byte of their body is read: the client repeats the
+ * requests in preParsing, before any byte of their body is read: the client repeats the
  * same method with the same body at the new URI, so this server never parses it here.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../../lib/redirect'
-import { contextHeaders, declareConvention, SENT, type RouteCompiler } from '../infrastructure/suite'
+import { addUnroutedStep, contextHeaders, declareConvention, SENT, type RouteCompiler } from '../infrastructure/suite'
 import { declaresBody } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { markClosing } from '../infrastructure/framing'
@@ -103,18 +103,7 @@ function makeSteps (plan: Plan) {
     return SENT
   }
 
-  /**
-   * Rules match URLs, routed or not: a URL no route serves reaches Fastify's not-found
-   * handler, which runs the hooks of the context. Routes run the rules in their own step.
-   */
-  function redirectUnrouted (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
-    if (!request.is404) return done()
-    const out = applyRules(request, reply)
-    if (out === SENT) return
-    done(out)
-  }
-
-  return { applyRules, redirectUnrouted }
+  return { applyRules }
 }
 
 type Steps = ReturnType<typeof makeSteps>
@@ -144,8 +133,9 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
   } catch (err) {
     return done(err as Error)
   }
-  // The one hook of the suite that runs for every request of its context: only with rules.
-  if (plan.rules.length > 0) fastify.addHook('onRequest', steps.redirectUnrouted)
+  // Rules match URLs, routed or not: routes run them in their own step, and a URL no route
+  // serves in the context's unrouted hook (Fastify's not-found handler runs the context's hooks).
+  if (plan.rules.length > 0) addUnroutedStep(fastify, 'redirect', steps.applyRules)
   done()
 }
 

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 
 /**
  * Lingering close (RFC 9112 9.6): how the suite changes the way Node closes a connection.
@@ -205,6 +205,23 @@ export function continueOnFirstRead (request: IncomingMessage, response: ServerR
     // A final answer already written told the client not to send the body.
     if (!response.headersSent) response.writeContinue()
   })
+}
+
+/**
+ * Sends the string payload a reply is given as it is, under the Content-Type the reply set:
+ * the suite's error bodies are strings (Node writes a string body with the head in one
+ * write), and the envelope's Content-Type is exactly `application/json`.
+ *
+ * Relies on: `reply.send(string)` on a reply with its own serializer (`reply.serializer()`)
+ * passes the string through that serializer, and does not add `charset=utf-8` to a JSON
+ * Content-Type, which it does without one (pinned in test/plugins/adapter.test.ts).
+ */
+export function sendAsGiven (reply: FastifyReply): void {
+  reply.serializer(asGiven)
+}
+
+function asGiven (payload: string): string {
+  return payload
 }
 
 /**

@@ -24,7 +24,7 @@ import { addVary, profileError, replacePayload } from './shared'
 import { nearest, nodeOf } from '../kernel/registry'
 import type { ErrorPolicy, KernelExtension } from '../kernel/types'
 import { kPassedOn, kOwnHandler } from './symbols'
-import { hasOnlyFastifysErrorHandler } from './adapter'
+import { hasOnlyFastifysErrorHandler, sendAsGiven } from './adapter'
 
 /** The `$id` under which the envelope's JSON Schema (schemas/errors.json) is added to Fastify: `$ref` it in a route's response schema. */
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
@@ -162,16 +162,17 @@ export function formatFor (reply: FastifyReply, format: ErrorFormat, profile: Pr
  * the error handlers', the steps' that answer directly (a "not modified" 412) and the onSend
  * steps' that turn another answer into an error.
  */
-export function writeError (reply: FastifyReply, err: ConventionError | PreparedError, format: ErrorFormat, profile?: Profile): Buffer {
+export function writeError (reply: FastifyReply, err: ConventionError | PreparedError, format: ErrorFormat, profile?: Profile): string {
   reply.code(err.statusCode)
   const headers = err.headers
   for (const name of Object.keys(headers)) reply.header(name, headers[name])
   // RFC 9113 8.2.2: no connection-specific field over HTTP/2 (the stream ends alone).
   if (err.closeConnection && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
   const r = renderError(err, err.rendering === 'envelope' ? formatFor(reply, format, profile) : format, reply.request.url)
-  // A Buffer is sent as it is: the envelope's Content-Type stays exactly `application/json`
-  // (docs/conventions.md (errors); RFC 8259 defines no charset parameter), Content-Length is set.
+  // Sent as it is: the envelope's Content-Type stays exactly `application/json`
+  // (docs/conventions.md (errors); RFC 8259 defines no charset parameter).
   reply.header('content-type', r.contentType)
+  sendAsGiven(reply)
   return r.body
 }
 
@@ -185,7 +186,7 @@ export function rawResponse (err: ConventionError, headers: Record<string, strin
   const body = r.body
   let head = `HTTP/1.1 ${r.statusCode} ${reasonPhrase(err.statusCode)}\r\nDate: ${formatHttpDate(Date.now())}\r\n`
   for (const name of Object.keys(headers)) head += `${name}: ${headers[name]}\r\n`
-  return head + `Content-Type: ${r.contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString()}`
+  return head + `Content-Type: ${r.contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
 }
 
 /** Writes a ConventionError to the reply. Usable from a service's own error handler. */
@@ -264,7 +265,7 @@ export function installPassedOn (root: FastifyInstance): void {
  * error's own body in its place (and logs nothing: Fastify's handler has logged it). A body
  * an app handler wrote itself is left alone. Returns the new payload, or undefined.
  */
-export function renderPassedOnError (request: FastifyRequest, reply: FastifyReply, payload: unknown): Buffer | undefined {
+export function renderPassedOnError (request: FastifyRequest, reply: FastifyReply, payload: unknown): string | undefined {
   const passed = (reply as WithPassedOn)[kPassedOn]
   if (passed === null || typeof payload !== 'string') return undefined
   ;(reply as WithPassedOn)[kPassedOn] = null

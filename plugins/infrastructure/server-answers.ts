@@ -124,7 +124,7 @@ function answerAtServerWith (app: FastifyInstance, request: IncomingMessage, res
   const body = r.body
   // RFC 9112 9.6: a body left unread when the connection closes is read on for a while, so the client sees the answer.
   if (err.closeConnection && declaresBody(request.headers)) lingerOnClose(request.socket)
-  response.writeHead(r.statusCode, reasonPhrase(r.statusCode), { ...contextHeaders(app), ...r.headers, 'content-type': r.contentType, 'content-length': String(body.length) })
+  response.writeHead(r.statusCode, reasonPhrase(r.statusCode), { ...contextHeaders(app), ...r.headers, 'content-type': r.contentType, 'content-length': String(Buffer.byteLength(body)) })
   response.end(body)
 }
 

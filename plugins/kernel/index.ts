@@ -27,8 +27,9 @@ import { kApp, kNode } from './symbols'
 import type { Convention, ErrorFallback, KernelHost, Provision } from './types'
 
 export { SENT } from './types'
+export { addUnroutedStep } from './unrouted'
 export type { BodyStep, CheckStep, Convention, ConventionResponse, ErrorFallback, ErrorPolicy, HookStep, KernelExtension, KernelHost, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, ResponseBody, RouteCompiler, RouteErrors } from './types'
-export type { ConventionKey, StepName } from './pipeline'
+export type { ConventionKey, StepName, UnroutedStepName } from './pipeline'
 
 function provision<T> (name: string): Provision<T> { return { name } }
 /**

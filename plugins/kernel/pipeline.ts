@@ -55,6 +55,17 @@ export const PIPELINE = {
   ]
 } as const
 
+/**
+ * The steps for requests no route serves (unrouted.ts: one preParsing hook per context runs
+ * them), first to last.
+ */
+export const UNROUTED = [
+  'redirect', // RFC 9110 15.4.8: a rule's 307 for a URL no route serves
+  'methods' // RFC 9110 15.5.6 / 9.3.7: 405 with Allow, OPTIONS, for a path routes serve with other methods
+] as const
+
+export type UnroutedStepName = (typeof UNROUTED)[number]
+
 export type ConventionKey = (typeof CONVENTIONS)[number]['key']
 export type RoutePhase = keyof typeof PIPELINE
 export type StepName<P extends RoutePhase = RoutePhase> = (typeof PIPELINE)[P][number]

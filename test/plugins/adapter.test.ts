@@ -10,7 +10,7 @@ import { rawRequest } from '../helpers/raw'
 import fp from 'fastify-plugin'
 import {
   ajvStateKey, contextsBelow, gateRequests, hasOnlyFastifysErrorHandler, installedClientErrorHandler, isGated, isRootContext, lingerOnClose, routesDeclared,
-  takeOverHostCheck
+  sendAsGiven, takeOverHostCheck
 } from '../../plugins/infrastructure/adapter'
 import { listen } from '../helpers/app'
 import { continueOnFirstRead, takeContinue } from '../../plugins/infrastructure/adapter'
@@ -125,6 +125,27 @@ test('every Fastify instance without setErrorHandler exposes one and the same er
   app.setErrorHandler(function defaultErrorHandler () {})
   t.not(app.errorHandler, Fastify().errorHandler, 'the app\'s handler, even named like Fastify\'s')
   t.equal(hasOnlyFastifysErrorHandler(app), false)
+})
+
+test('a string sent on a reply with its own serializer keeps the JSON Content-Type the reply set; without one Fastify adds charset=utf-8', async (t) => {
+  // How the suite's error bodies, strings, keep `Content-Type: application/json` exactly (sendAsGiven).
+  const body = '{"errors":[{"field":"body","message":"é"}]}'
+  const app = Fastify()
+  t.teardown(() => app.close())
+  app.get('/given', async (_request, reply) => {
+    reply.header('content-type', 'application/json')
+    sendAsGiven(reply)
+    return reply.send(body)
+  })
+  app.get('/plain', async (_request, reply) => reply.header('content-type', 'application/json').send(body))
+  const port = await listen(app)
+  const given = await fetch(`http://127.0.0.1:${port}/given`)
+  t.equal(given.headers.get('content-type'), 'application/json', 'the Content-Type as the reply set it')
+  t.equal(given.headers.get('content-length'), String(Buffer.byteLength(body)), 'Content-Length is the UTF-8 length')
+  t.equal(await given.text(), body, 'the body as given')
+  const plain = await fetch(`http://127.0.0.1:${port}/plain`)
+  t.equal(plain.headers.get('content-type'), 'application/json; charset=utf-8', 'what sendAsGiven keeps from happening')
+  t.equal(await plain.text(), body)
 })
 
 test('Fastify hands the validator compiler builder of every context of one app the same ajv options object, and another app another', async (t) => {

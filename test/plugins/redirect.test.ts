@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import { boot, buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
-import { httpConventions, httpConventionsRedirect, serverOptions, type RedirectRule } from '../../plugins/index'
+import { httpConventions, httpConventionsMethods, httpConventionsRedirect, serverOptions, type RedirectRule } from '../../plugins/index'
 import { conventionsOpenApiTransform } from '../../plugins/entries/openapi'
 
 const V1: RedirectRule[] = [{ from: '/v1/', to: '/' }]
@@ -157,4 +157,48 @@ test('OpenAPI: routes a rule can redirect document 307 with Location', async (t)
   t.notOk(paths['/old/{id}'].put.responses['307'], 'the rule is for GET only')
   t.notOk(paths['/v1/exempt'].get.responses['307'])
   t.notOk(paths['/things'].get.responses['307'])
+})
+
+test('a URL no route serves: the rules answer it after every onRequest hook of the app (a rate limiter\'s 429 comes first)', async (t) => {
+  const app = await buildApp({ redirect: { rules: V1 } })
+  let counted = 0
+  app.addHook('onRequest', async (request, reply) => {
+    counted++
+    if (request.headers['x-over-limit'] === '1') return reply.code(429).send('slow down')
+  })
+  app.get('/articles/:id', async () => 'article')
+  t.teardown(() => app.close())
+  const limited = await app.inject({ url: '/v1/articles/1', headers: { 'x-over-limit': '1' } })
+  t.equal(limited.statusCode, 429, 'the app\'s own hook answered first')
+  const redirected = await app.inject({ url: '/v1/articles/1' })
+  t.equal(redirected.statusCode, 307)
+  t.equal(redirected.headers.location, '/articles/1')
+  t.equal(counted, 2, 'both requests were counted by the app\'s onRequest hook')
+})
+
+test('a URL no route serves, matched by a rule and served by routes of other methods: the rule\'s 307, whatever order the plugins were registered in', async (t) => {
+  for (const order of [['redirect', 'methods'], ['methods', 'redirect']] as const) {
+    const app = Fastify({ ...serverOptions })
+    for (const plugin of order) {
+      if (plugin === 'redirect') await app.register(httpConventionsRedirect, { rules: [{ from: '/old/', to: '/new/' }] })
+      else await app.register(httpConventionsMethods, {})
+    }
+    app.get('/old/items', async () => 'still served')
+    t.teardown(() => app.close())
+    const res = await app.inject({ method: 'DELETE', url: '/old/items' })
+    t.equal(res.statusCode, 307, `${order.join(' then ')}: DELETE /old/items is the rule's, not 405`)
+    t.equal(res.headers.location, '/new/items', order.join(' then '))
+    t.equal((await app.inject({ method: 'DELETE', url: '/elsewhere' })).statusCode, 404, `${order.join(' then ')}: a URL neither knows is the app's 404`)
+  }
+})
+
+test('rules and 405 add one hook to the app\'s routes, in preParsing, none in onRequest', async (t) => {
+  const app = await buildApp({ redirect: { rules: V1 } })
+  app.get('/articles/:id', async () => 'article')
+  await boot(app.ready())
+  t.teardown(() => app.close())
+  const tree = app.printRoutes({ includeHooks: true, commonPrefix: false })
+  t.notMatch(tree, /\(onRequest\)/, 'no onRequest hook of the suite on any route')
+  t.match(tree, /\(preParsing\) \["httpConventionsUnrouted\(\)"/, 'one preParsing hook for requests no route serves, first of its phase')
+  t.notMatch(tree, /methodsUnrouted|redirectUnrouted/, 'not a hook each')
 })

@@ -144,9 +144,10 @@ test('compiled per route: a route that turns off the conventions that apply by d
   }, async () => 'x')
   await app.ready()
   const tree = app.printRoutes({ includeHooks: true, commonPrefix: false })
-  // The methods convention's one context hook (preParsing, returning at once for a routed
-  // request) is the only hook the route runs; with `methods: false` it runs none (below).
-  t.match(tree, /\/plain \(GET\)\n\S*\s*• \(preParsing\) \["methodsUnrouted\(\)"\]\n\S*\s*\/plain \(HEAD\)/, 'GET /plain runs only the context\'s methods hook')
+  // The context's one hook for requests no route serves (preParsing, returning at once for a
+  // routed request; the methods convention's step) is the only hook the route runs; with
+  // `methods: false` (and no redirect rules) it runs none (below).
+  t.match(tree, /\/plain \(GET\)\n\S*\s*• \(preParsing\) \["httpConventionsUnrouted\(\)"\]\n\S*\s*\/plain \(HEAD\)/, 'GET /plain runs only the context\'s hook for requests no route serves')
   const bare = Fastify(serverOptions)
   t.teardown(() => bare.close())
   await bare.register(httpConventions, { auth: AUTH, methods: false })

@@ -70,7 +70,10 @@ async function wire () {
   await app.listen({ port: 0, host: '127.0.0.1' })
   const port = app.server.address().port
   try {
-    const first = await exchange(port, '/articles/a1')
+    // A delta client's first GET: it names the manipulations it reads and holds no instance
+    // yet, so it gets the whole one (200), which the route keeps as a base from then on.
+    const first = await exchange(port, '/articles/a1', { 'A-IM': 'vcdiff' })
+    if (first.status !== 200) throw new Error(`the first GET with A-IM: expected 200, got ${first.status}`)
     const edited = [...paras]
     edited[Math.floor(paras.length / 2)] = 'This paragraph was rewritten: the delta carries these words and little else.'
     article = { ...article, body: edited.join('\n\n') }

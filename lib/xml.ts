@@ -453,105 +453,235 @@ class PendingText {
  * at a time, never a string per reference.
  */
 export function readXmlQuickly (text: string, maxDepth: number, maxElements: number, work?: WorkCounter): Record<string, unknown> | undefined {
-  const n = text.length
-  let steps = 0
-  if (text.charCodeAt(0) === 0xfeff) return undefined
-  // A document that cannot end as a plain one does (a tag or a comment, then white space) takes
-  // the full path at once, rather than after a pass that would be wasted.
-  let end = n
-  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--
-  steps += n - end
-  if (text.charCodeAt(end - 1) !== 0x3e || text.startsWith(']]>', end - 3) || text.startsWith('?>', end - 2)) return count(undefined)
-  // Open elements, the document at 0: name, child elements so far, text so far (decoded, trimmed by run).
-  const names: string[] = ['']
-  const kids: Array<Record<string, unknown> | undefined> = [undefined]
-  const texts: Array<PendingText | undefined> = [undefined]
-  // The run of character data since the last tag: [kind, from, to] per piece (XML 1.0 2.4, 2.7).
-  const pieces: number[] = []
-  let depth = 0
-  let elements = 0
-  let rooted = false
-  // The last piece of the run ended with CR (see push).
-  let crBefore = false
-  let i = 0
+  const reader = new QuickReader(text, maxDepth, maxElements)
+  const tree = reader.read()
+  if (work !== undefined) work.steps += reader.steps
+  return tree
+}
+
+/** The quick reader over one document: where it is, the open elements, the text being made. */
+class QuickReader {
+  readonly text: string
+  readonly n: number
+  readonly maxDepth: number
+  readonly maxElements: number
+  /** The characters looked at so far (WorkCounter). */
+  steps = 0
+  /** Where reading goes on. */
+  i = 0
+  // Open elements, the document at 0: name, child elements so far, text so far (pieces, decoded at the end).
+  readonly names: string[] = ['']
+  readonly kids: Array<Record<string, unknown> | undefined> = [undefined]
+  readonly texts: Array<PendingText | undefined> = [undefined]
+  depth = 0
+  elements = 0
+  /** The root element is closed: only white space and comments may follow. */
+  rooted = false
+  /** The run of character data since the last tag: [kind, from, to] per piece (XML 1.0 2.4, 2.7). */
+  readonly pieces: number[] = []
+  /** The last piece of the run ended with CR (see push). */
+  crBefore = false
   // The text being made: strings, then code units not yet made a string. Decoded characters and
   // short stretches of text gather as code units and become a string a chunk at a time: a
   // string per reference or per CDATA section would cost far more.
-  const codes: number[] = []
-  let out = ''
-  let units = 0
+  readonly codes: number[] = []
+  out = ''
+  units = 0
 
-  function count<T> (value: T): T {
-    if (work !== undefined) work.steps += steps
-    return value
+  constructor (text: string, maxDepth: number, maxElements: number) {
+    this.text = text
+    this.n = text.length
+    this.maxDepth = maxDepth
+    this.maxElements = maxElements
   }
 
-  /** The code units gathered, added to the text as a string. */
-  function flushUnits (): void {
-    codes.length = units
-    out += String.fromCharCode.apply(null, codes)
-    units = 0
+  /** The tree of the document, or undefined where the full path decides. */
+  read (): Record<string, unknown> | undefined {
+    const text = this.text
+    if (text.charCodeAt(0) === 0xfeff) return undefined
+    // A document that cannot end as a plain one does (a tag or a comment, then white space) takes
+    // the full path at once, rather than after a pass that would be wasted.
+    let end = this.n
+    while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--
+    this.steps += this.n - end
+    if (text.charCodeAt(end - 1) !== 0x3e || text.startsWith(']]>', end - 3) || text.startsWith('?>', end - 2)) return undefined
+    if (text.startsWith('<?')) {
+      const declaration = PLAIN_DECLARATION.exec(text)
+      if (declaration === null) return undefined
+      this.i = declaration[0].length
+      this.steps += this.i
+    }
+    if (!this.readMarkup()) return undefined
+    // Last, as a document that gets this far is most often taken: the native passes of
+    // checkMarkup (XML 1.0 2.2).
+    this.steps += 2 * this.n
+    if (NOT_XML_CHAR.test(text) || !(text as unknown as { isWellFormed: () => boolean }).isWellFormed()) return undefined
+    const tree = this.kids[0] as Record<string, unknown>
+    return this.decodeAll(tree) ? tree : undefined
   }
 
-  /** [from, to) of the document, which holds no CR and no reference, added to the text: sliced when long, else gathered. */
-  function appendPlain (from: number, to: number): void {
-    if (to - from > SHORT_STRETCH) {
-      if (units > 0) flushUnits()
-      out += text.slice(from, to)
+  /**
+   * The markup, from left to right, found with native searches each starting where the last
+   * one ended; false where the full path decides. A comment does not end a run of character
+   * data; a tag does.
+   */
+  readMarkup (): boolean {
+    const text = this.text
+    const n = this.n
+    for (;;) {
+      let lt = text.indexOf('<', this.i)
+      if (lt === -1) lt = n
+      if (!this.readCharacterData(lt)) return false
+      if (lt === n) return this.rooted && this.depth === 0
+      const next = text.charCodeAt(lt + 1)
+      let read: boolean
+      if (next === 0x21) read = this.readCommentOrCdata(lt)
+      else if (next === 0x3f || !this.flush()) read = false
+      else if (next === 0x2f) read = this.readEndTag(lt)
+      else read = this.readStartTag(lt, next)
+      if (!read) return false
+    }
+  }
+
+  /** The character data from `i` to `lt`: only white space outside the root element (XML 1.0 2.1, 2.8), else a piece of the run. */
+  readCharacterData (lt: number): boolean {
+    const i = this.i
+    this.steps += lt - i
+    if (lt === i) return true
+    if (this.depth === 0) {
+      for (let k = i; k < lt; k++) if (!isSpace(this.text.charCodeAt(k))) return false
+      return true
+    }
+    return this.push(TEXT_PIECE, i, lt)
+  }
+
+  /** A comment (XML 1.0 2.5), skipped, or a CDATA section (2.7), a piece of the run, at `lt`. */
+  readCommentOrCdata (lt: number): boolean {
+    const text = this.text
+    if (text.startsWith('<!--', lt)) {
+      // "<!-->" and "<!--->" are read differently by the checks, the validator and the parser.
+      if (text.startsWith('-->', lt + 2) || text.startsWith('-->', lt + 3)) return false
+      const end = text.indexOf('-->', lt + 4)
+      if (end === -1) return false
+      this.i = end + 3
+      this.steps += this.i - lt
+      return true
+    }
+    if (this.depth === 0 || !text.startsWith('<![CDATA[', lt)) return false
+    const end = text.indexOf(']]>', lt + 9)
+    if (end === -1 || !this.push(CDATA_PIECE, lt + 9, end)) return false
+    this.i = end + 3
+    this.steps += this.i - lt
+    return true
+  }
+
+  /** An end tag at `lt` (XML 1.0 3.1 ETag): the open element's name, white space, ">". */
+  readEndTag (lt: number): boolean {
+    if (this.depth === 0) return false
+    const text = this.text
+    const name = this.names[this.depth]
+    if (!text.startsWith(name, lt + 2)) return false
+    let j = lt + 2 + name.length
+    while (isSpace(text.charCodeAt(j))) j++
+    if (text.charCodeAt(j) !== 0x3e) return false
+    this.steps += j + 1 - lt
+    this.close()
+    this.i = j + 1
+    return true
+  }
+
+  /** A start tag at `lt` whose name starts with `next` (XML 1.0 3.1 STag, EmptyElemTag): Name (S Attribute)* S? "/"? ">". */
+  readStartTag (lt: number, next: number): boolean {
+    if (this.rooted || !isQuickNameStart(next)) return false
+    const text = this.text
+    let j = lt + 2
+    while (isQuickNameChar(text.charCodeAt(j))) j++
+    const name = text.slice(lt + 1, j)
+    if (PARSER_RESERVED.has(name)) return false
+    const gt = this.readAttributes(j)
+    if (gt === -1) return false
+    this.steps += gt + 1 - lt
+    if (++this.elements > this.maxElements) return false
+    // "/>" ends an empty element: after a name or an attribute value, "/" comes only there.
+    if (text.charCodeAt(gt - 1) === 0x2f) {
+      this.add(name, '')
+      if (this.depth === 0) this.rooted = true
     } else {
-      for (let k = from; k < to; k++) codes[units++] = text.charCodeAt(k)
-      if (units >= CHUNK) flushUnits()
+      if (this.depth === this.maxDepth) return false
+      this.depth++
+      this.names[this.depth] = name
+      this.kids[this.depth] = undefined
+      this.texts[this.depth] = undefined
+    }
+    this.i = gt + 1
+    return true
+  }
+
+  /**
+   * The attributes of a start tag, from `j` after its name to its ">": ignored, but checked
+   * (Attribute ::= Name Eq AttValue after white space, XML 1.0 3.1; WFC: Unique Att Spec; each
+   * "&" of a value starts a reference, 4.1). The index of the ">", or -1 where the full path decides.
+   */
+  readAttributes (j: number): number {
+    const text = this.text
+    // The attribute names of the tag: the first alone, then a set.
+    let firstAttribute: string | undefined
+    let attributes: Set<string> | undefined
+    for (;;) {
+      const space = j
+      while (isSpace(text.charCodeAt(j))) j++
+      const c = text.charCodeAt(j)
+      if (c === 0x3e) return j
+      if (c === 0x2f) return text.charCodeAt(j + 1) === 0x3e ? j + 1 : -1
+      if (j === space || !isQuickNameStart(c)) return -1
+      const start = j
+      while (isQuickNameChar(text.charCodeAt(j))) j++
+      const attribute = text.slice(start, j)
+      while (isSpace(text.charCodeAt(j))) j++
+      if (text.charCodeAt(j) !== 0x3d) return -1
+      j++
+      while (isSpace(text.charCodeAt(j))) j++
+      const quote = text.charCodeAt(j)
+      if (quote !== 0x22 && quote !== 0x27) return -1
+      const end = text.indexOf(quote === 0x22 ? '"' : "'", j + 1)
+      if (end === -1) return -1
+      if (firstAttribute === undefined) {
+        firstAttribute = attribute
+      } else {
+        attributes ??= new Set([firstAttribute])
+        if (attributes.has(attribute)) return -1
+        attributes.add(attribute)
+      }
+      for (let k = j + 1; k < end; k++) if (text.charCodeAt(k) === 0x26 && referenceAt(text, k) < 0) return -1
+      this.steps += end - j
+      j = end + 1
     }
   }
 
   /**
-   * [from, to) added to the text, read once from left to right: CR LF and a lone CR as LF
-   * (XML 1.0 2.11), and, unless `cdata` (a CDATA section's content, XML 1.0 2.7), references
-   * decoded (XML 1.0 4.1, 4.6). False for a reference the full path refuses.
+   * Adds a piece to the run; false for a CR at the end of one piece and LF at the start of the
+   * next, which the full path (where CDATA sections' white space is written as text) reads as
+   * one line end: that document takes the full path.
    */
-  function appendPiece (from: number, to: number, cdata: boolean): boolean {
-    let at = from
-    steps += to - from
-    for (let k = from; k < to; k++) {
-      const c = text.charCodeAt(k)
-      if (c === 0x0d) {
-        appendPlain(at, k)
-        codes[units++] = 0x0a
-        if (text.charCodeAt(k + 1) === 0x0a) k++
-      } else if (c === 0x26 && !cdata) {
-        appendPlain(at, k)
-        const ref = referenceAt(text, k)
-        if (ref < 0) return false
-        const length = ref & 15
-        const cp = (ref - length) / 16
-        if (cp > 0xffff) {
-          // A character beyond U+FFFF: its surrogate pair (UTF-16).
-          codes[units++] = 0xd7c0 + (cp >> 10)
-          codes[units++] = 0xdc00 + (cp & 0x3ff)
-        } else {
-          codes[units++] = cp
-        }
-        k += length - 1
-      } else {
-        continue
-      }
-      if (units >= CHUNK) flushUnits()
-      at = k + 1
-    }
-    if (at === from && units === 0 && out === '') out = text.slice(from, to)
-    else appendPlain(at, to)
+  push (kind: number, from: number, to: number): boolean {
+    if (from === to) return true
+    const text = this.text
+    if (this.crBefore && text.charCodeAt(from) === 0x0a) return false
+    this.crBefore = text.charCodeAt(to - 1) === 0x0d
+    this.pieces.push(kind, from, to)
     return true
   }
 
   /**
    * The run of character data before a tag, as the parser keeps it: trimmed as one string
    * (trimValues), CDATA sections' white space included, and kept only when something is
-   * left; added to the text of the element at `depth`. False for a reference the full path
-   * refuses.
+   * left; added to the text of the element at `depth`, decoded once the document is read.
    */
-  function flush (): boolean {
+  flush (): boolean {
+    const text = this.text
+    const pieces = this.pieces
     const last = pieces.length
-    crBefore = false
+    this.crBefore = false
     if (last === 0) return true
     let p = 0
     let from = -1
@@ -559,7 +689,7 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
       let k = pieces[p + 1]
       const end = pieces[p + 2]
       while (k < end && isTrimmed(text.charCodeAt(k))) k++
-      steps += k - pieces[p + 1]
+      this.steps += k - pieces[p + 1]
       if (k < end) { from = k; break }
     }
     if (from === -1) {
@@ -572,14 +702,13 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
       const start = q === p ? from : pieces[q + 1]
       let k = pieces[q + 2]
       while (k > start && isTrimmed(text.charCodeAt(k - 1))) k--
-      steps += pieces[q + 2] - k
+      this.steps += pieces[q + 2] - k
       if (k > start) { to = k; break }
     }
-    // The pieces left after trimming join the element's text, decoded once the document is read.
-    let pending = texts[depth]
+    let pending = this.texts[this.depth]
     if (pending === undefined) {
       pending = new PendingText()
-      texts[depth] = pending
+      this.texts[this.depth] = pending
     }
     const runs = pending.pieces
     runs.push(pieces[p], from, p === q ? to : pieces[p + 2])
@@ -589,40 +718,12 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
     return true
   }
 
-  /** The text of `pending`, decoded; null for a reference the full path refuses. */
-  function decode (pending: PendingText): string | null {
-    const runs = pending.pieces
-    out = ''
-    units = 0
-    for (let r = 0; r < runs.length; r += 3) if (!appendPiece(runs[r + 1], runs[r + 2], runs[r] === CDATA_PIECE)) return null
-    if (units > 0) flushUnits()
-    const value = out
-    out = ''
-    return value
-  }
-
-  /** Every text value of the tree decoded in place (its depth is bounded by maxDepth); false for a reference the full path refuses. */
-  function decodeAll (node: Record<string, unknown> | unknown[]): boolean {
-    const keys = Object.keys(node)
-    for (let k = 0; k < keys.length; k++) {
-      const value = (node as Record<string, unknown>)[keys[k]]
-      if (value instanceof PendingText) {
-        const decoded = decode(value)
-        if (decoded === null) return false
-        ;(node as Record<string, unknown>)[keys[k]] = decoded
-      } else if (typeof value === 'object' && !decodeAll(value as Record<string, unknown>)) {
-        return false
-      }
-    }
-    return true
-  }
-
   /** Adds an element's value to the element at `depth`: a second one of a name makes an array. */
-  function add (name: string, value: unknown): void {
-    let into = kids[depth]
+  add (name: string, value: unknown): void {
+    let into = this.kids[this.depth]
     if (into === undefined) {
       into = {}
-      kids[depth] = into
+      this.kids[this.depth] = into
     }
     if (Object.hasOwn(into, name)) {
       const before = into[name]
@@ -634,9 +735,10 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
   }
 
   /** Closes the element at `depth` and adds its value to its parent: '' when empty, its text alone, or its children and "#text". */
-  function close (): void {
-    const into = kids[depth]
-    const value = texts[depth]
+  close (): void {
+    const depth = this.depth
+    const into = this.kids[depth]
+    const value = this.texts[depth]
     let result: unknown
     if (into === undefined) {
       result = value ?? ''
@@ -644,147 +746,105 @@ export function readXmlQuickly (text: string, maxDepth: number, maxElements: num
       if (value !== undefined) into['#text'] = value
       result = into
     }
-    const name = names[depth]
-    kids[depth] = undefined
-    texts[depth] = undefined
-    depth--
-    add(name, result)
-    if (depth === 0) rooted = true
+    const name = this.names[depth]
+    this.kids[depth] = undefined
+    this.texts[depth] = undefined
+    this.depth = depth - 1
+    this.add(name, result)
+    if (this.depth === 0) this.rooted = true
   }
 
-  /**
-   * Adds a piece to the run; false for a CR at the end of one piece and LF at the start of the
-   * next, which the full path (where CDATA sections' white space is written as text) reads as
-   * one line end: that document takes the full path.
-   */
-  function push (kind: number, from: number, to: number): boolean {
-    if (from === to) return true
-    if (crBefore && text.charCodeAt(from) === 0x0a) return false
-    crBefore = text.charCodeAt(to - 1) === 0x0d
-    pieces.push(kind, from, to)
+  /** Every text value of the tree decoded in place (its depth is bounded by maxDepth); false for a reference the full path refuses. */
+  decodeAll (node: Record<string, unknown> | unknown[]): boolean {
+    const keys = Object.keys(node)
+    for (let k = 0; k < keys.length; k++) {
+      const value = (node as Record<string, unknown>)[keys[k]]
+      if (value instanceof PendingText) {
+        const decoded = this.decode(value)
+        if (decoded === null) return false
+        ;(node as Record<string, unknown>)[keys[k]] = decoded
+      } else if (typeof value === 'object' && !this.decodeAll(value as Record<string, unknown>)) {
+        return false
+      }
+    }
     return true
   }
 
-  if (text.startsWith('<?')) {
-    const declaration = PLAIN_DECLARATION.exec(text)
-    if (declaration === null) return count(undefined)
-    i = declaration[0].length
-    steps += i
+  /** The text of `pending`, decoded; null for a reference the full path refuses. */
+  decode (pending: PendingText): string | null {
+    const runs = pending.pieces
+    this.out = ''
+    this.units = 0
+    for (let r = 0; r < runs.length; r += 3) if (!this.appendPiece(runs[r + 1], runs[r + 2], runs[r] === CDATA_PIECE)) return null
+    if (this.units > 0) this.flushUnits()
+    const value = this.out
+    this.out = ''
+    return value
   }
-  for (;;) {
-    let lt = text.indexOf('<', i)
-    if (lt === -1) lt = n
-    steps += lt - i
-    if (lt > i) {
-      if (depth === 0) {
-        // Outside the root element only white space (XML 1.0 2.1, 2.8).
-        for (let k = i; k < lt; k++) if (!isSpace(text.charCodeAt(k))) return count(undefined)
+
+  /**
+   * [from, to) added to the text, read once from left to right: CR LF and a lone CR as LF
+   * (XML 1.0 2.11), and, unless `cdata` (a CDATA section's content, XML 1.0 2.7), references
+   * decoded (XML 1.0 4.1, 4.6). False for a reference the full path refuses.
+   */
+  appendPiece (from: number, to: number, cdata: boolean): boolean {
+    const text = this.text
+    const codes = this.codes
+    let at = from
+    this.steps += to - from
+    for (let k = from; k < to; k++) {
+      const c = text.charCodeAt(k)
+      if (c === 0x0d) {
+        this.appendPlain(at, k)
+        codes[this.units++] = 0x0a
+        if (text.charCodeAt(k + 1) === 0x0a) k++
+      } else if (c === 0x26 && !cdata) {
+        this.appendPlain(at, k)
+        const ref = referenceAt(text, k)
+        if (ref < 0) return false
+        const length = ref & 15
+        const cp = (ref - length) / 16
+        if (cp > 0xffff) {
+          // A character beyond U+FFFF: its surrogate pair (UTF-16).
+          codes[this.units++] = 0xd7c0 + (cp >> 10)
+          codes[this.units++] = 0xdc00 + (cp & 0x3ff)
+        } else {
+          codes[this.units++] = cp
+        }
+        k += length - 1
       } else {
-        if (!push(TEXT_PIECE, i, lt)) return count(undefined)
-      }
-    }
-    if (lt === n) break
-    const next = text.charCodeAt(lt + 1)
-    if (next === 0x21) {
-      if (text.startsWith('<!--', lt)) {
-        // "<!-->" and "<!--->" are read differently by the checks, the validator and the parser.
-        if (text.startsWith('-->', lt + 2) || text.startsWith('-->', lt + 3)) return count(undefined)
-        const end = text.indexOf('-->', lt + 4)
-        if (end === -1) return count(undefined)
-        i = end + 3
-        steps += i - lt
         continue
       }
-      if (depth === 0 || !text.startsWith('<![CDATA[', lt)) return count(undefined)
-      const end = text.indexOf(']]>', lt + 9)
-      if (end === -1) return count(undefined)
-      if (!push(CDATA_PIECE, lt + 9, end)) return count(undefined)
-      i = end + 3
-      steps += i - lt
-      continue
+      if (this.units >= CHUNK) this.flushUnits()
+      at = k + 1
     }
-    if (next === 0x3f) return count(undefined)
-    if (!flush()) return count(undefined)
-    if (next === 0x2f) {
-      // An end tag: the open element's name, white space, ">" (XML 1.0 3.1 ETag).
-      if (depth === 0) return count(undefined)
-      const name = names[depth]
-      let j = lt + 2 + name.length
-      if (!text.startsWith(name, lt + 2)) return count(undefined)
-      while (isSpace(text.charCodeAt(j))) j++
-      if (text.charCodeAt(j) !== 0x3e) return count(undefined)
-      steps += j + 1 - lt
-      close()
-      i = j + 1
-      continue
-    }
-    // A start tag (XML 1.0 3.1 STag, EmptyElemTag): Name (S Attribute)* S? "/"? ">".
-    if (rooted || !isQuickNameStart(next)) return count(undefined)
-    let j = lt + 2
-    while (isQuickNameChar(text.charCodeAt(j))) j++
-    const name = text.slice(lt + 1, j)
-    if (PARSER_RESERVED.has(name)) return count(undefined)
-    // The attribute names of the tag: the first alone, then a set (WFC: Unique Att Spec).
-    let firstAttribute: string | undefined
-    let attributes: Set<string> | undefined
-    let empty: boolean
-    for (;;) {
-      const space = j
-      while (isSpace(text.charCodeAt(j))) j++
-      const c = text.charCodeAt(j)
-      if (c === 0x3e) { empty = false; break }
-      if (c === 0x2f) {
-        if (text.charCodeAt(j + 1) !== 0x3e) return count(undefined)
-        empty = true
-        j++
-        break
-      }
-      // Attribute ::= Name Eq AttValue (XML 1.0 3.1), after white space; ignored, but checked.
-      if (j === space || !isQuickNameStart(c)) return count(undefined)
-      const start = j
-      while (isQuickNameChar(text.charCodeAt(j))) j++
-      const attribute = text.slice(start, j)
-      while (isSpace(text.charCodeAt(j))) j++
-      if (text.charCodeAt(j) !== 0x3d) return count(undefined)
-      j++
-      while (isSpace(text.charCodeAt(j))) j++
-      const quote = text.charCodeAt(j)
-      if (quote !== 0x22 && quote !== 0x27) return count(undefined)
-      const end = text.indexOf(quote === 0x22 ? '"' : "'", j + 1)
-      if (end === -1) return count(undefined)
-      if (firstAttribute === undefined) {
-        firstAttribute = attribute
-      } else {
-        attributes ??= new Set([firstAttribute])
-        if (attributes.has(attribute)) return count(undefined)
-        attributes.add(attribute)
-      }
-      // XML 1.0 4.1: each "&" of the value starts a reference (checkMarkup refuses it otherwise).
-      for (let k = j + 1; k < end; k++) if (text.charCodeAt(k) === 0x26 && referenceAt(text, k) < 0) return count(undefined)
-      steps += end - j
-      j = end + 1
-    }
-    steps += j + 1 - lt
-    if (++elements > maxElements) return count(undefined)
-    if (empty) {
-      add(name, '')
-      if (depth === 0) rooted = true
-    } else {
-      if (depth === maxDepth) return count(undefined)
-      depth++
-      names[depth] = name
-      kids[depth] = undefined
-      texts[depth] = undefined
-    }
-    i = j + 1
+    if (at === from && this.units === 0 && this.out === '') this.out = text.slice(from, to)
+    else this.appendPlain(at, to)
+    return true
   }
-  if (!rooted || depth !== 0) return count(undefined)
-  // Last, as a document that gets this far is most often taken: the native passes of
-  // checkMarkup (XML 1.0 2.2).
-  steps += 2 * n
-  if (NOT_XML_CHAR.test(text) || !(text as unknown as { isWellFormed: () => boolean }).isWellFormed()) return count(undefined)
-  const tree = kids[0] as Record<string, unknown>
-  return count(decodeAll(tree) ? tree : undefined)
+
+  /** [from, to) of the document, which holds no CR and no reference, added to the text: sliced when long, else gathered. */
+  appendPlain (from: number, to: number): void {
+    if (to - from > SHORT_STRETCH) {
+      if (this.units > 0) this.flushUnits()
+      this.out += this.text.slice(from, to)
+    } else {
+      const text = this.text
+      const codes = this.codes
+      let units = this.units
+      for (let k = from; k < to; k++) codes[units++] = text.charCodeAt(k)
+      this.units = units
+      if (units >= CHUNK) this.flushUnits()
+    }
+  }
+
+  /** The code units gathered, added to the text as a string. */
+  flushUnits (): void {
+    const codes = this.codes
+    codes.length = this.units
+    this.out += String.fromCharCode.apply(null, codes)
+    this.units = 0
+  }
 }
 
 /**

@@ -536,9 +536,12 @@ class QuickReader {
       const next = text.charCodeAt(lt + 1)
       let read: boolean
       if (next === 0x21) read = this.readCommentOrCdata(lt)
-      else if (next === 0x3f || !this.flush()) read = false
-      else if (next === 0x2f) read = this.readEndTag(lt)
-      else read = this.readStartTag(lt, next)
+      else if (next === 0x3f) read = false
+      else {
+        // A tag ends the run of character data before it.
+        this.flush()
+        read = next === 0x2f ? this.readEndTag(lt) : this.readStartTag(lt, next)
+      }
       if (!read) return false
     }
   }
@@ -677,12 +680,12 @@ class QuickReader {
    * (trimValues), CDATA sections' white space included, and kept only when something is
    * left; added to the text of the element at `depth`, decoded once the document is read.
    */
-  flush (): boolean {
+  flush (): void {
     const text = this.text
     const pieces = this.pieces
     const last = pieces.length
     this.crBefore = false
-    if (last === 0) return true
+    if (last === 0) return
     let p = 0
     let from = -1
     for (; p < last; p += 3) {
@@ -694,7 +697,7 @@ class QuickReader {
     }
     if (from === -1) {
       pieces.length = 0
-      return true
+      return
     }
     let q = last - 3
     let to = from
@@ -715,7 +718,6 @@ class QuickReader {
     for (let r = p + 3; r < q; r += 3) runs.push(pieces[r], pieces[r + 1], pieces[r + 2])
     if (q > p) runs.push(pieces[q], pieces[q + 1], to)
     pieces.length = 0
-    return true
   }
 
   /** Adds an element's value to the element at `depth`: a second one of a name makes an array. */

@@ -54,33 +54,32 @@ function isEtagc (c: number): boolean {
 interface Scanned { tag: EntityTag, end: number }
 
 /**
- * Scans one entity-tag starting at `i`. Returns the tag and the index after its
- * closing quote, or null when no well-formed entity-tag starts there.
+ * The end of the entity-tag starting at `i` (RFC 9110 8.8.3: entity-tag = [ weak ]
+ * opaque-tag, weak = %s"W/"): the index after its closing quote, or -1 when no well-formed
+ * entity-tag starts there. Nothing is allocated.
  */
-function scanEntityTag (s: string, i: number): Scanned | null {
-  let weak = false
-  // RFC 9110 8.8.3: weak = %s"W/" (case-sensitive)
-  if (s.charCodeAt(i) === 0x57 && s.charCodeAt(i + 1) === 0x2f) {
-    weak = true
-    i += 2
-  }
-  if (s.charCodeAt(i) !== DQUOTE) return null
-  const start = ++i
-  while (i < s.length) {
+function entityTagEnd (s: string, i: number): number {
+  if (s.charCodeAt(i) === 0x57 && s.charCodeAt(i + 1) === 0x2f) i += 2
+  if (s.charCodeAt(i) !== DQUOTE) return -1
+  for (i++; i < s.length; i++) {
     const c = s.charCodeAt(i)
-    if (c === DQUOTE) return { tag: { weak, opaque: s.slice(start, i) }, end: i + 1 }
-    if (!isEtagc(c)) return null
-    i++
+    if (c === DQUOTE) return i + 1
+    if (!isEtagc(c)) return -1
   }
-  return null // unterminated opaque-tag
+  return -1 // unterminated opaque-tag
 }
 
-/** Whether a whole string is exactly one entity-tag (RFC 9110 8.8.3), without building it. */
+/** Scans one entity-tag starting at `i`: the tag and the index after its closing quote, or null. */
+function scanEntityTag (s: string, i: number): Scanned | null {
+  const end = entityTagEnd(s, i)
+  if (end === -1) return null
+  const weak = s.charCodeAt(i) === 0x57
+  return { tag: { weak, opaque: s.slice(i + (weak ? 3 : 1), end - 1) }, end }
+}
+
+/** Whether a whole string is exactly one entity-tag, without building it. */
 function isEntityTag (s: string): boolean {
-  let i = s.charCodeAt(0) === 0x57 && s.charCodeAt(1) === 0x2f ? 2 : 0
-  if (s.length < i + 2 || s.charCodeAt(i) !== DQUOTE || s.charCodeAt(s.length - 1) !== DQUOTE) return false
-  for (i++; i < s.length - 1; i++) if (!isEtagc(s.charCodeAt(i))) return false
-  return true
+  return entityTagEnd(s, 0) === s.length
 }
 
 /**

@@ -24,11 +24,22 @@ export interface RouteRecord {
   readonly node: Node
   /** Each convention in effect when the route was compiled (undefined: none). */
   readonly entries: ReadonlyMap<ConventionKey, Convention | undefined>
-  /** Each config key's value when the route was compiled (objects copied one level deep). */
+  /** Each config key's value when the route was compiled (plain objects and arrays copied at every depth). */
   readonly snapshot: ReadonlyMap<string, unknown>
   readonly hooks: ReadonlyArray<readonly [RoutePhase, unknown]>
   /** The route's methods when it was compiled (`GET,HEAD`). */
   readonly methods: string
+  /** The route's URL when it was compiled. */
+  readonly url: string
+  /** The route's constraints when it was compiled (as JSON; `{}` for none). */
+  readonly constraints: string
+}
+
+/** A route's constraints as one comparable string (a custom strategy's value that JSON cannot hold reads as its type). */
+export function constraintsOf (route: RouteOptions): string {
+  const c = route.constraints as Record<string, unknown> | undefined
+  if (c === undefined || c === null) return '{}'
+  return JSON.stringify(Object.fromEntries(Object.keys(c).sort().map((k) => [k, c[k] instanceof RegExp ? String(c[k]) : c[k]])))
 }
 
 /** Per app (a decorator of its root): never shared between two apps of one process. */
@@ -58,10 +69,29 @@ export function fixFor (key: ConventionKey): string {
 
 export function snapshotOf (config: Record<string | symbol, unknown>): Map<string, unknown> {
   const out = new Map<string, unknown>()
-  for (const { configKey } of CONFIG_KEYS) {
-    const v = config[configKey]
-    out.set(configKey, Array.isArray(v) ? v.slice() : v !== null && typeof v === 'object' ? { ...v } : v)
-  }
+  for (const { configKey } of CONFIG_KEYS) out.set(configKey, copyDeep(config[configKey], new Map()))
+  return out
+}
+
+/** A plain object or array (what JSON and object literals make); anything else is kept by identity. */
+function isPlain (value: object): boolean {
+  if (Array.isArray(value)) return true
+  const proto = Object.getPrototypeOf(value) as unknown
+  return proto === Object.prototype || proto === null
+}
+
+/**
+ * A copy of a config value, as deep as its plain objects and arrays go (a function, a class
+ * instance, a RegExp is the same object): an edit in place at any depth after the route was
+ * compiled differs from it. A value that refers to itself is copied once.
+ */
+function copyDeep (value: unknown, seen: Map<object, unknown>): unknown {
+  if (value === null || typeof value !== 'object' || !isPlain(value)) return value
+  const known = seen.get(value)
+  if (known !== undefined) return known
+  const out: Record<string, unknown> | unknown[] = Array.isArray(value) ? [] : {}
+  seen.set(value, out)
+  for (const key of Object.keys(value)) (out as Record<string, unknown>)[key] = copyDeep((value as Record<string, unknown>)[key], seen)
   return out
 }
 
@@ -85,12 +115,16 @@ function describe (value: unknown): string {
   }
 }
 
-/** The same config value: identical, or objects (arrays) with identical members. */
-function sameValue (kept: unknown, now: unknown): boolean {
+/** The same config value: identical, or plain objects (arrays) whose members are the same, at every depth. */
+function sameValue (kept: unknown, now: unknown, seen = new Set<unknown>()): boolean {
   if (kept === now) return true
-  if (kept === null || now === null || typeof kept !== 'object' || typeof now !== 'object' || Array.isArray(kept) !== Array.isArray(now)) return false
+  if (kept === null || now === null || typeof kept !== 'object' || typeof now !== 'object') return false
+  if (!isPlain(kept) || !isPlain(now) || Array.isArray(kept) !== Array.isArray(now)) return false
+  if (seen.has(kept)) return true
+  seen.add(kept)
   const a = Object.keys(kept)
-  return a.length === Object.keys(now).length && a.every((k) => (kept as Record<string, unknown>)[k] === (now as Record<string, unknown>)[k])
+  const b = now as Record<string, unknown>
+  return a.length === Object.keys(b).length && a.every((k) => Object.hasOwn(b, k) && sameValue((kept as Record<string, unknown>)[k], b[k], seen))
 }
 
 /** Why a compiled route's final config or context differs from what it was compiled for (null: it does not). */
@@ -100,6 +134,12 @@ export function difference (record: RouteRecord): string | null {
     if (!sameValue(record.snapshot.get(configKey), config[configKey])) {
       return `${record.where} asks for ${key} with config.${configKey} = ${describe(config[configKey])}, but the suite compiled it with ${describe(record.snapshot.get(configKey))}: an onRoute hook that runs after the suite changed the route's config; register that plugin before the suite, or set config.${configKey} where the route is declared`
     }
+  }
+  if (record.route.url !== record.url) {
+    return `${record.where} is now at ${String(record.route.url)}, but the suite compiled it for ${record.url}: an onRoute hook that runs after the suite changed the route's URL; register that plugin before the suite, or declare the route at its final URL`
+  }
+  if (constraintsOf(record.route) !== record.constraints) {
+    return `${record.where} now has the constraints ${constraintsOf(record.route)}, but the suite compiled it with ${record.constraints}: an onRoute hook that runs after the suite changed the route's constraints; register that plugin before the suite, or declare the route with its final constraints`
   }
   const methods = methodsOf(record.route).join(',')
   if (methods !== record.methods) {

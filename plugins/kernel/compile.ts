@@ -16,7 +16,7 @@ import {
   SENT, type BodyStep, type CheckStep, type Convention, type ErrorPolicy, type HookStep, type KernelHost, type Next, type PayloadCheck, type PayloadNext,
   type PayloadStep, type Provision, type RouteCompiler
 } from './types'
-import { appOf, asksFor, fixFor, snapshotOf, typos, type RouteRecord } from './check'
+import { appOf, asksFor, constraintsOf, fixFor, snapshotOf, typos, type RouteRecord } from './check'
 
 interface Step { name: string, fn: unknown, sync: boolean, weak?: boolean, body?: boolean }
 type Phases = Record<RoutePhase, Step[]>
@@ -43,7 +43,7 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   const errors = { policy, problemByAccept: defaults.problemByAccept, fallback: nearest(node, (n) => n.fallback) }
   for (const extension of app.host.extensions) extension.compile?.(compiler, errors)
   const hooks = attachHooks(route, phases)
-  const record: RouteRecord = { where, route, node, entries, snapshot: snapshotOf(config), hooks, methods: methodsOf(route).join(',') }
+  const record: RouteRecord = { where, route, node, entries, snapshot: snapshotOf(config), hooks, methods: methodsOf(route).join(','), url: route.url, constraints: constraintsOf(route) }
   fresh[kRecord] = record
   app.records.push(record)
 }
@@ -135,11 +135,14 @@ function joinParsingSteps (steps: readonly Step[]): (request: FastifyRequest, re
   if (rest.every((s) => s.sync)) {
     const fns = rest.map((s) => s.fn as CheckStep)
     return function httpConventionsRefusalsAndBody (request, reply, payload, done) {
-      for (let i = 0; i < fns.length; i++) {
-        const out = fns[i](request, reply)
-        if (out === SENT) return
-        if (out !== undefined) return done(out)
+      let out: ReturnType<CheckStep>
+      try {
+        out = runChecks(fns, request, reply)
+      } catch (thrown) {
+        return done(asThrown(thrown))
       }
+      if (out === SENT) return
+      if (out !== undefined) return done(out)
       body(request, reply, payload, done)
     }
   }
@@ -153,12 +156,13 @@ function joinSteps (steps: readonly Step[]): HookStep {
   if (steps.every((s) => s.sync)) {
     const checks = steps.map((s) => s.fn as CheckStep)
     return function httpConventionsChecks (request, reply, done) {
-      for (let i = 0; i < checks.length; i++) {
-        const out = checks[i](request, reply)
-        if (out === SENT) return
-        if (out !== undefined) return done(out)
+      let out: ReturnType<CheckStep>
+      try {
+        out = runChecks(checks, request, reply)
+      } catch (thrown) {
+        return done(asThrown(thrown))
       }
-      done()
+      if (out !== SENT) done(out)
     }
   }
   if (steps.length === 1) return steps[0].fn as HookStep
@@ -166,17 +170,53 @@ function joinSteps (steps: readonly Step[]): HookStep {
     let i = 0
     const next: Next = (err) => {
       if (err !== undefined && err !== null) return done(err)
-      while (i < steps.length) {
-        const step = steps[i++]
-        if (!step.sync) return (step.fn as HookStep)(request, reply, next)
-        const out = (step.fn as CheckStep)(request, reply)
-        if (out === SENT) return
-        if (out !== undefined) return done(out)
+      // Once an asynchronous step resumes, this runs outside the try/catch Fastify puts around
+      // a hook: a step that throws here takes the error path, as it would in Fastify's runner.
+      let out: ReturnType<CheckStep> | typeof PENDING
+      try {
+        out = runFrom(steps, () => i++, request, reply, next)
+      } catch (thrown) {
+        return done(asThrown(thrown))
       }
-      done()
+      if (out === SENT || out === PENDING) return
+      done(out)
     }
     next()
   }
+}
+
+/** Runs synchronous checks in order: the first error or SENT ends them. */
+function runChecks (checks: readonly CheckStep[], request: FastifyRequest, reply: FastifyReply): ReturnType<CheckStep> {
+  for (let i = 0; i < checks.length; i++) {
+    const out = checks[i](request, reply)
+    if (out !== undefined) return out
+  }
+  return undefined
+}
+
+/** Marks that an asynchronous step took over: it calls `next` itself. */
+const PENDING = 'pending'
+
+/** Runs the steps from the next index: a step's error or SENT ends it; an asynchronous step takes over (PENDING). */
+function runFrom (steps: readonly Step[], take: () => number, request: FastifyRequest, reply: FastifyReply, next: Next): ReturnType<CheckStep> | typeof PENDING {
+  for (let i = take(); i < steps.length; i = take()) {
+    const step = steps[i]
+    if (!step.sync) {
+      (step.fn as HookStep)(request, reply, next)
+      return PENDING
+    }
+    const out = (step.fn as CheckStep)(request, reply)
+    if (out !== undefined) return out
+  }
+  return undefined
+}
+
+/**
+ * What Fastify's runner makes of a throw: an error to the error path. A thrown value that is
+ * not an Error (`undefined` included) still refuses the request, as a 500.
+ */
+function asThrown (thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error(`a step of fastify-http-conventions threw ${typeof thrown === 'string' ? thrown : String(thrown)}`)
 }
 
 /** Joins the steps of a payload phase into one hook; each may replace the payload. */
@@ -184,9 +224,13 @@ function joinPayloadSteps (steps: readonly Step[]): PayloadStep {
   if (steps.every((s) => s.sync)) {
     const checks = steps.map((s) => s.fn as PayloadCheck)
     return function httpConventionsPayloadChecks (request, reply, payload, done) {
-      for (let i = 0; i < checks.length; i++) {
-        const out = checks[i](request, reply, payload)
-        if (out !== undefined) payload = out
+      try {
+        for (let i = 0; i < checks.length; i++) {
+          const out = checks[i](request, reply, payload)
+          if (out !== undefined) payload = out
+        }
+      } catch (thrown) {
+        return done(asThrown(thrown))
       }
       done(null, payload)
     }
@@ -196,11 +240,16 @@ function joinPayloadSteps (steps: readonly Step[]): PayloadStep {
     let i = 0
     const next: PayloadNext = (err, value) => {
       if (err !== null) return done(err)
-      while (i < steps.length) {
-        const step = steps[i++]
-        if (!step.sync) return (step.fn as PayloadStep)(request, reply, value, next)
-        const out = (step.fn as PayloadCheck)(request, reply, value)
-        if (out !== undefined) value = out
+      // As in httpConventionsSteps: a throw after an asynchronous step resumed takes the error path.
+      try {
+        while (i < steps.length) {
+          const step = steps[i++]
+          if (!step.sync) return (step.fn as PayloadStep)(request, reply, value, next)
+          const out = (step.fn as PayloadCheck)(request, reply, value)
+          if (out !== undefined) value = out
+        }
+      } catch (thrown) {
+        return done(asThrown(thrown))
       }
       done(null, value)
     }

@@ -16,7 +16,7 @@ import fp from 'fastify-plugin'
 import { boot } from '../helpers/app'
 import { httpConventions, serverOptions } from '../../plugins/index'
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 150
+const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 300
 const SEED = Number(process.env.FUZZ_SEED ?? 0) || 20261127
 const ALICE = 'Basic ' + Buffer.from('alice:secret').toString('base64')
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const
@@ -24,7 +24,8 @@ const METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const
 type AuthConfig = true | false | undefined | { scopes: string[] }
 interface Route { method: 'GET' | 'POST' | 'DELETE' | Array<'POST' | 'DELETE'>, auth: AuthConfig }
 interface Ctx { awaited: boolean, encapsulated: boolean, prefix: boolean, routes: Route[], children: Ctx[], late: Route[] }
-type HookAction = 'spread auth' | 'assign auth' | 'delete auth' | 'auth false' | 'method to PUT' | 'clear preParsing' | 'clear onRequest'
+type HookAction = 'spread auth' | 'assign auth' | 'delete auth' | 'auth false' | 'method to PUT' | 'clear preParsing' | 'clear onRequest' |
+  'push admin scope' | 'replace first scope' | 'narrow schemes' | 'scopes to a new array' | 'rename url'
 type Item =
   | { kind: 'route', route: Route }
   | { kind: 'ctx', ctx: Ctx }
@@ -52,7 +53,8 @@ const item: fc.Arbitrary<Item> = fc.oneof(
   fc.record({
     kind: fc.constant('hook' as const),
     awaited: fc.boolean(),
-    action: fc.constantFrom<HookAction>('spread auth', 'assign auth', 'delete auth', 'auth false', 'method to PUT', 'clear preParsing', 'clear onRequest'),
+    action: fc.constantFrom<HookAction>('spread auth', 'assign auth', 'delete auth', 'auth false', 'method to PUT', 'clear preParsing', 'clear onRequest',
+      'push admin scope', 'replace first scope', 'narrow schemes', 'scopes to a new array', 'rename url'),
     odd: fc.boolean()
   })
 )
@@ -65,8 +67,9 @@ const plan: fc.Arbitrary<Plan> = fc.record({
 interface Seen { config: Record<string, unknown>, principal: unknown, url: string }
 
 /** Builds the app the plan describes; every handler records what it saw. */
-async function build (p: Plan, seen: Seen[]): Promise<{ app: FastifyInstance, urls: string[] }> {
+async function build (p: Plan, seen: Seen[], made: (app: FastifyInstance) => void): Promise<{ app: FastifyInstance, urls: string[] }> {
   const app = Fastify({ ...serverOptions, logger: false })
+  made(app)
   const urls: string[] = []
   const later: Array<() => void> = []
   let n = 0
@@ -76,7 +79,8 @@ async function build (p: Plan, seen: Seen[]): Promise<{ app: FastifyInstance, ur
     on.route({
       method: r.method,
       url,
-      config: r.auth === undefined ? {} : { auth: r.auth },
+      // A copy per route: a hook that edits config.auth in place edits this route's only.
+      config: r.auth === undefined ? {} : { auth: structuredClone(r.auth) },
       handler: async (request) => {
         seen.push({ config: request.routeOptions.config as unknown as Record<string, unknown>, principal: request.principal, url: request.url })
         return 'ran'
@@ -105,11 +109,13 @@ async function build (p: Plan, seen: Seen[]): Promise<{ app: FastifyInstance, ur
       else if (action === 'auth false') r.config = { ...(r.config ?? {}), auth: false } as RouteOptions['config']
       else if (action === 'method to PUT') r.method = r.method === 'GET' || r.method === 'HEAD' ? r.method : 'PUT'
       else if (action === 'clear preParsing') r.preParsing = []
-      else r.onRequest = []
+      else if (action === 'clear onRequest') r.onRequest = []
+      else if (action === 'rename url') r.url = `${r.url}/renamed`
+      else editNested(action, (r.config as { auth?: unknown } | undefined)?.auth)
     })
   })
   const suite = async (): Promise<void> => {
-    const done = app.register(httpConventions, { auth: { realm: 'r', basic: { users: { alice: 'secret' } }, protect: p.suite.protect } })
+    const done = app.register(httpConventions, { auth: { realm: 'r', basic: { users: { alice: { password: 'secret', scopes: ['read'] } } }, protect: p.suite.protect } })
     if (p.suite.awaited) await done
   }
   for (let i = 0; i <= p.items.length; i++) {
@@ -127,9 +133,27 @@ async function build (p: Plan, seen: Seen[]): Promise<{ app: FastifyInstance, ur
   return { app, urls }
 }
 
+/** An edit in place of a route's `config.auth` object, at some depth (a boolean or missing auth is left as it is). */
+function editNested (action: HookAction, a: unknown): void {
+  if (a === null || typeof a !== 'object') return
+  const o = a as { scopes?: string[], schemes?: string[] }
+  if (action === 'push admin scope') (o.scopes ??= []).push('admin')
+  else if (action === 'replace first scope' && o.scopes !== undefined) o.scopes[0] = 'admin'
+  else if (action === 'narrow schemes') o.schemes = ['digest']
+  else if (action === 'scopes to a new array') o.scopes = ['read', 'admin']
+}
+
 /** A principal the suite set: an object naming its subject (never null, never undefined). */
 function isPrincipal (value: unknown): boolean {
   return typeof value === 'object' && value !== null && typeof (value as { subject?: unknown }).subject === 'string'
+}
+
+/** The principal meets what the route's final config.auth asks for: every scope, one of the schemes. */
+function meets (config: Record<string, unknown>, principal: unknown): boolean {
+  const a = config.auth as { scopes?: string[], schemes?: string[] } | undefined
+  if (a === null || typeof a !== 'object') return true
+  const p = principal as { scheme: string, scopes: readonly string[] }
+  return (a.scopes ?? []).every((s) => p.scopes.includes(s)) && (a.schemes === undefined || a.schemes.includes(p.scheme))
 }
 
 /** The route's final config asks for auth, or the suite's `protect` covers it. */
@@ -144,9 +168,12 @@ test('fail closed, over generated apps: a covered route is refused at boot or an
     const seen: Seen[] = []
     let app: FastifyInstance | undefined
     try {
-      const built = await build(p, seen)
-      app = built.app
+      let built: Awaited<ReturnType<typeof build>>
       try {
+        // A route whose edited config the suite cannot serve (the HEAD route Fastify adds
+        // shares the GET route's config object) is a boot error while it is declared.
+        built = await build(p, seen, (a) => { app = a })
+        app = built.app
         await boot(app.ready())
       } catch {
         tally.refused++
@@ -162,6 +189,7 @@ test('fail closed, over generated apps: a covered route is refused at boot or an
             const ran = seen.slice(before)
             for (const s of ran) {
               if (covered(s.config, p.suite.protect) && !isPrincipal(s.principal)) throw new Error(`${method} ${url}: the handler ran without a principal on a covered route (config.auth = ${JSON.stringify(s.config.auth)})`)
+              if (covered(s.config, p.suite.protect) && !meets(s.config, s.principal)) throw new Error(`${method} ${url}: the handler ran for ${JSON.stringify(s.principal)}, whom the route's final config.auth (${JSON.stringify(s.config.auth)}) does not admit`)
               if (covered(s.config, p.suite.protect)) tally.coveredServed++
             }
             if (ran.length === 0 && (res.statusCode === 401 || res.statusCode === 500)) tally.coveredRefused++

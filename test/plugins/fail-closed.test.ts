@@ -42,6 +42,15 @@ function adminConfig (change: 'spread' | 'mutate', config: Record<string, unknow
   })
 }
 
+/** An onRoute hook another plugin adds after the suite: edits /admin routes' options in place, at some depth. */
+function editInPlace (edit: (route: RouteOptions) => void) {
+  return fp(async (app: FastifyInstance) => {
+    app.addHook('onRoute', (route: RouteOptions) => { if (route.url.startsWith('/admin')) edit(route) })
+  })
+}
+
+const auth = (route: RouteOptions): { scopes?: string[], schemes?: string[] } => (route.config as { auth: { scopes?: string[], schemes?: string[] } }).auth
+
 const NOT_ROOT = /the suite is installed in the root context of the app, where it sees every route: register fastify-http-conventions \(or this plugin\) on the instance Fastify\(\) returned, or in a plugin wrapped with fastify-plugin/
 
 const ROWS: Row[] = [
@@ -107,6 +116,51 @@ const ROWS: Row[] = [
       app.put('/admin/doc', handler(ran, 'put'))
     },
     expect: { ready: /route PUT \/admin\/doc asks for conditional/ }
+  },
+  {
+    name: 'a later onRoute hook pushes a scope into config.auth.scopes in place',
+    build: async (app, ran) => {
+      await app.register(httpConventions, { auth: A })
+      await app.register(editInPlace((r) => { auth(r).scopes?.push('admin') }))
+      app.delete('/admin/x', { config: { auth: { scopes: ['read'] } } }, handler(ran, 'admin'))
+    },
+    expect: { ready: /route DELETE \/admin\/x asks for auth with config\.auth = \{"scopes":\["read","admin"\]\}, but the suite compiled it with \{"scopes":\["read"\]\}/ }
+  },
+  {
+    name: 'a later onRoute hook replaces config.auth.scopes[0] in place',
+    build: async (app, ran) => {
+      await app.register(httpConventions, { auth: A })
+      await app.register(editInPlace((r) => { (auth(r).scopes as string[])[0] = 'admin' }))
+      app.delete('/admin/x', { config: { auth: { scopes: ['read'] } } }, handler(ran, 'admin'))
+    },
+    expect: { ready: /config\.auth = \{"scopes":\["admin"\]\}, but the suite compiled it with \{"scopes":\["read"\]\}/ }
+  },
+  {
+    name: 'a later onRoute hook narrows config.auth.schemes in place',
+    build: async (app, ran) => {
+      await app.register(httpConventions, { auth: { ...A, bearer: { verify: () => null } } })
+      await app.register(editInPlace((r) => { auth(r).schemes?.splice(0, 1) }))
+      app.delete('/admin/x', { config: { auth: { schemes: ['basic', 'bearer'] } } }, handler(ran, 'admin'))
+    },
+    expect: { ready: /config\.auth = \{"schemes":\["bearer"\]\}, but the suite compiled it with \{"schemes":\["basic","bearer"\]\}/ }
+  },
+  {
+    name: 'a later onRoute hook renames the route\'s URL',
+    build: async (app, ran) => {
+      await app.register(httpConventions, { auth: A })
+      await app.register(editInPlace((r) => { r.url = '/elsewhere' }))
+      app.delete('/admin/x', handler(ran, 'admin'))
+    },
+    expect: { ready: /route DELETE \/admin\/x is now at \/elsewhere, but the suite compiled it for \/admin\/x/ }
+  },
+  {
+    name: 'a later onRoute hook adds a host constraint',
+    build: async (app, ran) => {
+      await app.register(httpConventions, { auth: A })
+      await app.register(editInPlace((r) => { r.constraints = { host: 'internal.example' } }))
+      app.delete('/admin/x', handler(ran, 'admin'))
+    },
+    expect: { ready: /route DELETE \/admin\/x now has the constraints \{"host":"internal\.example"\}, but the suite compiled it with \{\}/ }
   },
   {
     name: 'the same hook adds a typo of a convention\'s key',

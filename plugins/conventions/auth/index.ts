@@ -21,7 +21,7 @@ import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { isThenable, replacePayload, routeWhere } from '../../infrastructure/shared'
+import { isThenable, methodsOf, replacePayload, routeWhere } from '../../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../../infrastructure/options'
 import { MAX_STORE_TIMEOUT_MS } from '../../../lib/stores/deadline'
 
@@ -66,8 +66,12 @@ export interface AuthOptions {
    * read only the first challenge and know only MD5 (Python's urllib) need `'MD5'`.
    */
   digestFirst?: DigestAlgorithm
-  /** Routes without `config.auth`: open (false, the default), protected (true) or protected with scopes. */
-  protect?: boolean | { scopes?: readonly string[] | string }
+  /**
+   * Routes without `config.auth`: open (false, the default), protected (true) or protected with
+   * scopes. A route of OPTIONS alone (a CORS preflight, which never carries credentials, or
+   * the suite's own OPTIONS answer) stays open unless `options: true`.
+   */
+  protect?: boolean | { scopes?: readonly string[] | string, options?: boolean }
   /** 'separate' (default): one WWW-Authenticate line per challenge; 'single': one comma-separated line. */
   challengeLines?: 'separate' | 'single'
   /** Valid credentials lacking scope: 401 (spec) or 403 (rfc9110, RFC 6750 3.1). */
@@ -167,7 +171,12 @@ export const authOptionsSchema = {
     },
     app: { type: 'object', required: ['verify'], properties: { verify: FUNCTION_SCHEMA }, [MESSAGE]: 'must be { verify(request) }' },
     digestFirst: { type: 'string', [MESSAGE]: 'must be one of digest.algorithms' },
-    protect: { type: ['boolean', 'object'], properties: { scopes: SCOPES }, [MESSAGE]: 'must be a boolean or { scopes }' },
+    protect: {
+      type: ['boolean', 'object'],
+      properties: { scopes: SCOPES, options: { type: 'boolean', [MESSAGE]: 'must be a boolean' } },
+      additionalProperties: false,
+      [MESSAGE]: 'must be a boolean or { scopes, options }'
+    },
     challengeLines: { enum: ['separate', 'single'], [MESSAGE]: "must be 'separate' or 'single'" },
     insufficientScopeStatus: { enum: [401, 403], [MESSAGE]: 'must be 401 or 403' },
     storeFailureStatus: { enum: [401, 503], [MESSAGE]: 'must be 401 or 503' }
@@ -395,13 +404,23 @@ function planRoute (g: Planning, byDefault: RoutePlan, route: RouteOptions): Rou
   const where = routeWhere(route)
   const c = checkRouteConfig(where, (route.config as { auth?: unknown } | undefined)?.auth)
   if (c === false) return null
-  if (c === undefined) return g.protect === false ? null : byDefault
+  if (c === undefined) return protects(g.protect, methodsOf(route)) ? byDefault : null
   if (c === true) return byDefault
   const scopes = c.scopes === undefined ? g.defaultScopes : scopeList(c.scopes, `${where} config.auth.scopes`)
   const schemes = routeSchemes(g, where, c)
   const algorithms = routeAlgorithms(g, where, c, schemes)
   if (c.scopes === undefined && c.schemes === undefined && c.algorithms === undefined) return byDefault
   return buildPlan(g, scopes, schemes, algorithms)
+}
+
+/**
+ * Whether `protect` covers a route without `config.auth`. A route of OPTIONS alone stays open
+ * unless `protect.options`: a CORS preflight carries no credentials (Fetch, "CORS-preflight
+ * request"), so protecting it would refuse every browser's cross-origin write.
+ */
+function protects (protect: AuthOptions['protect'], methods: readonly string[]): boolean {
+  if (protect === undefined || protect === false) return false
+  return !methods.every((m) => m === 'OPTIONS') || (typeof protect === 'object' && protect.options === true)
 }
 
 /** Validates the schemes once and returns the per-route planner (which validates `config.auth`). */
@@ -582,7 +601,7 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
       plugin: WHERE,
       configKey: 'auth',
       // protect is a context-wide policy: plan() covers every route without config.auth.
-      policy: opts.protect === undefined || opts.protect === false ? undefined : () => true,
+      policy: opts.protect === undefined || opts.protect === false ? undefined : (methods) => protects(opts.protect, methods),
       compile: (c) => compileRoute(c, settings, plan, byDefault)
     }, { profile: opts.profile })
   } catch (err) {

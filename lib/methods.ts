@@ -13,11 +13,20 @@ export interface RouteEntry {
   acceptPatch?: string
 }
 
+/** Constraint values of a route (`{ host: 'internal.example' }`), or derived from a request. */
+export type Constraints = Readonly<Record<string, string>>
+
 /** The part of a find-my-way router the table uses. */
 export interface PathRouter {
-  on: (method: string, pattern: string, handler: () => void, store: RouteEntry) => unknown
-  find: (method: string, path: string) => { store: unknown } | null
+  on: (method: string, pattern: string, opts: { constraints?: Constraints }, handler: () => void, store: RouteEntry) => unknown
+  find: (method: string, path: string, constraints?: Constraints) => { store: unknown } | null
 }
+
+/**
+ * Whether the app's own router routes a request of `method` to `path` with these derived
+ * constraints: the truth the table's answers are held to (Fastify's `findRoute`).
+ */
+export type Routed = (method: string, path: string, constraints: Constraints | undefined) => boolean
 
 /** How the suite answers a request no route serves, or null where it leaves the request to the app's not-found handler. */
 export type Verdict =
@@ -52,17 +61,21 @@ export class MethodTable {
     this.router = router
   }
 
-  /** Records a route of `method` at `pattern`; a route of the same method and pattern merges with it. */
-  add (method: string, pattern: string, covered: boolean, acceptPatch?: string): void {
-    const key = `${method} ${pattern}`
+  /**
+   * Records a route of `method` at `pattern`, with its constraints (host, version: those the
+   * table can derive from a request); a route of the same method, pattern and constraints
+   * merges with it.
+   */
+  add (method: string, pattern: string, covered: boolean, acceptPatch?: string, constraints?: Constraints): void {
+    const key = `${method} ${pattern} ${constraints === undefined ? '' : JSON.stringify(constraints)}`
     let entry = this.entries.get(key)
     if (entry === undefined) {
       entry = { covered: false }
       this.entries.set(key, entry)
       try {
-        this.router.on(method, pattern, noHandler, entry)
+        this.router.on(method, pattern, constraints === undefined ? {} : { constraints }, noHandler, entry)
       } catch {
-        // The same pattern with other parameter names (a route of other constraints): it matches the same paths.
+        // The same pattern with other parameter names: it matches the same paths.
       }
       this.methods.add(method)
     }
@@ -72,27 +85,32 @@ export class MethodTable {
 
   /**
    * A request Fastify found no route for: where a route the convention covers matches its
-   * path, a method no route of the path serves is 405 with Allow (RFC 9110 15.5.6), and
-   * OPTIONS is answered with Allow (RFC 9110 9.3.7). A path no route matches, one only
-   * uncovered routes match, and a method a route of the path serves (its constraints did not
-   * match) are left to the app: null.
+   * path and constraints, a method no route of the path serves is 405 with Allow (RFC 9110
+   * 15.5.6), and OPTIONS is answered with Allow (RFC 9110 9.3.7). A path no route matches
+   * (for this request's host and version), one only uncovered routes match, and a method a
+   * route of the path serves are left to the app: null.
    */
-  verdict (method: string, url: string): Verdict | null {
-    const path = this.describe(url)
+  verdict (method: string, url: string, constraints: Constraints | undefined, routed: Routed): Verdict | null {
+    const path = this.describe(url, constraints, routed)
     if (!path.covered || path.served.includes(method)) return null
     const allow = allowValue(path.served)
     if (method === 'OPTIONS') return path.acceptPatch === undefined ? { kind: 'options', allow } : { kind: 'options', allow, acceptPatch: path.acceptPatch }
     return { kind: 'not-allowed', allow }
   }
 
-  /** The methods the routes matching `url` serve, whether one of them is covered, and the Accept-Patch of its PATCH route. */
-  describe (url: string): { served: string[], covered: boolean, acceptPatch?: string } {
+  /**
+   * The methods that serve `url` for a request with these constraints, whether one of their
+   * routes is covered, and the Accept-Patch of its PATCH route. A method counts only where the
+   * app's router routes it too (`routed`), so the answer never names a route the request
+   * could not reach (another host's, another version's).
+   */
+  describe (url: string, constraints: Constraints | undefined, routed: Routed): { served: string[], covered: boolean, acceptPatch?: string } {
     const served: string[] = []
     let covered = false
     let acceptPatch: string | undefined
     for (const m of this.methods) {
-      const found = this.router.find(m, url)
-      if (found === null) continue
+      const found = this.router.find(m, url, constraints)
+      if (found === null || !routed(m, url, constraints)) continue
       const entry = found.store as RouteEntry
       served.push(m)
       if (entry.covered) covered = true

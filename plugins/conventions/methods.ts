@@ -12,9 +12,9 @@
  */
 import findMyWay from 'find-my-way'
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { invalidOption, methodNotAllowed } from '../../lib/errors'
-import { allowValue, MethodTable, type PathRouter } from '../../lib/methods'
+import { allowValue, MethodTable, type Constraints, type PathRouter, type Routed } from '../../lib/methods'
 import { addUnroutedStep, contextHeaders, declareConvention, formatOf, nodeOf, SENT, type RouteCompiler } from '../infrastructure/suite'
 import { logConventionError, sendConventionError } from '../infrastructure/errors'
 import { declaresBody } from '../infrastructure/shared'
@@ -90,12 +90,37 @@ interface MethodsState {
   readonly ownOptions: Set<string>
   /** @fastify/cors's preflight route is declared. */
   catchAll: boolean
+  /** A route with constraints was recorded: requests' constraints are derived for the lookups. */
+  constrained: boolean
+  /** The app's own routing decision (Fastify's `findRoute`), which every answer is held to. */
+  readonly routed: Routed
+}
+
+/**
+ * The constraints Fastify's router derives from a request for its built-in strategies (host:
+ * the Host header, or HTTP/2's :authority; version: Accept-Version), so the table finds the
+ * routes this request could reach and no other host's or version's. A route with a
+ * constraint of a custom strategy is not in the table: the table cannot derive it, so it
+ * never names that route (its path is left to the app's not-found handler).
+ */
+function derivedConstraints (request: FastifyRequest): Constraints {
+  const out: Record<string, string> = {}
+  const host = request.headers.host ?? request.headers[':authority']
+  if (typeof host === 'string') out.host = host
+  const version = request.headers['accept-version']
+  if (typeof version === 'string') out.version = version
+  return out
+}
+
+/** Fastify's own answer to "does a route of this method serve this path, for these constraints" (public API: findRoute). */
+function routedBy (fastify: FastifyInstance): Routed {
+  return (method, path, constraints) => fastify.findRoute({ method: method as HTTPMethods, url: path, constraints: constraints as Record<string, string> }) !== null
 }
 
 /** RFC 9110 9.3.7, where @fastify/cors's preflight route would take the path: the suite's own OPTIONS route for it. */
-function optionsHandler (table: MethodTable) {
+function optionsHandler (s: MethodsState) {
   return function answerOptions (request: FastifyRequest, reply: FastifyReply): void {
-    const path = table.describe(request.url)
+    const path = s.table.describe(request.url, s.constrained ? derivedConstraints(request) : undefined, s.routed)
     reply.code(204).header('allow', allowValue(path.served))
     if (path.acceptPatch !== undefined) reply.header('accept-patch', path.acceptPatch)
     reply.send()
@@ -105,7 +130,7 @@ function optionsHandler (table: MethodTable) {
 function declareOptions (s: MethodsState, pattern: string): void {
   if (s.ownOptions.has(pattern) || s.fastify.hasRoute({ method: 'OPTIONS', url: pattern })) return
   s.ownOptions.add(pattern)
-  s.fastify.route({ method: 'OPTIONS', url: pattern, config: { cors: CORS_ON_OWN_OPTIONS, [kOwnOptions]: true } as never, schema: { hide: true } as never, handler: optionsHandler(s.table) })
+  s.fastify.route({ method: 'OPTIONS', url: pattern, config: { cors: CORS_ON_OWN_OPTIONS, [kOwnOptions]: true } as never, schema: { hide: true } as never, handler: optionsHandler(s) })
 }
 
 /** Each route's methods and pattern go into the table; its path gets an OPTIONS route where @fastify/cors's would take it. */
@@ -121,7 +146,9 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
   // Fastify also routes `/prefix/` to a route declared as '/' in a prefixed context (prefixTrailingSlash 'both').
   const r = c.route as typeof c.route & { routePath?: string }
   if (r.routePath === '' && r.prefixTrailingSlash !== 'no-slash' && url !== '') urls.push(url + '/')
-  for (const u of urls) for (const method of c.methods) s.table.add(method, u, config !== false, method === 'PATCH' ? types : undefined)
+  const constraints = c.route.constraints as Constraints | undefined
+  if (constraints !== undefined && Object.keys(constraints).length > 0) s.constrained = true
+  for (const u of urls) for (const method of c.methods) s.table.add(method, u, config !== false, method === 'PATCH' ? types : undefined, constraints)
   if (own || config === false) return
   // The OpenAPI document lists the OPTIONS the suite answers on this path.
   recordPathOptions(c.route)
@@ -139,9 +166,9 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
  * The step for a request Fastify found no route for (the context's unrouted hook runs it after
  * every onRequest hook of the app, so a rate limiter counts it, before any byte of its body is read).
  */
-function unroutedStep (table: MethodTable) {
+function unroutedStep (s: MethodsState) {
   return function methodsUnrouted (request: FastifyRequest, reply: FastifyReply): typeof SENT | undefined {
-    const verdict = table.verdict(request.method, request.url)
+    const verdict = s.table.verdict(request.method, request.url, s.constrained ? derivedConstraints(request) : undefined, s.routed)
     if (verdict === null) return undefined
     // The headers every answer of the context carries (its resource policy).
     reply.headers(contextHeaders(request.server))
@@ -172,14 +199,14 @@ function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (e
     // @fastify/cors registered before the suite: its OPTIONS route is there already.
     // (Fastify keeps `OPTIONS *` as `/*`.)
     const catchAll = fastify.hasRoute({ method: 'OPTIONS', url: '/*' }) && isCorsRoute(fastify, '/*')
-    const state: MethodsState = { fastify, table: new MethodTable(routerLike(fastify)), patterns: new Set(), ownOptions: new Set(), catchAll }
+    const state: MethodsState = { fastify, table: new MethodTable(routerLike(fastify)), patterns: new Set(), ownOptions: new Set(), catchAll, constrained: false, routed: routedBy(fastify) }
     s = state
     declareConvention(fastify, { key: 'methods', plugin: PLUGIN, configKey: 'methods', compile: (c: RouteCompiler) => { compileMethods(state, c) } })
   } catch (err) {
     return done(err as Error)
   }
   // Every context made after this one inherits it: so do the not-found handlers the app sets in them.
-  addUnroutedStep(fastify, 'methods', unroutedStep(s.table))
+  addUnroutedStep(fastify, 'methods', unroutedStep(s))
   done()
 }
 

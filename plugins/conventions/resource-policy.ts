@@ -5,10 +5,11 @@
  * a no-cors request gets back (401, 404, 411, 412, 304, 226 alike).
  *
  * The header is set before the suite's first check: each route's compiled preParsing step
- * (its own policy or the default), the context's step for the not-found handler. Headers set
- * in hooks stay on every answer Fastify sends, its error handler's included. An answer given
- * before preParsing (another plugin's onRequest hook: a rate limiter's 429) gets the policy
- * in onSend, where the route has an onSend hook anyway (it rides along, adding no hook). Answers written where
+ * (its own policy or the default), the context's step for requests no route serves (the
+ * not-found handler's answer, Fastify's default 404 included). Headers set in hooks stay on
+ * every answer Fastify sends, its error handler's included. An answer given before
+ * preParsing (another plugin's onRequest hook replies or throws: a rate limiter's 429) gets
+ * the policy in onSend. Answers written where
  * no hook runs carry the default policy of the context too (the convention declares it as a
  * header of every answer): Fastify's framework errors (`serverOptions.frameworkErrors`) and
  * the 411 (or 400) that the content-length plugin writes on the raw socket to a request
@@ -16,7 +17,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
+import { addUnroutedStep, declareConvention, type RouteCompiler } from '../infrastructure/suite'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { recordAnswerHeader } from '../infrastructure/openapi'
 
@@ -77,11 +78,15 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
       })
       c.check('onSend', 'resource-policy:missing', function missingRoutePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
         if (!reply.hasHeader(HEADER)) reply.header(HEADER, value)
-      }, { weak: true })
+      })
       return
     }
     c.check('preParsing', 'resource-policy', defaultResourcePolicy)
-    c.check('onSend', 'resource-policy:missing', defaultResourcePolicy, { weak: true })
+    // An answer given before preParsing (another plugin's onRequest hook replies or throws: a
+    // rate limiter's 429) has not had the step above: onSend gives it the policy. On a route
+    // whose other conventions add no onSend step (config.contentType: false) this is the
+    // route's one onSend hook.
+    c.check('onSend', 'resource-policy:missing', defaultResourcePolicy)
   }
 
   // The default policy: one another plugin set earlier (e.g. @fastify/helmet's) is kept.
@@ -93,6 +98,9 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
     // Also on the answers written where no hook runs (framework errors, raw framing errors).
     const headers = fallback === null ? undefined : { [HEADER]: fallback }
     declareConvention(fastify, { key: 'resource-policy', plugin: PLUGIN, configKey: 'resourcePolicy', compile, headers })
+    // Fastify's not-found handler (its default 404, or the app's) runs no route's hooks: the
+    // context's step for requests no route serves gives its answer the policy.
+    if (fallback !== null) addUnroutedStep(fastify, 'resource-policy', defaultResourcePolicy)
   } catch (err) {
     return done(err as Error)
   }

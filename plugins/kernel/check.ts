@@ -76,8 +76,9 @@ export function snapshotOf (config: Record<string | symbol, unknown>): Map<strin
 /** A plain object or array (what JSON and object literals make); anything else is kept by identity. */
 function isPlain (value: object): boolean {
   if (Array.isArray(value)) return true
-  const proto = Object.getPrototypeOf(value) as unknown
-  return proto === Object.prototype || proto === null
+  const tag = Object.prototype.toString.call(value)
+  const ctor = (value as { constructor?: unknown }).constructor
+  return tag === '[object Object]' && (ctor === Object || ctor === undefined)
 }
 
 /**
@@ -127,6 +128,16 @@ function sameValue (kept: unknown, now: unknown, seen = new Set<unknown>()): boo
   return a.length === Object.keys(b).length && a.every((k) => Object.hasOwn(b, k) && sameValue((kept as Record<string, unknown>)[k], b[k], seen))
 }
 
+/**
+ * The route's URL is the one compiled. Fastify itself moves a prefixed context's `/` route
+ * from `/prefix` to `/prefix/` after the onRoute hooks ran (prefixTrailingSlash 'both': the
+ * same route at both URLs), which the methods convention records as both.
+ */
+function sameUrl (record: RouteRecord): boolean {
+  const now = record.route.url
+  return now === record.url || (now === `${record.url}/` && (record.route as { routePath?: string }).routePath === '/')
+}
+
 /** Why a compiled route's final config or context differs from what it was compiled for (null: it does not). */
 export function difference (record: RouteRecord): string | null {
   const config = (record.route.config ?? {}) as Record<string, unknown>
@@ -135,7 +146,7 @@ export function difference (record: RouteRecord): string | null {
       return `${record.where} asks for ${key} with config.${configKey} = ${describe(config[configKey])}, but the suite compiled it with ${describe(record.snapshot.get(configKey))}: an onRoute hook that runs after the suite changed the route's config; register that plugin before the suite, or set config.${configKey} where the route is declared`
     }
   }
-  if (record.route.url !== record.url) {
+  if (!sameUrl(record)) {
     return `${record.where} is now at ${String(record.route.url)}, but the suite compiled it for ${record.url}: an onRoute hook that runs after the suite changed the route's URL; register that plugin before the suite, or declare the route at its final URL`
   }
   if (constraintsOf(record.route) !== record.constraints) {

@@ -60,6 +60,7 @@ export const PIPELINE = {
  * them), first to last.
  */
 export const UNROUTED = [
+  'resource-policy', // Fetch: the context's policy on the 405, the 307 and the not-found handler's answer alike
   'redirect', // RFC 9110 15.4.8: a rule's 307 for a URL no route serves
   'methods' // RFC 9110 15.5.6 / 9.3.7: 405 with Allow, OPTIONS, for a path routes serve with other methods
 ] as const

@@ -1,6 +1,7 @@
 /**
  * RFC 9110 15.5.6 and 9.3.7, over generated route tables (static segments, parameters,
- * wildcards, method sets, prefixed contexts) and generated requests. The oracle is the same
+ * wildcards, method sets, prefixed contexts, host constraints) and generated requests (their
+ * Host among them). The oracle is the same
  * app without the convention (`methods: false`): what it serves, the app with the convention
  * serves the same way; where it answers the app's 404, the app with the convention answers
  * 405 with exactly the methods the path serves in Allow (or 204 to OPTIONS), and where no
@@ -15,13 +16,14 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { httpConventions, serverOptions } from '../../plugins/index'
 import { allowValue } from '../../lib/methods'
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 40
+const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 60
 const SEED = Number(process.env.FUZZ_SEED ?? 0) || 20261127
 const DECLARED = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 const ASKED = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'] as const
 
 type Segment = { kind: 'static', name: string } | { kind: 'param' }
-interface Route { prefix: '' | '/p' | '/q', segments: Segment[], wildcard: boolean, methods: string[] }
+interface Route { prefix: '' | '/p' | '/q', segments: Segment[], wildcard: boolean, methods: string[], host: string | undefined }
+const HOSTS = ['www.example', 'internal.example'] as const
 
 const segment: fc.Arbitrary<Segment> = fc.oneof(
   fc.constantFrom('a', 'b', 'c').map((name): Segment => ({ kind: 'static', name })),
@@ -31,7 +33,9 @@ const route: fc.Arbitrary<Route> = fc.record({
   prefix: fc.constantFrom<Route['prefix']>('', '/p', '/q'),
   segments: fc.array(segment, { minLength: 0, maxLength: 3 }),
   wildcard: fc.boolean(),
-  methods: fc.uniqueArray(fc.constantFrom(...DECLARED), { minLength: 1, maxLength: 3 })
+  methods: fc.uniqueArray(fc.constantFrom(...DECLARED), { minLength: 1, maxLength: 3 }),
+  // A route constrained to one host is no route of the path for a request to another host.
+  host: fc.constantFrom(undefined, undefined, 'internal.example')
 })
 const requestPath: fc.Arbitrary<string> = fc.array(fc.constantFrom('p', 'q', 'a', 'b', 'c', 'v1', 'v2'), { minLength: 0, maxLength: 5 }).map((s) => '/' + s.join('/'))
 
@@ -56,7 +60,7 @@ function declarable (routes: readonly Route[]): Route[] {
   const taken = new Set<string>()
   const out: Route[] = []
   for (const r of routes) {
-    const key = r.prefix + pattern(r).replace(/:x\d/g, ':')
+    const key = `${r.prefix}${pattern(r).replace(/:x\d/g, ':')} ${r.host ?? ''}`
     const methods = r.methods.filter((m) => !taken.has(`${m} ${key}`))
     for (const m of methods) taken.add(`${m} ${key}`)
     if (methods.length > 0) out.push({ ...r, methods })
@@ -70,7 +74,7 @@ async function build (routes: readonly Route[], methods: boolean): Promise<Fasti
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).header('x-not-found', 'yes').send('not found'))
   await app.register(httpConventions, methods ? {} : { methods: false })
   const declare = (c: FastifyInstance, r: Route): void => {
-    c.route({ method: r.methods, url: pattern(r), handler: async (request) => `${request.method} ${pattern(r)}` })
+    c.route({ method: r.methods, url: pattern(r), ...(r.host === undefined ? {} : { constraints: { host: r.host } }), handler: async (request) => `${request.method} ${pattern(r)}` })
   }
   for (const prefix of ['', '/p', '/q']) {
     const mine = routes.filter((r) => r.prefix === prefix)
@@ -85,7 +89,7 @@ test('RFC 9110 15.5.6 and 9.3.7, over generated route tables: served as before, 
   const tally = { served: 0, refused: 0, options: 0, notFound: 0 }
   const input = fc.record({
     routes: fc.array(route, { minLength: 1, maxLength: 6 }),
-    requests: fc.array(fc.record({ method: fc.constantFrom(...ASKED), path: fc.oneof(requestPath, fc.nat(5)) }), { minLength: 1, maxLength: 6 })
+    requests: fc.array(fc.record({ method: fc.constantFrom(...ASKED), path: fc.oneof(requestPath, fc.nat(5)), host: fc.constantFrom(...HOSTS) }), { minLength: 1, maxLength: 6 })
   })
   await fc.assert(fc.asyncProperty(input, async (generated) => {
     const routes = declarable(generated.routes)
@@ -95,9 +99,10 @@ test('RFC 9110 15.5.6 and 9.3.7, over generated route tables: served as before, 
     try {
       for (const req of requests) {
         const url = typeof req.path === 'number' ? sample(routes[req.path % routes.length]) : req.path
-        const expected = await oracle.inject({ method: req.method, url })
-        const res = await app.inject({ method: req.method, url })
-        const where = `${req.method} ${url} with ${routes.map((r) => `${r.methods.join(',')} ${r.prefix}${pattern(r)}`).join('; ')}`
+        const headers = { host: req.host }
+        const expected = await oracle.inject({ method: req.method, url, headers })
+        const res = await app.inject({ method: req.method, url, headers })
+        const where = `${req.method} ${url} (Host ${req.host}) with ${routes.map((r) => `${r.methods.join(',')} ${r.prefix}${pattern(r)}${r.host === undefined ? '' : ` on ${r.host}`}`).join('; ')}`
         if (expected.headers['x-not-found'] === undefined) {
           if (res.statusCode !== expected.statusCode || res.body !== expected.body) throw new Error(`${where}: served ${expected.statusCode} without the convention, ${res.statusCode} with it`)
           tally.served++
@@ -105,7 +110,7 @@ test('RFC 9110 15.5.6 and 9.3.7, over generated route tables: served as before, 
         }
         const served: string[] = []
         for (const m of ASKED) {
-          const probe = await oracle.inject({ method: m, url })
+          const probe = await oracle.inject({ method: m, url, headers })
           if (probe.headers['x-not-found'] === undefined) served.push(m)
         }
         if (served.length === 0) {

@@ -15,7 +15,7 @@ import { profileDefaults, type Profile } from '../../lib/profile'
 import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
 import { declaresBody } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { continueOnFirstRead, lingerOnClose, takeContinue } from '../infrastructure/adapter'
+import { continueOnFirstRead, lingerOnClose } from '../infrastructure/adapter'
 import { coalesceBody } from '../infrastructure/body-reader'
 import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../infrastructure/framing'
 import { answerAtServer } from '../infrastructure/server-answers'
@@ -214,11 +214,6 @@ function makeHooks (s: Settings) {
         return undefined
       }
     },
-    /** RFC 9110 10.1.1: 100 (Continue) once every other check of the headers passed, where the suite defers it. */
-    sendContinue (request: FastifyRequest, reply: FastifyReply): undefined {
-      // Only a request the suite's 'checkContinue' listener handed over (not when Node or the app's own listener answers it).
-      if (request.headers.expect !== undefined && takeContinue(request.raw)) reply.raw.writeContinue()
-    },
     /** preValidation: the parser found bytes beyond the declared body (RFC 9112 6.3); the body this handler would see is wrong. */
     refuseMisframed (request: FastifyRequest): ConventionError | undefined {
       return isMisframed(request.raw) ? s.mismatch('the body is longer than its Content-Length') : undefined
@@ -261,7 +256,6 @@ function compileRoute (c: RouteCompiler, s: Settings, hooks: Hooks): void {
     return
   }
   c.check('preParsing', 'content-length', hooks.checkLength(limit))
-  c.check('preParsing', 'content-length:continue', hooks.sendContinue)
   c.check('preValidation', 'content-length:framing', hooks.refuseMisframed)
   // Bodies another parser reads are joined into blocks (plugins/infrastructure/body-reader.ts); only routes that read bodies.
   c.body('content-length:body', coalesceBody)
@@ -289,15 +283,15 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
 }
 
 /**
- * RFC 9110 10.1.1: `100 (Continue)` only once the route's checks of the headers passed
- * (length, credentials, media type) on a route with this convention's step; before the
- * body is read on every other request (a route that opts out, one of a context without the
- * convention or declared before the suite, the not-found handler). The server hands
- * `Expect: 100-continue` requests to Fastify as any other (Node's documented
+ * RFC 9110 10.1.1: `100 (Continue)` only when the body is first read, which is once every
+ * check of the headers passed (the suite's length, credentials and media type, and Fastify's
+ * own choice of a parser: a media type no parser reads is 415 without a 100). The server
+ * hands `Expect: 100-continue` requests to Fastify as any other (Node's documented
  * 'checkContinue' event) with the 100 written when the body is first read
- * (plugins/infrastructure/adapter.ts); the route's step takes it over first and sends it
- * after its checks. One listener per server, added where the suite is installed (the root);
- * an app's own listener, added before or after it, answers alone.
+ * (plugins/infrastructure/adapter.ts). A refusal reads nothing, so its answer is the final
+ * status the client waits for, and the client does not send the body. One listener per
+ * server, added where the suite is installed (the root); an app's own listener, added before
+ * or after it, answers alone.
  */
 function deferContinue (fastify: FastifyInstance): void {
   const server = fastify.server

@@ -192,7 +192,7 @@ export function takeOverHostCheck (server: Server): boolean {
  * first read: by Fastify's body reader, or by any parser, hook or handler that reads the
  * request. Nothing runs before then, so a request answered without its body being read (a
  * refusal, a 404 of a GET) gets its final status and no 100, which tells the client not to
- * send the body. `takeContinue` hands the decision to a route's own step instead.
+ * send the body.
  *
  * Relies on: whatever reads a request body first adds a 'data' or 'readable' listener to it
  * (Fastify's body reader, `pipe()`, `stream.pipeline()`, async iteration), which the
@@ -224,14 +224,3 @@ function asGiven (payload: string): string {
   return payload
 }
 
-/**
- * Takes the 100 of a request `continueOnFirstRead` watches away from it: true when the caller
- * now decides it (its body was not read yet), false when the request is not watched (Node or
- * the app's own 'checkContinue' listener answers the expectation) or the 100 was sent.
- */
-export function takeContinue (request: IncomingMessage): boolean {
-  const watch = request.listeners('newListener').find((listener) => listener.name === 'continueOnRead')
-  if (watch === undefined) return false
-  request.removeListener('newListener', watch as (...args: unknown[]) => void)
-  return true
-}

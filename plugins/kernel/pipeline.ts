@@ -32,7 +32,6 @@ export const PIPELINE = {
     'auth', // 401 before the body is parsed
     'content-type', // 415 from the headers alone
     'patch:media-type', // 415 with Accept-Patch for a patch document of another type
-    'content-length:continue', // RFC 9110 10.1.1: 100 (Continue) once every check above passed
     'content-length:body' // the body another parser reads, joined into blocks (its stream, once every check passed)
   ],
   preValidation: ['content-length:framing'], // RFC 9112 6.3: a body longer than its Content-Length

@@ -19,7 +19,7 @@ export interface Exchange {
  * once a 100 arrives, and stops at the first complete final answer (or at the deadline, with
  * what arrived: a server that never sends the 100 leaves the body unsent).
  */
-export function postExpecting (port: number, path: string, length: number): Promise<Exchange> {
+export function postExpecting (port: number, path: string, length: number, contentType = 'text/plain', headers = ''): Promise<Exchange> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1')
     let raw = ''
@@ -31,7 +31,7 @@ export function postExpecting (port: number, path: string, length: number): Prom
       resolve({ statuses: responses.map((r) => r.status), body: responses.at(-1)?.body ?? '', sentBody })
     }
     const timer = setTimeout(finish, DEADLINE_MS)
-    socket.on('connect', () => socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`))
+    socket.on('connect', () => socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${length}\r\n${headers}Expect: 100-continue\r\n\r\n`))
     socket.on('data', (d: Buffer) => {
       raw += d.toString('latin1')
       const responses = parseResponses(raw)

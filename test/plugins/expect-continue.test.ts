@@ -129,3 +129,23 @@ test('RFC 9110 10.1.1, over generated requests: every upload that expects 100-co
     }
   ), { seed: SEED, numRuns: RUNS }), `${RUNS} generated uploads, each answered as the property says`)
 })
+
+test('RFC 9110 10.1.1: no 100 (Continue) before a 401, a 411 or a 415, whether the suite or Fastify\'s parser refuses', async (t) => {
+  const app = Fastify({ ...serverOptions })
+  await app.register(httpConventions, { auth: { realm: 'r', basic: { users: { a: 'b' } } }, contentLength: { bodyLimit: 100 } })
+  app.post('/json', echo)
+  app.post('/free', { config: { contentType: false } }, echo)
+  app.post('/secret', { config: { auth: true } }, echo)
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  const csv = await postExpecting(port, '/json', 5, 'text/csv')
+  t.same([csv.statuses, csv.sentBody], [[415], false], 'text/csv to a JSON route: the suite\'s 415, no 100')
+  const parserless = await postExpecting(port, '/free', 5, 'text/csv')
+  t.same([parserless.statuses, parserless.sentBody], [[415], false], 'config.contentType: false: Fastify\'s own 415 (no parser for text/csv), no 100')
+  const anonymous = await postExpecting(port, '/secret', 5, 'application/json')
+  t.same([anonymous.statuses, anonymous.sentBody], [[401], false], 'no credentials: 401, no 100')
+  const over = await postExpecting(port, '/json', 500, 'application/json')
+  t.same([over.statuses, over.sentBody], [[411], false], 'over the limit: 411, no 100')
+  const fine = await postExpecting(port, '/secret', 2, 'application/json', `Authorization: Basic ${Buffer.from('a:b').toString('base64')}\r\n`)
+  t.same([fine.statuses.filter((s) => s === 100).length, fine.sentBody], [1, true], 'accepted: one 100, then the body is sent and judged')
+})

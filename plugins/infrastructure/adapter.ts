@@ -223,4 +223,3 @@ export function sendAsGiven (reply: FastifyReply): void {
 function asGiven (payload: string): string {
   return payload
 }
-

@@ -4,10 +4,12 @@
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { configErrors, mergeTargets, targetsFromOpenApi, type AuditConfig, type Targets } from './discovery'
+import { configErrors, loadOpenApi, mergeTargets, OpenApiError, type AuditConfig, type Targets } from './discovery'
+import { checkWritable, EXIT_OUTPUT, OutputPathError } from './output-files'
+import { outputText, secretsOf } from './redact-output'
 import { exitCode, formatTable, toJson, toJunit } from './report'
 import { audit, transportFor, type AuditReport, type Credentials, type Profile } from './run'
-import type { Transport } from './transport'
+import { boundsHit, type Transport } from './transport'
 
 export const USAGE = `Usage: fastify-http-conventions audit <url> [options]
 
@@ -27,6 +29,7 @@ Audits a running HTTP service against the conventions, rule by rule.
   --help                  this text
 
 Exit code: 0 every rule passed or was skipped, 1 a rule failed, 2 a usage error.
+An output file (--junit) that cannot be written: exit 5, before the first request.
 `
 
 export class UsageError extends Error {}
@@ -104,7 +107,8 @@ export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
   if (digest !== undefined) credentials.digest = digest
   if (values.bearer !== undefined) credentials.bearer = values.bearer
   return {
-    url: u.origin,
+    // the path is a prefix every probe is sent below (transport.ts)
+    url: u.origin + u.pathname.replace(/\/+$/, ''),
     profile,
     ...(values.openapi === undefined ? {} : { openapi: values.openapi }),
     ...(values.config === undefined ? {} : { config: values.config }),
@@ -126,43 +130,45 @@ async function loadConfig (file: string | undefined): Promise<AuditConfig> {
   return value as AuditConfig
 }
 
-/** The OpenAPI document: a file, a URL (fetched with the run's own transport), or /openapi.json when it answers. */
-async function loadOpenApi (source: string | undefined, t: Transport): Promise<Targets | undefined> {
-  let text: string | undefined
-  if (source !== undefined && !/^https?:/.test(source)) {
-    try { text = await readFile(source, 'utf8') } catch (err) { throw new UsageError(`--openapi ${source}: ${(err as Error).message}`) }
-  } else {
-    const target = source === undefined ? '/openapi.json' : new URL(source).pathname + new URL(source).search
-    const ex = await t.send({ method: 'GET', target, headers: [['Accept', 'application/json']] })
-    if (ex.response?.status === 200) text = ex.response.body.toString('utf8')
-    else if (source !== undefined) throw new UsageError(`--openapi ${source}: ${ex.response?.statusLine ?? 'no answer'}`)
+/** The OpenAPI document (discovery.ts): its targets, and the bounds it met into `notes`. */
+async function openApiTargets (source: string | undefined, a: ParsedArgs, t: Transport, notes: string[]): Promise<Targets | undefined> {
+  try {
+    const got = await loadOpenApi({ ...(source === undefined ? {} : { source }), url: a.url, transport: t, timeoutMs: a.timeoutMs })
+    notes.push(...got.notes)
+    return got.targets
+  } catch (err) {
+    throw err instanceof OpenApiError ? new UsageError(err.message) : err
   }
-  if (text === undefined) return undefined
-  let doc: unknown
-  try { doc = JSON.parse(text) } catch { if (source === undefined) return undefined; throw new UsageError(`--openapi ${source}: not JSON`) }
-  return doc !== null && typeof doc === 'object' && 'paths' in doc ? targetsFromOpenApi(doc as Record<string, unknown>) : undefined
 }
 
 /** Runs the command; resolves with the exit code. */
 export async function main (argv: string[], io: CliIo): Promise<number> {
   let args: ParsedArgs | 'help'
   let report: AuditReport
+  let secrets: string[] = []
   try {
     args = parseCliArgs(argv)
     if (args === 'help') { io.stdout.write(USAGE); return 0 }
     const a = args
+    secrets = secretsOf(a.credentials)
+    // output files are checked before the first request (output-files.ts)
+    if (a.junit !== undefined) await checkWritable(a.junit, '--junit')
     const progress = io.stderr.isTTY === true
-    const t = transportFor(a.url, a.rate, a.timeoutMs, progress ? (ex) => io.stderr.write(`\r\x1b[K[${ex.n}] ${ex.request.method} ${ex.request.target}`) : undefined)
+    const t = transportFor(a.url, a.rate, a.timeoutMs, progress ? (ex) => io.stderr.write(`\r\x1b[K[${ex.n}] ${outputText(`${ex.request.method} ${ex.request.target}`, secrets)}`) : undefined)
     const config = await loadConfig(a.config)
-    const targets = mergeTargets(await loadOpenApi(a.openapi, t), config)
+    const notes: string[] = []
+    const targets = mergeTargets(await openApiTargets(a.openapi, a, t, notes), config)
     report = await audit({ url: a.url, profile: a.profile, targets, write: a.write, credentials: a.credentials, rate: a.rate, timeoutMs: a.timeoutMs, transport: t })
     if (progress) io.stderr.write('\r\x1b[K')
-    if (a.junit !== undefined) await writeFile(a.junit, toJunit(report)).catch((err: Error) => { throw new UsageError(`--junit ${a.junit as string}: ${err.message}`) })
-    io.stdout.write(a.json ? JSON.stringify(toJson(report), null, 2) + '\n' : formatTable(report))
+    // what the run could not read or check whole (docs/audit.md, Limits)
+    const output = { secrets, notes: [...notes, ...(targets.notes ?? []), ...boundsHit(t.exchanges)] }
+    if (a.junit !== undefined) await writeFile(a.junit, toJunit(report, output))
+    io.stdout.write(a.json ? JSON.stringify(toJson(report, output), null, 2) + '\n' : formatTable(report, output))
   } catch (err) {
+    if (err instanceof OutputPathError) { io.stderr.write(`fastify-http-conventions: ${outputText(err.message, secrets)}\n`); return EXIT_OUTPUT }
     /* c8 ignore next -- every failure main() expects is a UsageError; anything else is a bug, reported by the bin */
     if (!(err instanceof UsageError)) throw err
-    io.stderr.write(`fastify-http-conventions: ${err.message}\n\n${USAGE}`)
+    io.stderr.write(`fastify-http-conventions: ${outputText(err.message, secrets)}\n\n${USAGE}`)
     return 2
   }
   return exitCode(report)

@@ -1,86 +1,120 @@
-/** The audit's report for people (a table and each failure's exchange), for programs (JSON) and for CI (JUnit XML). */
+/**
+ * The audit's report for people (a table and each failure's exchange), for programs (JSON) and
+ * for CI (JUnit XML). Whatever the service sent goes through redact-output.ts first: the run's
+ * credentials never appear, and no control character reaches a terminal or an XML file.
+ */
 import type { AuditReport } from './run'
 import type { Finding, RuleResult } from './results'
 import type { Exchange } from './transport'
+import { escapeControls, outputText, outputValue, redactSecrets, xmlText } from './redact-output'
 
 const BODY_START = 300
 
-/** Control characters but tab and newline shown as `\xNN`, so a report is plain text. */
-function printable (s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'))
+/** What the outputs are given besides the report: the secrets to redact, the bounds the run hit. */
+export interface OutputOptions {
+  /** strings never to show (secretsOf of the run's credentials) */
+  secrets?: readonly string[]
+  /** bounds the run hit and went on (an OpenAPI document cut, paths left out, ...) */
+  notes?: readonly string[]
 }
 
 /** Credentials never reach a report: `Authorization: Basic [redacted]`. */
 export function redactCredentials (raw: string): string {
-  return raw.replace(/^(authorization:[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+)[^\r\n]*/gim, '$1 [redacted]')
+  return raw.replace(/^((?:proxy-)?authorization:[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+)[^\r\n]*/gim, '$1 [redacted]')
+}
+
+/** A head, then the start of a body (redacted before it is cut, so no part of a secret is left). */
+function headAndBody (head: string, body: string, size: number, cut: string | undefined): string {
+  const more = body.length > BODY_START ? ` ... (${size} bytes)` : ''
+  const note = cut === undefined ? '' : `\n(${cut})`
+  return escapeControls(head.replace(/\r\n/g, '\n')) + (body.length > 0 ? '\n\n' + escapeControls(body.slice(0, BODY_START)) + more : '') + note
 }
 
 /** The request as sent (credentials redacted): its head, then the start of its body. */
-export function formatRequest (ex: Exchange): string {
-  const raw = redactCredentials(ex.rawRequest)
+export function formatRequest (ex: Exchange, secrets: readonly string[] = []): string {
+  const raw = redactSecrets(redactCredentials(ex.rawRequest), secrets)
   const end = raw.indexOf('\r\n\r\n')
   const head = end === -1 ? raw : raw.slice(0, end)
   const body = end === -1 ? '' : raw.slice(end + 4)
-  return printable(head.replace(/\r\n/g, '\n')) + (body.length > 0 ? '\n\n' + printable(body.slice(0, BODY_START)) + (body.length > BODY_START ? ` ... (${body.length} bytes)` : '') : '')
+  return headAndBody(head, body, body.length, undefined)
 }
 
-/** The answer: status line, header lines, the start of the body. */
-export function formatResponse (ex: Exchange): string {
+/** The answer: status line, header lines, the start of the body, and why the body was cut. */
+export function formatResponse (ex: Exchange, secrets: readonly string[] = []): string {
   const res = ex.response
-  if (res === null) return `(no answer: ${ex.error ?? 'closed'})`
-  const body = res.body.toString('utf8')
-  return printable(res.head.replace(/\r\n/g, '\n')) + (body.length > 0 ? '\n\n' + printable(body.slice(0, BODY_START)) + (body.length > BODY_START ? ` ... (${res.body.length} bytes)` : '') : '')
+  if (res === null) return `(no answer: ${outputText(ex.error ?? 'closed', secrets)})`
+  return headAndBody(redactSecrets(redactCredentials(res.head), secrets), redactSecrets(res.body.toString('utf8'), secrets), res.body.length, res.cut)
 }
 
 function indent (s: string, by: string): string { return s.split('\n').map((l) => l === '' ? '' : by + l).join('\n') }
 
 function detail (r: RuleResult): string {
-  if (r.outcome === 'skipped') return r.reason ?? ''
-  if (r.outcome === 'pass') return `${r.passed} check${r.passed === 1 ? '' : 's'}`
+  const notes = r.notes === undefined ? '' : ` [${r.notes.join('; ')}]`
+  if (r.outcome === 'skipped') return (r.reason ?? '') + notes
+  if (r.outcome === 'pass') return `${r.passed} check${r.passed === 1 ? '' : 's'}${notes}`
   const first = r.failures[0] ?? r.partials[0]
   const more = r.failures.length + r.partials.length - 1
-  return first.message + (more > 0 ? ` (+${more} more)` : '')
+  return first.message + (more > 0 ? ` (+${more} more)` : '') + notes
+}
+
+function findingsOf (r: RuleResult): Array<['fail' | 'partial', Finding]> {
+  return [...r.failures.map((f): ['fail', Finding] => ['fail', f]), ...r.partials.map((f): ['partial', Finding] => ['partial', f])]
+}
+
+function summary (report: AuditReport): string {
+  const count = (o: string): number => report.rules.filter((r) => r.outcome === o).length
+  return `${count('pass')} passed, ${count('fail')} failed, ${count('partial')} partial, ${count('skipped')} skipped; ${report.requests} requests` +
+    (report.created > 0 ? `; ${report.created} resources created and deleted` : '')
 }
 
 /** The table: one line per rule, then every failure with its exchange. */
-export function formatTable (report: AuditReport): string {
+export function formatTable (report: AuditReport, options: OutputOptions = {}): string {
+  const secrets = options.secrets ?? []
   const rows = report.rules.map((r) => [r.outcome.toUpperCase(), r.id, r.section, detail(r)])
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i].length)))
   const lines = [`Audit of ${report.url} (profile ${report.profile}${report.write ? ', with writes' : ', read-only'})`, '']
   for (const row of rows) lines.push(row.slice(0, 3).map((c, i) => c.padEnd(widths[i])).join('  ') + '  ' + row[3])
-  const count = (o: string): number => report.rules.filter((r) => r.outcome === o).length
-  lines.push('', `${count('pass')} passed, ${count('fail')} failed, ${count('partial')} partial, ${count('skipped')} skipped; ${report.requests} requests` +
-    (report.created > 0 ? `; ${report.created} resources created and deleted` : ''))
+  lines.push('', summary(report))
   if (report.leftBehind.length > 0) lines.push(`Could not delete: ${report.leftBehind.join(', ')}`)
+  for (const note of options.notes ?? []) lines.push(`Limit: ${note}`)
   for (const r of report.rules) {
-    const findings: Array<[string, Finding]> = [...r.failures.map((f): [string, Finding] => ['FAIL', f]), ...r.partials.map((f): [string, Finding] => ['PARTIAL', f])]
-    for (const [kind, f] of findings) {
-      lines.push('', `${kind} ${r.id}: ${r.title} (section ${r.section}${r.rfc === undefined ? '' : `; ${r.rfc}`})`, `  ${f.message}`)
-      if (f.exchange !== undefined) lines.push('  request:', indent(formatRequest(f.exchange), '    '), '  answer:', indent(formatResponse(f.exchange), '    '))
+    for (const [kind, f] of findingsOf(r)) {
+      lines.push('', `${kind.toUpperCase()} ${r.id}: ${r.title} (section ${r.section}${r.rfc === undefined ? '' : `; ${r.rfc}`})`, `  ${f.message}`)
+      if (f.exchange !== undefined) lines.push('  request:', indent(formatRequest(f.exchange, secrets), '    '), '  answer:', indent(formatResponse(f.exchange, secrets), '    '))
     }
   }
-  return lines.join('\n') + '\n'
+  // the whole text once more: what the service put in a message, a path or a reason
+  return outputText(lines.join('\n') + '\n', secrets)
 }
 
-function findingJson (f: Finding): Record<string, unknown> {
+function findingJson (f: Finding, secrets: readonly string[]): Record<string, unknown> {
   if (f.exchange === undefined) return { message: f.message }
   const res = f.exchange.response
   return {
     message: f.message,
-    request: redactCredentials(f.exchange.rawRequest),
-    response: res === null ? null : { statusLine: res.statusLine, headers: res.headerLines, bodyStart: res.body.toString('utf8').slice(0, BODY_START) }
+    request: redactSecrets(redactCredentials(f.exchange.rawRequest), secrets),
+    response: res === null
+      ? null
+      : {
+          statusLine: res.statusLine,
+          headers: res.headerLines.map(([n, v]) => [n, redactCredentials(`${n}: ${v}`).slice(n.length + 2)]),
+          bodyStart: redactSecrets(res.body.toString('utf8'), secrets).slice(0, BODY_START),
+          ...(res.cut === undefined ? {} : { cut: res.cut })
+        }
   }
 }
 
-export function toJson (report: AuditReport): Record<string, unknown> {
-  return {
+/** The report as a JSON value; every string in it is output-safe (credentials redacted, controls escaped). */
+export function toJson (report: AuditReport, options: OutputOptions = {}): Record<string, unknown> {
+  const secrets = options.secrets ?? []
+  const value = {
     url: report.url,
     profile: report.profile,
     write: report.write,
     requests: report.requests,
     created: report.created,
     leftBehind: report.leftBehind,
+    ...(options.notes === undefined || options.notes.length === 0 ? {} : { notes: options.notes }),
     rules: report.rules.map((r) => ({
       id: r.id,
       title: r.title,
@@ -88,35 +122,43 @@ export function toJson (report: AuditReport): Record<string, unknown> {
       ...(r.rfc === undefined ? {} : { rfc: r.rfc }),
       outcome: r.outcome,
       ...(r.reason === undefined ? {} : { reason: r.reason }),
+      ...(r.notes === undefined ? {} : { notes: r.notes }),
       passed: r.passed,
-      failures: r.failures.map(findingJson),
-      partials: r.partials.map(findingJson)
+      failures: r.failures.map((f) => findingJson(f, secrets)),
+      partials: r.partials.map((f) => findingJson(f, secrets))
     }))
   }
+  return outputValue(value, secrets) as Record<string, unknown>
 }
 
-export function escapeXml (s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return printable(s).replace(/[\x00-\x08\x0b\x0c\x0e-\x1f]/g, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+/** Text for XML (attribute or element), with no character XML 1.0 forbids. */
+export function escapeXml (s: string, secrets: readonly string[] = []): string {
+  return xmlText(s, secrets)
+}
+
+function junitCase (r: RuleResult, secrets: readonly string[]): string[] {
+  const x = (s: string): string => escapeXml(s, secrets)
+  const out = [`    <testcase classname="${x(r.section)}" name="${x(`${r.id}: ${r.title}`)}">`]
+  if (r.outcome === 'skipped') out.push(`      <skipped message="${x(r.reason ?? '')}"/>`)
+  for (const [kind, f] of findingsOf(r)) {
+    const text = f.exchange === undefined ? '' : `request:\n${formatRequest(f.exchange, secrets)}\n\nanswer:\n${formatResponse(f.exchange, secrets)}`
+    out.push(`      <failure type="${kind}" message="${x(f.message)}">${x(text)}</failure>`)
+  }
+  if (r.notes !== undefined) out.push(`      <system-out>${x(r.notes.join('\n'))}</system-out>`)
+  out.push('    </testcase>')
+  return out
 }
 
 /** JUnit XML: one testcase per rule; a failed or partial rule is a <failure>, a skipped one <skipped>. */
-export function toJunit (report: AuditReport): string {
+export function toJunit (report: AuditReport, options: OutputOptions = {}): string {
+  const secrets = options.secrets ?? []
   const failures = report.rules.filter((r) => r.outcome === 'fail' || r.outcome === 'partial').length
   const skipped = report.rules.filter((r) => r.outcome === 'skipped').length
   const out = ['<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="fastify-http-conventions audit" tests="${report.rules.length}" failures="${failures}" skipped="${skipped}">`,
-    `  <testsuite name="${escapeXml(report.url)} (${report.profile})" tests="${report.rules.length}" failures="${failures}" skipped="${skipped}">`]
-  for (const r of report.rules) {
-    const name = `${r.id}: ${r.title}`
-    out.push(`    <testcase classname="${escapeXml(r.section)}" name="${escapeXml(name)}">`)
-    if (r.outcome === 'skipped') out.push(`      <skipped message="${escapeXml(r.reason ?? '')}"/>`)
-    for (const [kind, f] of [...r.failures.map((f) => ['fail', f] as const), ...r.partials.map((f) => ['partial', f] as const)]) {
-      const text = f.exchange === undefined ? '' : `request:\n${formatRequest(f.exchange)}\n\nanswer:\n${formatResponse(f.exchange)}`
-      out.push(`      <failure type="${kind}" message="${escapeXml(f.message)}">${escapeXml(text)}</failure>`)
-    }
-    out.push('    </testcase>')
-  }
+    `  <testsuite name="${escapeXml(report.url, secrets)} (${report.profile})" tests="${report.rules.length}" failures="${failures}" skipped="${skipped}">`]
+  for (const r of report.rules) out.push(...junitCase(r, secrets))
+  if (options.notes !== undefined && options.notes.length > 0) out.push(`    <system-out>${escapeXml(options.notes.map((n) => `Limit: ${n}`).join('\n'), secrets)}</system-out>`)
   out.push('  </testsuite>', '</testsuites>')
   return out.join('\n') + '\n'
 }

@@ -21,6 +21,8 @@ export interface RuleResult {
   partials: Finding[]
   /** how many checks of the rule held */
   passed: number
+  /** what the run could not check for this rule, a bound it hit (the rule goes on) */
+  notes?: string[]
 }
 
 export class Results {
@@ -44,6 +46,12 @@ export class Results {
   skipped (id: RuleId, reason: string): void {
     const r = this.get(id)
     if (r.reason === undefined) r.reason = reason
+  }
+
+  /** A bound this rule's checks hit, said in the report beside its outcome (each text once). */
+  note (id: RuleId, text: string): void {
+    const r = this.get(id)
+    r.notes = [...new Set([...(r.notes ?? []), text])]
   }
 
   /** Checks `ok`; a pass, else a failure with `message`. */

@@ -4,7 +4,23 @@
  * pattern, readOnly): a valid instance, and one that violates exactly one property.
  */
 
+import { LIMITS } from './bounds'
+
 export type JsonSchema = Record<string, unknown>
+
+/** Where a generation is: its nesting, and the bounds it met (each said once). */
+interface Gen { depth: number, notes?: Set<string> }
+
+function note (g: Gen, text: string): void { g.notes?.add(text) }
+
+/** The schema's pattern as a RegExp, or undefined when it has none or it does not compile. */
+function patternOf (schema: JsonSchema, g: Gen): RegExp | undefined {
+  if (typeof schema.pattern !== 'string') return undefined
+  try { return new RegExp(schema.pattern, 'u') } catch {
+    note(g, `pattern ${JSON.stringify(schema.pattern.slice(0, 80))} is not a regular expression: ignored`)
+    return undefined
+  }
+}
 
 export interface Violation {
   /** the body, valid but for one property */
@@ -22,18 +38,24 @@ function typeOf (schema: JsonSchema): string | undefined {
   return undefined
 }
 
+/** The schema's properties that are schemas (a document may put anything there). */
 function props (schema: JsonSchema): Record<string, JsonSchema> {
-  return (schema.properties ?? {}) as Record<string, JsonSchema>
+  const p = schema.properties
+  if (p === null || typeof p !== 'object') return {}
+  return Object.fromEntries(Object.entries(p).filter(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v))) as Record<string, JsonSchema>
 }
 
 /** Strings tried, in order, against a `pattern` and the length bounds; `tag` makes them unique. */
-function stringFor (schema: JsonSchema, tag: string): string {
+function stringFor (schema: JsonSchema, tag: string, g: Gen): string {
   if (schema.format === 'date-time') return new Date(0).toISOString()
   if (schema.format === 'email') return `audit-${tag}@example.com`
   if (schema.format === 'uri') return `https://example.com/${tag}`
-  const min = typeof schema.minLength === 'number' ? schema.minLength : 0
+  const asked = typeof schema.minLength === 'number' ? schema.minLength : 0
+  // a schema may ask for any length: generated strings stop at the bound
+  if (asked > LIMITS.string) note(g, `minLength ${asked} is over ${LIMITS.string} characters (limit): generated strings stop there, and bodies built from this schema may be refused`)
+  const min = Math.min(asked, LIMITS.string)
   const max = typeof schema.maxLength === 'number' ? schema.maxLength : Infinity
-  const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined
+  const pattern = patternOf(schema, g)
   const letters = tag.toLowerCase().replace(/[^a-z0-9]/g, '')
   const candidates = [`audit-${letters}`, `audit${letters}`, `a${letters}`, letters, `Audit ${tag}`, 'a', 'A', '0', 'x@example.com']
   for (const base of candidates) {
@@ -53,25 +75,44 @@ function numberFor (schema: JsonSchema, integer: boolean): number {
 
 /** A value valid against `schema`; `tag` varies strings so that two instances differ. */
 export function validInstance (schema: JsonSchema, tag = '1'): unknown {
+  return generate(schema, tag, { depth: 0 })
+}
+
+/** The bounds a body generated from `schema` meets (docs/audit.md, Limits), each said once. */
+export function schemaNotes (schema: JsonSchema): string[] {
+  const notes = new Set<string>()
+  generate(schema, 'notes', { depth: 0, notes })
+  return [...notes]
+}
+
+function objectFor (schema: JsonSchema, tag: string, g: Gen): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  const required = new Set(Array.isArray(schema.required) ? schema.required as string[] : [])
+  for (const [name, sub] of Object.entries(props(schema))) {
+    if (sub.readOnly === true) continue
+    if (required.has(name) || typeOf(sub) === 'string') out[name] = generate(sub, `${tag}${name}`, { ...g, depth: g.depth + 1 })
+  }
+  return out
+}
+
+function arrayFor (schema: JsonSchema, tag: string, g: Gen): unknown[] {
+  const asked = typeof schema.minItems === 'number' ? schema.minItems : 0
+  if (asked > LIMITS.items) note(g, `minItems ${asked} is over ${LIMITS.items} (limit): generated arrays stop there`)
+  const items = (schema.items ?? {}) as JsonSchema
+  return Array.from({ length: Math.min(asked, LIMITS.items) }, (_, i) => generate(items, `${tag}${i}`, { ...g, depth: g.depth + 1 }))
+}
+
+function generate (schema: JsonSchema, tag: string, g: Gen): unknown {
+  // a document may put anything where a schema goes
+  if (schema === null || typeof schema !== 'object') return null
+  if (g.depth > LIMITS.depth) { note(g, `a schema nested deeper than ${LIMITS.depth} levels (limit): null below`); return null }
   if ('const' in schema) return schema.const
   if (Array.isArray(schema.enum)) return schema.enum[0]
   if ('default' in schema) return schema.default
   switch (typeOf(schema)) {
-    case 'object': {
-      const out: Record<string, unknown> = {}
-      const required = new Set(Array.isArray(schema.required) ? schema.required as string[] : [])
-      for (const [name, sub] of Object.entries(props(schema))) {
-        if (sub.readOnly === true) continue
-        if (required.has(name) || typeOf(sub) === 'string') out[name] = validInstance(sub, `${tag}${name}`)
-      }
-      return out
-    }
-    case 'array': {
-      const min = typeof schema.minItems === 'number' ? schema.minItems : 0
-      const items = (schema.items ?? {}) as JsonSchema
-      return Array.from({ length: min }, (_, i) => validInstance(items, `${tag}${i}`))
-    }
-    case 'string': return stringFor(schema, tag)
+    case 'object': return objectFor(schema, tag, g)
+    case 'array': return arrayFor(schema, tag, g)
+    case 'string': return stringFor(schema, tag, g)
     case 'integer': return numberFor(schema, true)
     case 'number': return numberFor(schema, false)
     case 'boolean': return false

@@ -70,7 +70,7 @@ test('write: without a collection, and when nothing can be created, the rules sa
   t.match(JSON.stringify(accepted?.failures), /the resource could not be created: HTTP\/1\.1 500 Internal Server Error/)
 })
 
-test('--openapi from a file; a progress line on a terminal; bad --openapi and --junit are usage errors', async (t) => {
+test('--openapi from a file; a progress line on a terminal; a bad --openapi is a usage error', async (t) => {
   const { app, url } = await notes()
   t.teardown(() => app.close())
   const doc = { openapi: '3.0.3', paths: { '/notes': { get: {}, post: { requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { text: { type: 'string' } } } } } } } }, '/notes/{id}': { get: {}, delete: {} } } }
@@ -88,7 +88,6 @@ test('--openapi from a file; a progress line on a terminal; bad --openapi and --
   t.match(await usage(['--openapi', join(dir, 'missing.json')]), /--openapi .*missing\.json: ENOENT/)
   t.match(await usage(['--openapi', file('bad.json', '{')]), /--openapi .*bad\.json: not JSON/)
   t.match(await usage(['--openapi', `${url}/nothing.json`]), /--openapi .*nothing\.json: HTTP\/1\.1 404 Not Found/)
-  t.match(await usage(['--junit', join(dir, 'no', 'such', 'dir.xml')]), /--junit .*dir\.xml: ENOENT/)
 })
 
 test('generator: schemas without a type keyword, a pattern no candidate fits, nothing to break or patch', async (t) => {

@@ -11,7 +11,8 @@ import { profileDefaults } from '../../lib/profile'
 import { asArray, methodsOf, routeWhere } from './routes'
 import { CONVENTIONS, PIPELINE, type ConventionKey, type RoutePhase } from './pipeline'
 import { formatOf, lookup, nearest, nodeOf, type Node } from './registry'
-import { kRecord } from './symbols'
+import { kPreParsing, kRecord } from './symbols'
+import { unlessRanFirst } from './unrouted'
 import {
   SENT, type BodyStep, type CheckStep, type Convention, type ErrorPolicy, type HookStep, type KernelHost, type Next, type PayloadCheck, type PayloadNext,
   type PayloadStep, type Provision, type RouteCompiler
@@ -42,7 +43,7 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   // The extensions (the route's error handler, its OpenAPI records) read what the conventions made of the route.
   const errors = { policy, problemByAccept: defaults.problemByAccept, fallback: nearest(node, (n) => n.fallback) }
   for (const extension of app.host.extensions) extension.compile?.(compiler, errors)
-  const hooks = attachHooks(route, phases)
+  const hooks = attachHooks(route, phases, fresh)
   const record: RouteRecord = { where, route, node, entries, snapshot: snapshotOf(config), hooks, methods: methodsOf(route).join(','), url: route.url, constraints: constraintsOf(route) }
   fresh[kRecord] = record
   app.records.push(record)
@@ -95,16 +96,23 @@ function compileConventions (node: Node, c: RouteCompiler & { provided: Map<stri
 }
 
 /** One hook per phase that has steps, in the pipeline's order; returns what was attached. */
-function attachHooks (route: RouteOptions, phases: Phases): Array<readonly [RoutePhase, unknown]> {
+function attachHooks (route: RouteOptions, phases: Phases, config: Record<string | symbol, unknown>): Array<readonly [RoutePhase, unknown]> {
   const hooks: Array<readonly [RoutePhase, unknown]> = []
   for (const phase of Object.keys(PIPELINE) as RoutePhase[]) {
     const steps = phases[phase]
     if (steps.every((s) => s.weak === true)) continue
     const order: readonly string[] = PIPELINE[phase]
     steps.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name))
-    const hook = phase === 'onSend' || phase === 'preSerialization'
-      ? joinPayloadSteps(steps)
-      : phase === 'preParsing' ? joinParsingSteps(steps) : joinSteps(steps)
+    let hook: unknown
+    if (phase === 'preParsing') {
+      // The context's first hook runs it for a request that declares a body, before any other
+      // preParsing hook of the context or the route can read that body (unrouted.ts).
+      const parsing = joinParsingSteps(steps)
+      config[kPreParsing] = parsing
+      hook = unlessRanFirst(parsing)
+    } else {
+      hook = phase === 'onSend' || phase === 'preSerialization' ? joinPayloadSteps(steps) : joinSteps(steps)
+    }
     // onRequest, preParsing, preValidation and onSend run before the route's own hooks of
     // the phase (preParsing: before any stream that reads the body; onSend: before the hook
     // Fastify ends a HEAD route with, which drops the payload); preHandler and

@@ -23,7 +23,8 @@ import { CONVENTIONS } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
 import { checkRoutes, guardUnseen, noteUncompiled, type AppState } from './check'
-import { kApp, kNode } from './symbols'
+import { kApp, kNode, kRanFirst } from './symbols'
+import { firstHookOf } from './unrouted'
 import type { Convention, ErrorFallback, KernelHost, Provision } from './types'
 
 export { SENT } from './types'
@@ -60,6 +61,10 @@ function install (host: KernelHost, fastify: FastifyInstance, plugin: string): v
   fastify.decorate(kNode, newNode(null))
   // Declared before any context the suite compiles routes of is made: every one inherits them.
   for (const slot of host.requestSlots) fastify.decorateRequest(slot, null)
+  fastify.decorateRequest(kRanFirst, false)
+  // The context's first preParsing hook, before any the app or a plugin registered after the
+  // suite adds: no body is read before the suite's refusals (unrouted.ts).
+  firstHookOf(fastify)
   fastify.addHook('onRegister', giveNode)
   fastify.addHook('onRoute', compileRoute)
   fastify.addHook('onReady', checkRoutes)

@@ -5,3 +5,7 @@ export const kApp = Symbol('http-conventions.app')
 export const kNode = Symbol('http-conventions.node')
 /** On a route's config (Fastify copies it into the route, symbols included): its record. */
 export const kRecord = Symbol('http-conventions.record')
+/** On a route's config: the route's preParsing hook, which the context's first hook runs for a request that declares a body. */
+export const kPreParsing = Symbol('http-conventions.pre-parsing')
+/** On every request (a decorator): the route's preParsing hook already ran, first of the phase. */
+export const kRanFirst = Symbol('http-conventions.ran-first')

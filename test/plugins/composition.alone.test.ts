@@ -130,7 +130,7 @@ test('one policy for re-registration: the same convention twice in one context i
   }
 })
 
-test('compiled per route: a route that turns off the conventions that apply by default gets no hook of its own (none at all with methods: false and no default resource policy); a default route and a route asking for many get at most one per phase', async (t) => {
+test('compiled per route: a route that turns off the conventions that apply by default gets no hook of its own (only the context\'s first hook); a default route and a route asking for many get at most one per phase', async (t) => {
   const app = Fastify(serverOptions)
   // Every plugin registered: steps such as Accept-Patch and other plugins' 401s ride along with a route's other steps.
   await app.register(httpConventions, { auth: AUTH })
@@ -147,14 +147,15 @@ test('compiled per route: a route that turns off the conventions that apply by d
   // The context's one hook for requests no route serves (preParsing, returning at once for a
   // routed request; the methods convention's step) is the only hook the route runs; with
   // `methods: false`, no resource policy for the not-found handler and no redirect rules it
-  // runs none (below).
-  t.match(tree, /\/plain \(GET\)\n\S*\s*• \(preParsing\) \["httpConventionsUnrouted\(\)"\]\n\S*\s*\/plain \(HEAD\)/, 'GET /plain runs only the context\'s hook for requests no route serves')
+  // has no step for such requests, but the hook stays: it also runs a route's refusals first
+  // for a request that declares a body (below).
+  t.match(tree, /\/plain \(GET\)\n\S*\s*• \(preParsing\) \["httpConventionsFirst\(\)"\]\n\S*\s*\/plain \(HEAD\)/, 'GET /plain runs only the context\'s hook for requests no route serves')
   const bare = Fastify(serverOptions)
   t.teardown(() => bare.close())
   await bare.register(httpConventions, { auth: AUTH, methods: false, resourcePolicy: { policy: false } })
   bare.get('/plain', { config: { resourcePolicy: false, contentLength: false, contentType: false, conditional: false } }, async () => 'x')
   await bare.ready()
-  t.match(bare.printRoutes({ includeHooks: true, commonPrefix: false }), /\/plain \(GET\)\n\S*\s*\/plain \(HEAD\)/, 'with methods: false and no default resource policy, GET /plain runs no hook at all, of the context or of the route')
+  t.match(bare.printRoutes({ includeHooks: true, commonPrefix: false }), /\/plain \(GET\)\n\S*\s*• \(preParsing\) \["httpConventionsFirst\(\)"\]\n\S*\s*\/plain \(HEAD\)/, 'with methods: false and no default resource policy, GET /plain runs only the context\'s first hook (for a request that declares a body, the route\'s refusals before anyone reads it), no hook of its own')
   const plain = seen.get('GET /plain') as RouteOptions
   for (const phase of ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend'] as const) {
     t.equal(plain[phase], undefined, `GET /plain: no ${phase} hook`)

@@ -199,6 +199,6 @@ test('rules and 405 add one hook to the app\'s routes, in preParsing, none in on
   t.teardown(() => app.close())
   const tree = app.printRoutes({ includeHooks: true, commonPrefix: false })
   t.notMatch(tree, /\(onRequest\)/, 'no onRequest hook of the suite on any route')
-  t.match(tree, /\(preParsing\) \["httpConventionsUnrouted\(\)"/, 'one preParsing hook for requests no route serves, first of its phase')
+  t.match(tree, /\(preParsing\) \["httpConventionsFirst\(\)"/, 'one preParsing hook of the context, first of its phase (requests no route serves, bodies before anyone reads them)')
   t.notMatch(tree, /methodsUnrouted|redirectUnrouted/, 'not a hook each')
 })

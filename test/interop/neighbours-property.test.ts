@@ -1,0 +1,187 @@
+/**
+ * The seams with the plugins apps put beside the suite, over generated apps: @fastify/rate-limit,
+ * @fastify/cors, @fastify/helmet, @fastify/compress, @fastify/multipart and @fastify/sensible,
+ * each absent, registered before the suite or after it; the app's own hooks in every phase
+ * that do nothing, read the body, reply or throw; `auth.protect` on or off; generated requests.
+ * The invariants (docs/architecture.md, "Where the suite's checks sit"):
+ * - no covered route runs its handler without a principal;
+ * - no body the suite refuses (401, 411, 415) was read by anyone, and the app's reading hook
+ *   never ran for it;
+ * - every refusal of the suite was counted by the app's rate limiter;
+ * - every answer carries Cross-Origin-Resource-Policy, whoever wrote it;
+ * - a CORS preflight gets @fastify/cors's answer, never a 401.
+ *
+ * A fixed seed keeps CI repeatable; `FUZZ_RUNS` (npm run fuzz) asks for a longer search.
+ */
+import { test } from 'tap'
+import fc from 'fast-check'
+import { Readable } from 'node:stream'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import rateLimit from '@fastify/rate-limit'
+import cors from '@fastify/cors'
+import helmet from '@fastify/helmet'
+import compress from '@fastify/compress'
+import multipart from '@fastify/multipart'
+import sensible from '@fastify/sensible'
+import { httpConventions, serverOptions } from '../../plugins/index'
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 60
+const SEED = Number(process.env.FUZZ_SEED ?? 0) || 20261207
+const ALICE = `Basic ${Buffer.from('alice:secret').toString('base64')}`
+const ORIGIN = 'https://app.example'
+
+const PLUGINS = { rateLimit, cors, helmet, compress, multipart, sensible } as const
+type PluginName = keyof typeof PLUGINS
+type Place = 'absent' | 'before' | 'after'
+type Phase = 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler'
+type Action = 'nothing' | 'read the body' | 'reply 418' | 'throw 409'
+interface AppHook { phase: Phase, action: Action, when: 'always' | 'on x-hook' }
+interface Layout { places: Record<PluginName, Place>, protect: boolean, hooks: AppHook[] }
+type Kind = 'post secret' | 'post secret, credentials' | 'post secret, too long' | 'put doc, csv' | 'put doc, json' | 'get open' | 'get page' | 'get page, credentials' | 'preflight' | 'nowhere'
+interface Req { kind: Kind, hooked: boolean }
+
+const place = fc.constantFrom<Place>('absent', 'before', 'after')
+const layout: fc.Arbitrary<Layout> = fc.record({
+  places: fc.record({ rateLimit: place, cors: place, helmet: place, compress: place, multipart: place, sensible: place }),
+  protect: fc.boolean(),
+  hooks: fc.array(fc.record({
+    phase: fc.constantFrom<Phase>('onRequest', 'preParsing', 'preValidation', 'preHandler'),
+    action: fc.constantFrom<Action>('nothing', 'read the body', 'reply 418', 'throw 409'),
+    when: fc.constantFrom('always' as const, 'on x-hook' as const)
+  }), { maxLength: 2 })
+})
+const KINDS: Kind[] = ['post secret', 'post secret, credentials', 'post secret, too long', 'put doc, csv', 'put doc, json', 'get open', 'get page', 'get page, credentials', 'preflight', 'nowhere']
+const requests = fc.array(fc.record({ kind: fc.constantFrom(...KINDS), hooked: fc.boolean() }), { minLength: 1, maxLength: 6 })
+
+/** What the app saw of each request, by its x-n header. */
+interface Seen { readStarted: Set<string>, appReadBody: Set<string>, counted: Set<string>, handled: Map<string, { covered: boolean, principal: unknown }> }
+
+function idOf (request: FastifyRequest): string {
+  return String(request.headers['x-n'])
+}
+
+/** The app's own hook: registered after the suite, as the docs say. */
+function addAppHook (app: FastifyInstance, hook: AppHook, seen: Seen): void {
+  const applies = (request: FastifyRequest): boolean => hook.when === 'always' || request.headers['x-hook'] !== undefined
+  if (hook.phase === 'preParsing') {
+    app.addHook('preParsing', async (request, reply, payload) => {
+      if (!applies(request)) return payload
+      if (hook.action === 'read the body') {
+        seen.appReadBody.add(idOf(request))
+        const chunks: Buffer[] = []
+        for await (const chunk of payload) chunks.push(chunk as Buffer)
+        return Readable.from([Buffer.concat(chunks)]) as unknown as typeof payload
+      }
+      if (hook.action === 'reply 418') return reply.code(418).send('teapot') as unknown as typeof payload
+      if (hook.action === 'throw 409') throw Object.assign(new Error('conflict'), { statusCode: 409 })
+      return payload
+    })
+    return
+  }
+  app.addHook(hook.phase, async (request: FastifyRequest, reply) => {
+    if (!applies(request) || hook.action === 'nothing' || hook.action === 'read the body') return
+    if (hook.action === 'reply 418') return reply.code(418).send('teapot')
+    throw Object.assign(new Error('conflict'), { statusCode: 409 })
+  })
+}
+
+async function build (l: Layout, seen: Seen): Promise<FastifyInstance> {
+  const app = Fastify({ ...serverOptions, logger: false })
+  app.addHook('onRequest', async (request) => {
+    const id = idOf(request)
+    request.raw.on('newListener', (event) => { if (event === 'data' || event === 'readable') seen.readStarted.add(id) })
+  })
+  const register = async (when: Place): Promise<void> => {
+    for (const name of Object.keys(PLUGINS) as PluginName[]) {
+      if (l.places[name] !== when) continue
+      if (name === 'rateLimit') await app.register(rateLimit, { max: 10_000, timeWindow: 60_000, keyGenerator: (request) => { seen.counted.add(idOf(request)); return 'all' } })
+      else if (name === 'cors') await app.register(cors, { origin: [ORIGIN], methods: ['GET', 'POST', 'PUT'] })
+      else if (name === 'compress') await app.register(compress, { global: true })
+      else await app.register(PLUGINS[name] as never)
+    }
+  }
+  await register('before')
+  await app.register(httpConventions, {
+    auth: { realm: 'r', basic: { users: { alice: 'secret' } }, protect: l.protect },
+    contentLength: { bodyLimit: 4096 }
+  })
+  await register('after')
+  for (const hook of l.hooks) addAppHook(app, hook, seen)
+  const handler = (covered: boolean) => async (request: FastifyRequest) => {
+    seen.handled.set(idOf(request), { covered, principal: request.principal })
+    return { ok: true }
+  }
+  app.post('/secret', { config: { auth: true }, schema: { body: { type: 'object' } } }, handler(true))
+  app.put('/doc', { config: { contentType: { accept: ['application/json'] }, auth: false } }, handler(false))
+  app.get('/open', { config: { auth: false } }, handler(false))
+  app.get('/page', handler(l.protect))
+  await app.ready()
+  return app
+}
+
+function requestOf (r: Req, n: number): { method: 'GET' | 'POST' | 'PUT' | 'OPTIONS', url: string, headers: Record<string, string>, payload?: string } {
+  const headers: Record<string, string> = { 'x-n': String(n), ...(r.hooked ? { 'x-hook': '1' } : {}) }
+  const json = (auth: boolean, size = 20): Record<string, string> => ({ ...headers, 'content-type': 'application/json', ...(auth ? { authorization: ALICE } : {}), 'x-size': String(size) })
+  switch (r.kind) {
+    case 'post secret': return { method: 'POST', url: '/secret', headers: json(false), payload: JSON.stringify({ a: 'x'.repeat(20) }) }
+    case 'post secret, credentials': return { method: 'POST', url: '/secret', headers: json(true), payload: JSON.stringify({ a: 'x'.repeat(20) }) }
+    case 'post secret, too long': return { method: 'POST', url: '/secret', headers: json(true), payload: JSON.stringify({ a: 'x'.repeat(8000) }) }
+    case 'put doc, csv': return { method: 'PUT', url: '/doc', headers: { ...headers, 'content-type': 'text/csv' }, payload: 'a,b\n1,2\n' }
+    case 'put doc, json': return { method: 'PUT', url: '/doc', headers: json(false), payload: '{}' }
+    case 'get open': return { method: 'GET', url: '/open', headers }
+    case 'get page': return { method: 'GET', url: '/page', headers }
+    case 'get page, credentials': return { method: 'GET', url: '/page', headers: { ...headers, authorization: ALICE } }
+    case 'preflight': return { method: 'OPTIONS', url: '/secret', headers: { ...headers, origin: ORIGIN, 'access-control-request-method': 'POST' } }
+    case 'nowhere': return { method: 'GET', url: '/nowhere', headers }
+  }
+}
+
+/** An answer the suite wrote as a refusal: its 401 (with a challenge), 411, or 415 with the errors[] envelope. */
+function suiteRefusal (status: number, headers: Record<string, unknown>, body: string): boolean {
+  if (status === 401) return typeof headers['www-authenticate'] === 'string'
+  if (status === 411) return body.startsWith('Length Required')
+  if (status === 415) return body.includes('"errors"')
+  return false
+}
+
+test('the seams with the plugins apps use, over generated apps and requests: covered, unread, counted, dressed, preflights pass', async (t) => {
+  const tally = { apps: 0, refusals: 0, served: 0, preflights: 0 }
+  await fc.assert(fc.asyncProperty(layout, requests, async (l, reqs) => {
+    const seen: Seen = { readStarted: new Set(), appReadBody: new Set(), counted: new Set(), handled: new Map() }
+    const app = await build(l, seen)
+    tally.apps++
+    try {
+      for (let n = 0; n < reqs.length; n++) {
+        const r = reqs[n]
+        const id = String(n)
+        const res = await app.inject(requestOf(r, n))
+        const where = `${r.kind}${r.hooked ? ' (x-hook)' : ''}: ${res.statusCode}`
+        // The one answer nothing of the suite can dress (docs/architecture.md, "Answers the suite
+        // does not write"): another plugin's onRequest hook replies or throws for a URL no route serves.
+        const answeredBeforeNotFound = r.kind === 'nowhere' && l.hooks.some((h) => h.phase === 'onRequest' && (h.action === 'reply 418' || h.action === 'throw 409') && (h.when === 'always' || r.hooked))
+        if (!answeredBeforeNotFound && typeof res.headers['cross-origin-resource-policy'] !== 'string') throw new Error(`${where}: an answer without Cross-Origin-Resource-Policy`)
+        const ran = seen.handled.get(id)
+        if (ran?.covered === true && (ran.principal === null || typeof ran.principal !== 'object')) throw new Error(`${where}: a covered route ran without a principal`)
+        if (ran !== undefined) tally.served++
+        if (suiteRefusal(res.statusCode, res.headers, res.body)) {
+          tally.refusals++
+          if (seen.readStarted.has(id)) throw new Error(`${where}: the body of a refused request was read`)
+          if (seen.appReadBody.has(id)) throw new Error(`${where}: the app's preParsing hook read a body the suite refused`)
+          if (l.places.rateLimit !== 'absent' && !seen.counted.has(id)) throw new Error(`${where}: the rate limiter did not count a request the suite refused`)
+        }
+        if (r.kind === 'preflight' && l.places.cors !== 'absent') {
+          tally.preflights++
+          const repliedEarlier = r.hooked || l.hooks.some((h) => h.when === 'always' && h.phase === 'onRequest' && h.action !== 'nothing' && h.action !== 'read the body')
+          if (res.statusCode === 401) throw new Error(`${where}: a CORS preflight got 401`)
+          if (!repliedEarlier && res.statusCode !== 204 && !l.hooks.some((h) => h.action === 'reply 418' || h.action === 'throw 409')) throw new Error(`${where}: a CORS preflight was not answered by cors`)
+        }
+      }
+      return true
+    } finally {
+      await app.close()
+    }
+  }), { numRuns: RUNS, seed: SEED, endOnFailure: false })
+  t.ok(tally.refusals > 0, `the suite refused requests (${tally.refusals})`)
+  t.ok(tally.served > 0, `handlers ran (${tally.served})`)
+  t.ok(tally.preflights > 0, `preflights were sent beside cors (${tally.preflights})`)
+})

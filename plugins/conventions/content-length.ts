@@ -271,7 +271,8 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
       key: 'content-length',
       plugin: PLUGIN,
       configKey: 'contentLength',
-      compile: (c) => compileRoute(c, settings, hooks)
+      compile: (c) => compileRoute(c, settings, hooks),
+      refusesBodies: true
     }, { profile: opts.profile })
   } catch (err) {
     return done(err as Error)

@@ -228,7 +228,7 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
   }
 
   try {
-    declareConvention(fastify, { key: 'content-type', plugin: PLUGIN, configKey: 'contentType', compile }, { profile: opts.profile })
+    declareConvention(fastify, { key: 'content-type', plugin: PLUGIN, configKey: 'contentType', compile, refusesBodies: true }, { profile: opts.profile })
   } catch (err) {
     return done(err as Error)
   }

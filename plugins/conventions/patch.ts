@@ -294,7 +294,8 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     plugin: PLUGIN,
     configKey: 'patch',
     compile,
-    // Where no conditional convention is registered, PATCH routes still honour If-Match.
+    // 415 with Accept-Patch before the body is read.
+    refusesBodies: true,
     // A PATCH route honours If-Match even where the conditional plugin is not registered.
     needs: [{ key: 'conditional', make: (profile) => conditionalConvention({ profile }) }]
   }

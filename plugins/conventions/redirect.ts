@@ -129,7 +129,7 @@ function redirectPlugin (fastify: FastifyInstance, opts: RedirectOptions, done: 
   if (!fastify.hasReplyDecorator('temporaryRedirect')) fastify.decorateReply('temporaryRedirect', temporaryRedirect)
   const steps = makeSteps(plan)
   try {
-    declareConvention(fastify, { key: 'redirect', plugin: PLUGIN, configKey: 'redirect', compile: (c) => compileRoute(c, plan, steps) })
+    declareConvention(fastify, { key: 'redirect', plugin: PLUGIN, configKey: 'redirect', compile: (c) => compileRoute(c, plan, steps), refusesBodies: true })
   } catch (err) {
     return done(err as Error)
   }

@@ -46,6 +46,8 @@ export function constraintsOf (route: RouteOptions): string {
 export interface AppState {
   /** What the kernel was installed with (how it reads Fastify, its extensions). */
   readonly host: KernelHost
+  /** The app's root context, where the kernel is installed. */
+  readonly root: FastifyInstance
   records: RouteRecord[]
   problems: string[]
   /** The guard's verdict per route it never compiled (by the route's config object): why it is refused, or null. */

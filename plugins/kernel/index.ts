@@ -22,7 +22,7 @@ import type { ErrorFormat } from '../../lib/render'
 import { CONVENTIONS } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
-import { checkRoutes, guardUnseen, noteUncompiled, type AppState } from './check'
+import { appOf, checkRoutes, guardUnseen, noteUncompiled, type AppState } from './check'
 import { kApp, kNode, kRanFirst } from './symbols'
 import { firstHookOf } from './unrouted'
 import type { Convention, ErrorFallback, KernelHost, Provision } from './types'
@@ -47,7 +47,7 @@ function install (host: KernelHost, fastify: FastifyInstance, plugin: string): v
   if (!host.isRootContext(fastify)) {
     throw invalidOption(plugin, 'the suite is installed in the root context of the app, where it sees every route: register fastify-http-conventions (or this plugin) on the instance Fastify() returned, or in a plugin wrapped with fastify-plugin, before the plugins that declare routes; a child context may then register a convention again with its own options')
   }
-  const app: AppState = { host, records: [], problems: [], unseen: new WeakMap(), uncompiled: [] }
+  const app: AppState = { host, root: fastify, records: [], problems: [], unseen: new WeakMap(), uncompiled: [] }
   // Contexts made before the suite keep the onRoute hooks they had: the route compiler never
   // sees their routes. Those declared later are judged when the app gets ready.
   const early = host.contextsBelow(fastify)
@@ -62,9 +62,6 @@ function install (host: KernelHost, fastify: FastifyInstance, plugin: string): v
   // Declared before any context the suite compiles routes of is made: every one inherits them.
   for (const slot of host.requestSlots) fastify.decorateRequest(slot, null)
   fastify.decorateRequest(kRanFirst, false)
-  // The context's first preParsing hook, before any the app or a plugin registered after the
-  // suite adds: no body is read before the suite's refusals (unrouted.ts).
-  firstHookOf(fastify)
   fastify.addHook('onRegister', giveNode)
   fastify.addHook('onRoute', compileRoute)
   fastify.addHook('onReady', checkRoutes)
@@ -79,6 +76,9 @@ export function declareConvention (host: KernelHost, fastify: FastifyInstance, c
     throw invalidOption(convention.plugin, `the ${convention.key} convention is already registered in this context; give its options once (to the umbrella or to this plugin), or register it in a child context to give part of the app other options`)
   }
   node.entries.set(convention.key, convention)
+  // The root's first preParsing hook, before any the app or a plugin registered after the
+  // suite adds: no body is read before the suite's refusals (unrouted.ts).
+  if (convention.refusesBodies === true) firstHookOf(appOf(fastify).root)
   if (opts.profile !== undefined && node.profile === undefined) node.profile = opts.profile
 }
 

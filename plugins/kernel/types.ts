@@ -89,6 +89,12 @@ export interface Convention {
   needs?: ReadonlyArray<{ key: ConventionKey, make: (profile: Profile | undefined) => Convention }>
   /** Headers every answer of the context carries, also those written where no route runs (framework and framing errors). */
   headers?: Readonly<Record<string, string>>
+  /**
+   * The convention refuses requests before their body is read (a 307, 411, 401 or 415 from
+   * preParsing): the kernel then gives the root its first preParsing hook, which runs a
+   * route's refusals before any other preParsing hook can read the body (unrouted.ts).
+   */
+  refusesBodies?: boolean
 }
 
 /** How a route's errors are answered, once every convention compiled it (what a kernel extension reads). */

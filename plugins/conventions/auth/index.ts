@@ -602,7 +602,8 @@ function authPlugin (fastify: FastifyInstance, opts: AuthOptions, done: (err?: E
       configKey: 'auth',
       // protect is a context-wide policy: plan() covers every route without config.auth.
       policy: opts.protect === undefined || opts.protect === false ? undefined : (methods) => protects(opts.protect, methods),
-      compile: (c) => compileRoute(c, settings, plan, byDefault)
+      compile: (c) => compileRoute(c, settings, plan, byDefault),
+      refusesBodies: true
     }, { profile: opts.profile })
   } catch (err) {
     return done(err as Error)

@@ -1,12 +1,14 @@
 /**
  * `fastify-http-conventions audit <url>`: arguments, discovery, the run, the reports and the
- * exit code (0: every rule passed or was skipped; 1: one failed; 2: a usage error).
+ * exit status (verdict.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { configErrors, mergeTargets, targetsFromOpenApi, type AuditConfig, type Targets } from './discovery'
-import { exitCode, formatTable, toJson, toJunit } from './report'
+import { formatTable, toJson, toJunit } from './report'
+import { unknownPatterns } from './rules'
 import { audit, transportFor, type AuditReport, type Credentials, type Profile } from './run'
+import { EXIT, applyBaseline, exitStatus, loadBaseline, statusMessage } from './verdict'
 import type { Transport } from './transport'
 
 export const USAGE = `Usage: fastify-http-conventions audit <url> [options]
@@ -20,13 +22,21 @@ Audits a running HTTP service against the conventions, rule by rule.
   --basic <user:pass>     credentials for the writes (Basic)
   --bearer <token>        credentials for the writes (Bearer)
   --digest <user:pass>    credentials for the writes (Digest)
+  --bearer-insufficient <token>  a valid token without the scope the writes need
+  --unique <property>     a property two resources may not share (the duplicate is 422)
+  --rule <id|section>     run only these rules (repeatable): an id, an id's prefix, a section
+  --skip <id|section>     do not run these rules (repeatable)
+  --baseline <file>       known departures (JSON): they do not fail the run
+  --strict-rfc            RFC advice (the rfc.* rules) fails the run too
+  --min-checked <percent> the share of the applicable rules a run must check (default 50)
   --rate <n>              requests a second at most (default 20; 0: no limit)
   --timeout <ms>          wait this long for an answer (default 5000)
   --json                  print the report as JSON instead of a table
   --junit <file>          also write the report as JUnit XML
   --help                  this text
 
-Exit code: 0 every rule passed or was skipped, 1 a rule failed, 2 a usage error.
+Exit status: 0 the rules checked hold; 1 a rule of the conventions failed (not in the
+baseline); 2 a usage error; 3 too little could be checked; 4 the service does not answer.
 `
 
 export class UsageError extends Error {}
@@ -47,6 +57,12 @@ export interface ParsedArgs {
   timeoutMs: number
   json: boolean
   junit?: string
+  only: string[]
+  skip: string[]
+  baseline?: string
+  strictRfc: boolean
+  minChecked: number
+  unique?: string
 }
 
 function pair (value: string | undefined, flag: string): { user: string, password: string } | undefined {
@@ -80,6 +96,13 @@ export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
         timeout: { type: 'string' },
         json: { type: 'boolean' },
         junit: { type: 'string' },
+        'bearer-insufficient': { type: 'string' },
+        unique: { type: 'string' },
+        rule: { type: 'string', multiple: true },
+        skip: { type: 'string', multiple: true },
+        baseline: { type: 'string' },
+        'strict-rfc': { type: 'boolean' },
+        'min-checked': { type: 'string' },
         help: { type: 'boolean' }
       }
     })
@@ -103,6 +126,13 @@ export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
   if (basic !== undefined) credentials.basic = basic
   if (digest !== undefined) credentials.digest = digest
   if (values.bearer !== undefined) credentials.bearer = values.bearer
+  if (values['bearer-insufficient'] !== undefined) credentials.insufficientBearer = values['bearer-insufficient']
+  const only = values.rule ?? []
+  const skip = values.skip ?? []
+  const unknown = unknownPatterns([...only, ...skip])
+  if (unknown.length > 0) throw new UsageError(`--rule and --skip take a rule id or a section; no rule is ${unknown.map((p) => JSON.stringify(p)).join(', ')}`)
+  const minChecked = count(values['min-checked'], '--min-checked', 50)
+  if (minChecked > 100) throw new UsageError('--min-checked is a percentage, 0 to 100')
   return {
     url: u.origin,
     profile,
@@ -113,7 +143,13 @@ export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
     rate: count(values.rate, '--rate', 20),
     timeoutMs: count(values.timeout, '--timeout', 5000),
     json: values.json === true,
-    ...(values.junit === undefined ? {} : { junit: values.junit })
+    ...(values.junit === undefined ? {} : { junit: values.junit }),
+    only,
+    skip,
+    ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
+    strictRfc: values['strict-rfc'] === true,
+    minChecked,
+    ...(values.unique === undefined ? {} : { unique: values.unique })
   }
 }
 
@@ -143,7 +179,7 @@ async function loadOpenApi (source: string | undefined, t: Transport): Promise<T
   return doc !== null && typeof doc === 'object' && 'paths' in doc ? targetsFromOpenApi(doc as Record<string, unknown>) : undefined
 }
 
-/** Runs the command; resolves with the exit code. */
+/** Runs the command; resolves with the exit status. */
 export async function main (argv: string[], io: CliIo): Promise<number> {
   let args: ParsedArgs | 'help'
   let report: AuditReport
@@ -151,19 +187,25 @@ export async function main (argv: string[], io: CliIo): Promise<number> {
     args = parseCliArgs(argv)
     if (args === 'help') { io.stdout.write(USAGE); return 0 }
     const a = args
+    const known = a.baseline === undefined ? undefined : await loadBaseline(a.baseline).catch((err: Error) => { throw new UsageError(err.message) })
     const progress = io.stderr.isTTY === true
     const t = transportFor(a.url, a.rate, a.timeoutMs, progress ? (ex) => io.stderr.write(`\r\x1b[K[${ex.n}] ${ex.request.method} ${ex.request.target}`) : undefined)
     const config = await loadConfig(a.config)
     const targets = mergeTargets(await loadOpenApi(a.openapi, t), config)
-    report = await audit({ url: a.url, profile: a.profile, targets, write: a.write, credentials: a.credentials, rate: a.rate, timeoutMs: a.timeoutMs, transport: t })
+    report = await audit({ url: a.url, profile: a.profile, targets, write: a.write, credentials: a.credentials, rate: a.rate, timeoutMs: a.timeoutMs, transport: t, only: a.only, skip: a.skip, ...(a.unique === undefined ? {} : { unique: a.unique }) })
     if (progress) io.stderr.write('\r\x1b[K')
+    const stale = known === undefined ? [] : applyBaseline(report, known)
     if (a.junit !== undefined) await writeFile(a.junit, toJunit(report)).catch((err: Error) => { throw new UsageError(`--junit ${a.junit as string}: ${err.message}`) })
-    io.stdout.write(a.json ? JSON.stringify(toJson(report), null, 2) + '\n' : formatTable(report))
+    const status = exitStatus(report, a)
+    io.stdout.write(a.json ? JSON.stringify({ ...toJson(report), coverage: report.coverage, ...(report.unreachable === undefined ? {} : { unreachable: report.unreachable }), status }, null, 2) + '\n' : formatTable(report))
+    const message = statusMessage(report, status, a.minChecked)
+    if (message !== undefined) io.stderr.write(`fastify-http-conventions: ${message}\n`)
+    if (stale.length > 0) io.stderr.write(`fastify-http-conventions: the baseline lists ${stale.join(', ')}, which no longer fail${stale.length === 1 ? 's' : ''}: remove ${stale.length === 1 ? 'it' : 'them'} from ${a.baseline as string}\n`)
+    return status
   } catch (err) {
     /* c8 ignore next -- every failure main() expects is a UsageError; anything else is a bug, reported by the bin */
     if (!(err instanceof UsageError)) throw err
     io.stderr.write(`fastify-http-conventions: ${err.message}\n\n${USAGE}`)
-    return 2
+    return EXIT.usage
   }
-  return exitCode(report)
 }

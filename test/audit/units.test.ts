@@ -81,7 +81,7 @@ function report (): AuditReport {
   r.fail('content-length.missing', 'expected 411, got 400', exchange())
   r.partial('rfc.options', 'Allow does not list PUT')
   r.skipped('delta.226', 'needs --write')
-  return { url: 'http://127.0.0.1:1', profile: 'spec', write: true, rules: r.list(), requests: 3, created: 1, leftBehind: ['/x/1'] }
+  return { url: 'http://127.0.0.1:1', profile: 'spec', write: true, rules: r.list(), requests: 3, created: 1, leftBehind: ['/x/1'], coverage: { applicable: 1, checked: 1 } }
 }
 
 test('report: the table names each rule, and each failure with the request and the answer, credentials redacted', async (t) => {

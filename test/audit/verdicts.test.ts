@@ -33,6 +33,7 @@ const none = { when: () => false, change: () => {} }
 
 test('a service that answers 200 "ok" to everything is not green: too little checked, exit 3', async (t) => {
   const server = createServer((_req, res) => { res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cross-origin-resource-policy': 'same-origin' }); res.end('ok') })
+  server.on('checkExpectation', (_req, res) => { res.writeHead(417, { 'cross-origin-resource-policy': 'same-origin' }); res.end() })
   server.on('clientError', (_err, socket) => { socket.end(`HTTP/1.1 400 Bad Request\r\nDate: ${new Date().toUTCString()}\r\nCross-Origin-Resource-Policy: same-origin\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`) })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')

@@ -118,7 +118,7 @@ const NEEDS: Record<Need, NeedCheck> = {
   redirect: (c) => c.targets.redirects.length > 0 ? undefined : 'no redirect known (a 307 in the OpenAPI document, or redirects in --config)',
   protected: async (c) => {
     const ex = await c.challenge()
-    return ex === undefined || statusOf(ex) === 401 || c.targets.protected || c.primaryScheme() !== undefined ? undefined : `writes are not protected (POST without credentials: ${answer(ex)})`
+    return ex === undefined || statusOf(ex) === 401 || c.targets.protected || c.primaryScheme() !== undefined ? undefined : `writes are not protected (POST ${c.targets.collection as string} without credentials: ${answer(ex)})`
   },
   patch: async (c) => await c.takesPatch(await c.resource() as string) ? undefined : 'the resource does not take PATCH',
   put: (c) => c.takesPut() ? undefined : 'the resource does not take PUT'

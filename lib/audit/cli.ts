@@ -1,15 +1,17 @@
 /**
  * `fastify-http-conventions audit <url>`: arguments, discovery, the run, the reports and the
- * exit code (0: every rule passed or was skipped; 1: one failed; 2: a usage error).
+ * exit status (verdict.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { configErrors, loadOpenApi, mergeTargets, OpenApiError, type AuditConfig, type Targets } from './discovery'
 import { checkWritable, EXIT_OUTPUT, OutputPathError } from './output-files'
 import { outputText, secretsOf } from './redact-output'
-import { exitCode, formatTable, toJson, toJunit } from './report'
+import { formatTable, toJson, toJunit } from './report'
+import { unknownPatterns } from './rules'
 import { audit, transportFor, type AuditReport, type Credentials, type Profile } from './run'
 import { boundsHit, type Transport } from './transport'
+import { EXIT, applyBaseline, exitStatus, loadBaseline, statusMessage } from './verdict'
 
 export const USAGE = `Usage: fastify-http-conventions audit <url> [options]
 
@@ -22,14 +24,22 @@ Audits a running HTTP service against the conventions, rule by rule.
   --basic <user:pass>     credentials for the writes (Basic)
   --bearer <token>        credentials for the writes (Bearer)
   --digest <user:pass>    credentials for the writes (Digest)
+  --bearer-insufficient <token>  a valid token without the scope the writes need
+  --unique <property>     a property two resources may not share (the duplicate is 422)
+  --rule <id|section>     run only these rules (repeatable): an id, an id's prefix, a section
+  --skip <id|section>     do not run these rules (repeatable)
+  --baseline <file>       known departures (JSON): they do not fail the run
+  --strict-rfc            RFC advice (the rfc.* rules) fails the run too
+  --min-checked <percent> the share of the applicable rules a run must check (default 50)
   --rate <n>              requests a second at most (default 20; 0: no limit)
   --timeout <ms>          wait this long for an answer (default 5000)
   --json                  print the report as JSON instead of a table
   --junit <file>          also write the report as JUnit XML
   --help                  this text
 
-Exit code: 0 every rule passed or was skipped, 1 a rule failed, 2 a usage error.
-An output file (--junit) that cannot be written: exit 5, before the first request.
+Exit status: 0 the rules checked hold; 1 a rule of the conventions failed (not in the
+baseline); 2 a usage error; 3 too little could be checked; 4 the service does not answer;
+5 an output file (--junit) cannot be written (found before the first request).
 `
 
 export class UsageError extends Error {}
@@ -50,6 +60,12 @@ export interface ParsedArgs {
   timeoutMs: number
   json: boolean
   junit?: string
+  only: string[]
+  skip: string[]
+  baseline?: string
+  strictRfc: boolean
+  minChecked: number
+  unique?: string
 }
 
 function pair (value: string | undefined, flag: string): { user: string, password: string } | undefined {
@@ -83,6 +99,13 @@ export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
         timeout: { type: 'string' },
         json: { type: 'boolean' },
         junit: { type: 'string' },
+        'bearer-insufficient': { type: 'string' },
+        unique: { type: 'string' },
+        rule: { type: 'string', multiple: true },
+        skip: { type: 'string', multiple: true },
+        baseline: { type: 'string' },
+        'strict-rfc': { type: 'boolean' },
+        'min-checked': { type: 'string' },
         help: { type: 'boolean' }
       }
     })
@@ -106,6 +129,13 @@ export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
   if (basic !== undefined) credentials.basic = basic
   if (digest !== undefined) credentials.digest = digest
   if (values.bearer !== undefined) credentials.bearer = values.bearer
+  if (values['bearer-insufficient'] !== undefined) credentials.insufficientBearer = values['bearer-insufficient']
+  const only = values.rule ?? []
+  const skip = values.skip ?? []
+  const unknown = unknownPatterns([...only, ...skip])
+  if (unknown.length > 0) throw new UsageError(`--rule and --skip take a rule id or a section; no rule is ${unknown.map((p) => JSON.stringify(p)).join(', ')}`)
+  const minChecked = count(values['min-checked'], '--min-checked', 50)
+  if (minChecked > 100) throw new UsageError('--min-checked is a percentage, 0 to 100')
   return {
     // the path is a prefix every probe is sent below (transport.ts)
     url: u.origin + u.pathname.replace(/\/+$/, ''),
@@ -117,7 +147,13 @@ export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
     rate: count(values.rate, '--rate', 20),
     timeoutMs: count(values.timeout, '--timeout', 5000),
     json: values.json === true,
-    ...(values.junit === undefined ? {} : { junit: values.junit })
+    ...(values.junit === undefined ? {} : { junit: values.junit }),
+    only,
+    skip,
+    ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
+    strictRfc: values['strict-rfc'] === true,
+    minChecked,
+    ...(values.unique === undefined ? {} : { unique: values.unique })
   }
 }
 
@@ -141,7 +177,7 @@ async function openApiTargets (source: string | undefined, a: ParsedArgs, t: Tra
   }
 }
 
-/** Runs the command; resolves with the exit code. */
+/** Runs the command; resolves with the exit status. */
 export async function main (argv: string[], io: CliIo): Promise<number> {
   let args: ParsedArgs | 'help'
   let report: AuditReport
@@ -153,23 +189,29 @@ export async function main (argv: string[], io: CliIo): Promise<number> {
     secrets = secretsOf(a.credentials)
     // output files are checked before the first request (output-files.ts)
     if (a.junit !== undefined) await checkWritable(a.junit, '--junit')
+    const known = a.baseline === undefined ? undefined : await loadBaseline(a.baseline).catch((err: Error) => { throw new UsageError(err.message) })
     const progress = io.stderr.isTTY === true
     const t = transportFor(a.url, a.rate, a.timeoutMs, progress ? (ex) => io.stderr.write(`\r\x1b[K[${ex.n}] ${outputText(`${ex.request.method} ${ex.request.target}`, secrets)}`) : undefined)
     const config = await loadConfig(a.config)
     const notes: string[] = []
     const targets = mergeTargets(await openApiTargets(a.openapi, a, t, notes), config)
-    report = await audit({ url: a.url, profile: a.profile, targets, write: a.write, credentials: a.credentials, rate: a.rate, timeoutMs: a.timeoutMs, transport: t })
+    report = await audit({ url: a.url, profile: a.profile, targets, write: a.write, credentials: a.credentials, rate: a.rate, timeoutMs: a.timeoutMs, transport: t, only: a.only, skip: a.skip, ...(a.unique === undefined ? {} : { unique: a.unique }) })
     if (progress) io.stderr.write('\r\x1b[K')
+    const stale = known === undefined ? [] : applyBaseline(report, known)
     // what the run could not read or check whole (docs/audit.md, Limits)
     const output = { secrets, notes: [...notes, ...(targets.notes ?? []), ...boundsHit(t.exchanges)] }
     if (a.junit !== undefined) await writeFile(a.junit, toJunit(report, output))
-    io.stdout.write(a.json ? JSON.stringify(toJson(report, output), null, 2) + '\n' : formatTable(report, output))
+    const status = exitStatus(report, a)
+    io.stdout.write(a.json ? JSON.stringify({ ...toJson(report, output), coverage: report.coverage, ...(report.unreachable === undefined ? {} : { unreachable: outputText(report.unreachable, secrets) }), status }, null, 2) + '\n' : formatTable(report, output))
+    const message = statusMessage(report, status, a.minChecked)
+    if (message !== undefined) io.stderr.write(`fastify-http-conventions: ${outputText(message, secrets)}\n`)
+    if (stale.length > 0) io.stderr.write(`fastify-http-conventions: the baseline lists ${stale.join(', ')}, which no longer fail${stale.length === 1 ? 's' : ''}: remove ${stale.length === 1 ? 'it' : 'them'} from ${a.baseline as string}\n`)
+    return status
   } catch (err) {
     if (err instanceof OutputPathError) { io.stderr.write(`fastify-http-conventions: ${outputText(err.message, secrets)}\n`); return EXIT_OUTPUT }
     /* c8 ignore next -- every failure main() expects is a UsageError; anything else is a bug, reported by the bin */
     if (!(err instanceof UsageError)) throw err
     io.stderr.write(`fastify-http-conventions: ${outputText(err.message, secrets)}\n\n${USAGE}`)
-    return 2
+    return EXIT.usage
   }
-  return exitCode(report)
 }

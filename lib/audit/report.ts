@@ -70,10 +70,15 @@ function summary (report: AuditReport): string {
 /** The table: one line per rule, then every failure with its exchange. */
 export function formatTable (report: AuditReport, options: OutputOptions = {}): string {
   const secrets = options.secrets ?? []
-  const rows = report.rules.map((r) => [r.outcome.toUpperCase(), r.id, r.section, detail(r)])
-  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i].length)))
+  const row = (r: RuleResult): string[] => [r.outcome.toUpperCase() + (r.known === true ? ' (known)' : ''), r.id, r.section, detail(r)]
+  const rows = report.rules.map(row)
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((x) => x[i].length)))
   const lines = [`Audit of ${report.url} (profile ${report.profile}${report.write ? ', with writes' : ', read-only'})`, '']
-  for (const row of rows) lines.push(row.slice(0, 3).map((c, i) => c.padEnd(widths[i])).join('  ') + '  ' + row[3])
+  const line = (r: RuleResult): string => { const x = row(r); return x.slice(0, 3).map((c, i) => c.padEnd(widths[i])).join('  ') + '  ' + x[3] }
+  // the conventions first; the RFC behaviour beside them apart (it sets the exit status only with --strict-rfc)
+  for (const r of report.rules.filter((x) => x.advice !== true)) lines.push(line(r))
+  const advice = report.rules.filter((x) => x.advice === true)
+  if (advice.length > 0) lines.push('', 'RFC advice beside the conventions (fails the run only with --strict-rfc):', ...advice.map(line))
   lines.push('', summary(report))
   if (report.leftBehind.length > 0) lines.push(`Could not delete: ${report.leftBehind.join(', ')}`)
   for (const note of options.notes ?? []) lines.push(`Limit: ${note}`)
@@ -120,6 +125,8 @@ export function toJson (report: AuditReport, options: OutputOptions = {}): Recor
       title: r.title,
       section: r.section,
       ...(r.rfc === undefined ? {} : { rfc: r.rfc }),
+      ...(r.advice === true ? { advice: true } : {}),
+      ...(r.known === true ? { known: true } : {}),
       outcome: r.outcome,
       ...(r.reason === undefined ? {} : { reason: r.reason }),
       ...(r.notes === undefined ? {} : { notes: r.notes }),

@@ -14,6 +14,10 @@ export interface RuleResult {
   title: string
   section: string
   rfc?: string
+  /** RFC behaviour beside the conventions: it sets the exit status only with --strict-rfc */
+  advice?: true
+  /** a departure the baseline (--baseline) lists: it does not set the exit status */
+  known?: true
   outcome: Outcome
   /** why it was skipped, or what passed */
   reason?: string
@@ -31,7 +35,7 @@ export class Results {
   constructor () {
     for (const r of RULES) {
       const rfc: string | undefined = 'rfc' in r ? r.rfc : undefined
-      this.byId.set(r.id, { id: r.id, title: r.title, section: r.section, ...(rfc === undefined ? {} : { rfc }), outcome: 'skipped', failures: [], partials: [], passed: 0 })
+      this.byId.set(r.id, { id: r.id, title: r.title, section: r.section, ...(rfc === undefined ? {} : { rfc }), ...(r.advice === true ? { advice: true as const } : {}), outcome: 'skipped', failures: [], partials: [], passed: 0 })
     }
   }
 

@@ -28,7 +28,7 @@ import { digestResponse, digestUserhash, isPrintableAscii, type DigestAlgorithm,
 import { encodeBasicCredentials } from '../auth/basic'
 import { isToken68 } from '../headers/authorization'
 import { quoteString } from '../headers/tokens'
-import { parseChallenges, type Challenge } from './challenges'
+import { parseChallenges, type Challenge } from '../headers/challenges'
 import { ReplayingHandler, headerRecord, originOf, type Replay, type RequestHeaders, urlOf, withQuery } from './dispatch'
 import { ConventionsClientError, clientErrorCodes } from './errors'
 

@@ -25,6 +25,7 @@ test('usage errors exit 2 with a message naming the problem, in the process and 
   const dir = mkdtempSync(join(os.tmpdir(), 'audit-cli-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'bad.json'), JSON.stringify({ collection: 'things' }))
+  writeFileSync(join(dir, 'unknown.json'), JSON.stringify({ known: ['no.such-rule'] }))
   const cases: Array<[string[], RegExp]> = [
     [[], /a command is needed/],
     [['scan', 'http://x'], /unknown command "scan"/],
@@ -36,7 +37,12 @@ test('usage errors exit 2 with a message naming the problem, in the process and 
     [['audit', 'http://127.0.0.1:1', '--nope'], /Unknown option '--nope'/],
     [['audit', 'http://127.0.0.1:1', 'extra'], /unexpected argument "extra"/],
     [['audit', 'http://127.0.0.1:1', '--config', join(dir, 'bad.json')], /\/collection must match pattern/],
-    [['audit', 'http://127.0.0.1:1', '--config', join(dir, 'missing.json')], /--config .*missing\.json: ENOENT/]
+    [['audit', 'http://127.0.0.1:1', '--config', join(dir, 'missing.json')], /--config .*missing\.json: ENOENT/],
+    [['audit', 'http://127.0.0.1:1', '--rule', 'conditional', '--skip', 'nope'], /no rule is "nope"/],
+    [['audit', 'http://127.0.0.1:1', '--min-checked', '120'], /--min-checked is a percentage/],
+    [['audit', 'http://127.0.0.1:1', '--baseline', join(dir, 'missing.json')], /--baseline .*missing\.json: ENOENT/],
+    [['audit', 'http://127.0.0.1:1', '--baseline', join(dir, 'bad.json')], /--baseline .*: expected \{"known"/],
+    [['audit', 'http://127.0.0.1:1', '--baseline', join(dir, 'unknown.json')], /--baseline .*: no rule is "no.such-rule"/]
   ]
   for (const [args, message] of cases) {
     let stderr = ''
@@ -73,4 +79,25 @@ test('a run: the table, --json, --junit, exit 1 when a rule fails, no progress l
   const parsed = JSON.parse(json.stdout) as { rules: Array<{ id: string, outcome: string }>, requests: number }
   t.equal(parsed.rules.find((r) => r.id === 'corp.every-answer')?.outcome, 'fail')
   t.match(readFileSync(junit, 'utf8'), /<testcase classname="4\.7 Cross-Origin-Resource-Policy" name="corp\.every-answer: [^"]*">\n {6}<failure type="fail"/)
+})
+
+test('--baseline: known departures are shown and do not fail the run; one that passes now is named', async (t) => {
+  const app = Fastify()
+  app.get('/', async () => 'hello')
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => app.close())
+  const dir = mkdtempSync(join(os.tmpdir(), 'audit-cli-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ paths: ['/'] }))
+  const base = ['audit', url, '--config', join(dir, 'config.json'), '--rate', '0', '--rule', 'corp', '--rule', 'content-type.response', '--min-checked', '0']
+  const first = await run([...base, '--json'])
+  t.equal(first.code, 1, 'CORP missing fails the run')
+  writeFileSync(join(dir, 'report.json'), first.stdout)
+  const known = await run([...base, '--baseline', join(dir, 'report.json')])
+  t.equal(known.code, 0, 'a baseline of the report: the known departure does not fail the run')
+  t.match(known.stdout, /^FAIL \(known\)\s+corp\.every-answer/m)
+  writeFileSync(join(dir, 'ids.json'), JSON.stringify(['corp.every-answer', 'content-type.response']))
+  const stale = await run([...base, '--baseline', join(dir, 'ids.json')])
+  t.equal(stale.code, 0)
+  t.match(stale.stderr, /the baseline lists content-type\.response, which no longer fails: remove it from/)
 })

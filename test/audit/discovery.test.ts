@@ -50,7 +50,7 @@ test('write: a sample body without a schema, the id from the 201 body, no PUT', 
   t.teardown(() => app.close())
   const run = await runAudit([url, '--write', '--rate', '0', '--config', file('notes.json', NOTES_CONFIG)])
   const reason = (id: string): string | undefined => run.report.rules.find((r) => r.id === id)?.reason
-  t.equal(reason('validation.422'), 'no JSON Schema of the body to break (give --openapi or schema in --config)')
+  t.equal(reason('validation.422'), 'no JSON Schema of the body (give --openapi, or it in --config)')
   t.equal(reason('conditional.if-match'), 'the resource does not take PUT')
   t.equal(reason('auth.401-without-credentials'), 'writes are not protected (POST /notes without credentials: HTTP/1.1 201 Created)')
   t.same([...stored.keys()], ['n0'], 'every resource the run created was found by its id and deleted')
@@ -63,11 +63,12 @@ test('write: without a collection, and when nothing can be created, the rules sa
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   t.teardown(() => app.close())
   const none = await runAudit([url, '--write', '--rate', '0', '--config', file('none.json', { paths: ['/'] })])
-  t.equal(none.report.rules.find((r) => r.id === 'validation.422')?.reason, 'no collection to create a resource in (give --openapi or collection in --config)')
-  const broken = await runAudit([url, '--write', '--bearer', 'x', '--rate', '0', '--config', file('broken.json', { collection: '/things', item: '/things/{id}', sample: { a: 1 } })])
+  t.equal(none.report.rules.find((r) => r.id === 'validation.422')?.reason, 'no collection known (give --openapi, or it in --config)')
+  const broken = await runAudit([url, '--write', '--bearer', 'audit-token-7', '--rate', '0', '--config', file('broken.json', { collection: '/things', item: '/things/{id}', sample: { a: 1 } })])
   const accepted = broken.report.rules.find((r) => r.id === 'auth.credentials-accepted')
   t.equal(accepted?.outcome, 'fail')
-  t.match(JSON.stringify(accepted?.failures), /the resource could not be created: HTTP\/1\.1 500 Internal Server Error/)
+  t.match(JSON.stringify(accepted?.failures), /POST with the given bearer credentials: expected 2xx, got HTTP\/1\.1 500 Internal Server Error/)
+  t.match(broken.report.rules.find((r) => r.id === 'conditional.etag')?.reason, /^no resource could be created \(HTTP\/1\.1 500 Internal Server Error\)/)
 })
 
 test('--openapi from a file; a progress line on a terminal; a bad --openapi is a usage error', async (t) => {

@@ -15,6 +15,8 @@ export interface Answer {
   headers: Record<string, string | string[] | number>
   /** a replacement body */
   body?: Buffer
+  /** the body the service wrote (when it wrote it in one piece) */
+  received?: Buffer
   /** do not send Date */
   noDate?: boolean
 }
@@ -25,6 +27,8 @@ export interface Mutation {
   change: (a: Answer, request: string) => void
   /** changes the request before the service reads it */
   request?: (req: IncomingMessage) => void
+  /** answers in front of the service (which then never sees the request): true when it did */
+  front?: (req: IncomingMessage, res: ServerResponse) => boolean
 }
 
 export const CREDENTIALS = ['--basic', 'demo:demo-password', '--bearer', 'demo-write-token', '--digest', 'demo:demo-password']
@@ -41,28 +45,54 @@ function lower (headers: unknown): Record<string, string | string[] | number> {
   return out
 }
 
-/** Mutates answers the app writes through ServerResponse (Fastify's replies and Node's own 417). */
-function patchResponse (req: IncomingMessage, res: ServerResponse, m: Mutation): void {
+/**
+ * Mutates answers the app writes through ServerResponse (Fastify's replies and Node's own 417).
+ * The head of a picked answer waits for its body, so that a mutation can read what the service
+ * wrote (`received`).
+ */
+function patchResponse (req: IncomingMessage, res: ServerResponse, m: Mutation, viaResponse: WeakSet<Socket>): void {
   const writeHead = res.writeHead
   const end = res.end
+  const write = res.write
+  let pending: { status: number, given: unknown } | undefined
+  let ending = false
   let body: Buffer | undefined
-  res.writeHead = function mutatedWriteHead (this: ServerResponse, status: number, ...args: unknown[]) {
-    const given = args.find((x) => x !== null && typeof x === 'object')
-    if (!m.when(requestText(req), status)) return writeHead.call(this, status, given as Record<string, string>)
-    const a: Answer = { status, headers: { ...lower(res.getHeaders()), ...lower(given) } }
+  const flush = (self: ServerResponse, received: Buffer | undefined): void => {
+    const { status, given } = pending as { status: number, given: unknown }
+    pending = undefined
+    const a: Answer = { status, headers: { ...lower(res.getHeaders()), ...lower(given) }, ...(received === undefined ? {} : { received }) }
     m.change(a, requestText(req))
     for (const name of res.getHeaderNames()) res.removeHeader(name)
     if (a.noDate === true) res.sendDate = false
     if (a.body !== undefined) { body = a.body; a.headers['content-length'] = a.body.length }
-    return (writeHead as (...x: unknown[]) => ServerResponse).call(this, a.status, STATUS_CODES[a.status] ?? 'Status', a.headers)
+    ;(writeHead as (...x: unknown[]) => ServerResponse).call(self, a.status, STATUS_CODES[a.status] ?? 'Status', a.headers)
+  }
+  res.writeHead = function mutatedWriteHead (this: ServerResponse, status: number, ...args: unknown[]) {
+    const given = args.find((x) => x !== null && typeof x === 'object')
+    if (!m.when(requestText(req), status)) return writeHead.call(this, status, given as Record<string, string>)
+    pending = { status, given }
+    if (ending) flush(this, undefined)
+    return this
   } as ServerResponse['writeHead']
+  // what the response writes on the socket (within these calls) is its own, not a raw answer
+  const own = <T>(f: () => T): T => { viaResponse.add(req.socket); try { return f() } finally { viaResponse.delete(req.socket) } }
+  res.write = function mutatedWrite (this: ServerResponse, ...args: unknown[]) {
+    if (pending !== undefined) flush(this, undefined)
+    return own(() => (write as (...a: unknown[]) => boolean).apply(this, args))
+  } as ServerResponse['write']
   res.end = function mutatedEnd (this: ServerResponse, ...args: unknown[]) {
-    if (body !== undefined && args.length > 0 && typeof args[0] !== 'function') args[0] = body
-    return (end as (...a: unknown[]) => ServerResponse).apply(this, args)
+    const chunk = args.length > 0 && typeof args[0] !== 'function' ? args[0] : undefined
+    if (pending !== undefined) flush(this, typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.isBuffer(chunk) ? chunk : undefined)
+    if (body !== undefined && chunk !== undefined) args[0] = body
+    ending = true
+    return own(() => (end as (...a: unknown[]) => ServerResponse).apply(this, args))
   } as ServerResponse['end']
 }
 
-/** Mutates answers written straight to the socket (to requests Node's parser refused). */
+/**
+ * Mutates answers written straight to the socket: to requests Node's parser refused, and to
+ * requests whose body ended short (the suite writes its 411 on the socket, past the response).
+ */
 function patchSocket (socket: Socket, m: Mutation, handled: WeakSet<Socket>, refused: WeakMap<Socket, string>): void {
   const rewrite = (chunk: unknown): unknown => {
     const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('latin1') : undefined
@@ -95,13 +125,20 @@ export function mutate (server: Server, m: Mutation): void {
   // Node's parser reads the socket's handle directly (no 'data' events): the bytes of a request
   // it refused come with the error
   const refused = new WeakMap<Socket, string>()
-  server.prependListener('clientError', (err: Error & { rawPacket?: Buffer }, socket: Socket) => { refused.set(socket, err.rawPacket?.toString('latin1') ?? '') })
+  server.prependListener('clientError', (err: Error & { rawPacket?: Buffer }, socket: Socket) => { if (err.rawPacket !== undefined || !refused.has(socket)) refused.set(socket, err.rawPacket?.toString('latin1') ?? '') })
   server.prependListener('connection', (socket: Socket) => patchSocket(socket, m, handled, refused))
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
-    handled.add(req.socket)
+    refused.set(req.socket, requestText(req))
     m.request?.(req)
-    patchResponse(req, res, m)
+    patchResponse(req, res, m, handled)
   })
+  const front = m.front
+  if (front === undefined) return
+  const emit = server.emit
+  server.emit = function frontEmit (this: Server, event: string, ...args: unknown[]) {
+    if (event === 'request' && front(args[0] as IncomingMessage, args[1] as ServerResponse)) return true
+    return (emit as (...a: unknown[]) => boolean).call(this, event, ...args)
+  } as Server['emit']
 }
 
 export interface Started { url: string, close: () => Promise<void> }
@@ -136,6 +173,7 @@ export function compose (...parts: Mutation[]): Mutation {
   return {
     when: (q, s) => parts.some((p) => p.when(q, s)),
     change: (a, q) => { for (const p of parts) if (p.when(q, a.status)) p.change(a, q) },
-    request: (req) => { for (const p of parts) p.request?.(req) }
+    request: (req) => { for (const p of parts) p.request?.(req) },
+    front: (req, res) => parts.some((p) => p.front?.(req, res) === true)
   }
 }

@@ -12,7 +12,7 @@ import { exitCode, formatTable, toJson, toJunit, redactCredentials } from '../..
 import { Results } from '../../lib/audit/results'
 import { configErrors, targetsFromOpenApi, mergeTargets } from '../../lib/audit/discovery'
 import { createTransport, parseResponse, dechunk, type Exchange } from '../../lib/audit/transport'
-import type { AuditReport } from '../../lib/audit/run'
+import { retryAfterMs, type AuditReport } from '../../lib/audit/run'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 50
 const ajv = new Ajv({ strict: false })
@@ -81,7 +81,7 @@ function report (): AuditReport {
   r.fail('content-length.missing', 'expected 411, got 400', exchange())
   r.partial('rfc.options', 'Allow does not list PUT')
   r.skipped('delta.226', 'needs --write')
-  return { url: 'http://127.0.0.1:1', profile: 'spec', write: true, rules: r.list(), requests: 3, created: 1, leftBehind: ['/x/1'] }
+  return { url: 'http://127.0.0.1:1', profile: 'spec', write: true, rules: r.list(), requests: 3, created: 1, leftBehind: ['/x/1'], coverage: { applicable: 1, checked: 1 } }
 }
 
 test('report: the table names each rule, and each failure with the request and the answer, credentials redacted', async (t) => {
@@ -184,4 +184,13 @@ test('transport: paced by the real timer when no timer is given: each request af
   const answers = await Promise.all([1, 2, 3].map(async () => (await transport.send({ method: 'GET', target: '/', headers: [] })).response?.status))
   t.same(answers, [204, 204, 204])
   t.equal(transport.exchanges.length, 3)
+})
+
+test('Retry-After: seconds, an HTTP date, 1 s without the field, and nothing for a value that is neither', async (t) => {
+  const answer = (value?: string): Exchange => ({ n: 1, request: { method: 'GET', target: '/', headers: [] }, rawRequest: '', response: { statusLine: 'HTTP/1.1 429 Too Many Requests', status: 429, headerLines: value === undefined ? [] : [['retry-after', value]], body: Buffer.alloc(0), head: '' } })
+  t.equal(retryAfterMs(answer('2')), 2000)
+  t.equal(retryAfterMs(answer('Thu, 01 Jan 2026 00:00:10 GMT'), Date.UTC(2026, 0, 1)), 10000)
+  t.equal(retryAfterMs(answer('Thu, 01 Jan 2026 00:00:10 GMT'), Date.UTC(2027, 0, 1)), 0, 'a date past is no wait')
+  t.equal(retryAfterMs(answer()), 1000)
+  t.equal(retryAfterMs(answer('soon')), null)
 })

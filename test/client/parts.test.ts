@@ -5,7 +5,7 @@
  */
 import { test } from 'tap'
 import type { Dispatcher } from 'undici'
-import { parseChallenges } from '../../lib/client/challenges'
+import { parseChallenges } from '../../lib/headers/challenges'
 import { ReplayingHandler, failBeforeSend, headerRecord, noop, originOf, withQuery, type Replay } from '../../lib/client/dispatch'
 import { framingInterceptor } from '../../lib/client/framing'
 

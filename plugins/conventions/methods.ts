@@ -156,7 +156,8 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
 
 /**
  * The step for a request Fastify found no route for (the context's unrouted hook runs it after
- * every onRequest hook of the app, so a rate limiter counts it, before any byte of its body is read).
+ * every onRequest hook of the app's contexts, before any byte of its body is read; a plugin that
+ * hooks each route, such as @fastify/rate-limit, never sees it).
  */
 function unroutedStep (s: MethodsState) {
   return function methodsUnrouted (request: FastifyRequest, reply: FastifyReply): typeof SENT | undefined {

@@ -8,6 +8,7 @@
  * the named hooks the plan selects. A GET or HEAD without a body runs one check (repeated
  * Host lines) and allocates nothing.
  */
+import type { Server } from 'node:http'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, contentTooLarge, lengthRequired, notImplemented, type ConventionError } from '../../lib/errors'
@@ -15,7 +16,7 @@ import { profileDefaults, type Profile } from '../../lib/profile'
 import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
 import { declaresBody } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { continueOnFirstRead, lingerOnClose } from '../infrastructure/adapter'
+import { continueRequestsOnFirstRead, lingerOnClose } from '../infrastructure/adapter'
 import { coalesceBody } from '../infrastructure/body-reader'
 import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../infrastructure/framing'
 import { answerAtServer } from '../infrastructure/server-answers'
@@ -277,32 +278,15 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   } catch (err) {
     return done(err as Error)
   }
-  deferContinue(fastify)
+  // RFC 9110 10.1.1: `100 (Continue)` only when the body is first read, which is once every
+  // check of the headers passed (the suite's length, credentials and media type, and Fastify's
+  // own choice of a parser: a media type no parser reads is 415 without a 100). A refusal
+  // reads nothing, so its answer is the final status the client waits for, and the client
+  // does not send the body (plugins/infrastructure/adapter.ts).
+  continueRequestsOnFirstRead(fastify.server as unknown as Server)
   // RFC 9112 2.3 / 3.2, RFC 9110 10.1.1: the answers written before Fastify routes a request (plugins/infrastructure/server-answers.ts).
   answerAtServer(fastify)
   done()
-}
-
-/**
- * RFC 9110 10.1.1: `100 (Continue)` only when the body is first read, which is once every
- * check of the headers passed (the suite's length, credentials and media type, and Fastify's
- * own choice of a parser: a media type no parser reads is 415 without a 100). The server
- * hands `Expect: 100-continue` requests to Fastify as any other (Node's documented
- * 'checkContinue' event) with the 100 written when the body is first read
- * (plugins/infrastructure/adapter.ts). A refusal reads nothing, so its answer is the final
- * status the client waits for, and the client does not send the body. One listener per
- * server, added where the suite is installed (the root); an app's own listener, added before
- * or after it, answers alone.
- */
-function deferContinue (fastify: FastifyInstance): void {
-  const server = fastify.server
-  if (server.listenerCount('checkContinue') > 0) return
-  server.on('checkContinue', function handOverContinue (request, response) {
-    // A listener the app added after the suite's answers the expectation (and hands the request over) alone.
-    if (server.listenerCount('checkContinue') > 1) return
-    continueOnFirstRead(request, response)
-    server.emit('request', request, response)
-  })
 }
 
 /** The Content-Length plugin: 411 for a body without a valid Content-Length or over the limit (RFC 9110 15.5.12), the body checked against its length. */

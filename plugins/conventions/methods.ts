@@ -21,6 +21,7 @@ import { declaresBody } from '../infrastructure/shared'
 import { markClosing } from '../infrastructure/framing'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { recordPathOptions } from '../infrastructure/openapi'
+import { isCorsPreflightRoute } from '../infrastructure/adapter'
 
 const PLUGIN = 'fastify-http-conventions-methods'
 
@@ -71,15 +72,6 @@ const kOwnOptions = Symbol('http-conventions.methods.options')
  * preflight. Other plugins ignore the key.
  */
 const CORS_ON_OWN_OPTIONS = { strictPreflight: false, preflightContinue: true }
-
-/**
- * @fastify/cors's preflight route (`OPTIONS *`, beside its request decorator): it takes
- * OPTIONS on every path, a plain one included. An app's own catch-all OPTIONS route is its
- * answer, and stays so.
- */
-function isCorsRoute (fastify: FastifyInstance, url: string): boolean {
-  return (url === '*' || url === '/*') && fastify.hasRequestDecorator('corsPreflightEnabled')
-}
 
 /** What the plugin keeps for one app: the method table, and the OPTIONS routes it declared. */
 interface MethodsState {
@@ -152,7 +144,7 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
   if (own || config === false) return
   // The OpenAPI document lists the OPTIONS the suite answers on this path.
   recordPathOptions(c.route)
-  if (c.methods.includes('OPTIONS') && isCorsRoute(s.fastify, url)) {
+  if (c.methods.includes('OPTIONS') && isCorsPreflightRoute(s.fastify, url)) {
     // @fastify/cors registered after the suite: the paths seen so far get their OPTIONS route now.
     s.catchAll = true
     for (const p of s.patterns) declareOptions(s, p)
@@ -164,7 +156,8 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
 
 /**
  * The step for a request Fastify found no route for (the context's unrouted hook runs it after
- * every onRequest hook of the app, so a rate limiter counts it, before any byte of its body is read).
+ * every onRequest hook of the app's contexts, before any byte of its body is read; a plugin that
+ * hooks each route, such as @fastify/rate-limit, never sees it).
  */
 function unroutedStep (s: MethodsState) {
   return function methodsUnrouted (request: FastifyRequest, reply: FastifyReply): typeof SENT | undefined {
@@ -198,7 +191,7 @@ function methodsPlugin (fastify: FastifyInstance, opts: MethodsOptions, done: (e
     checkOptions(opts)
     // @fastify/cors registered before the suite: its OPTIONS route is there already.
     // (Fastify keeps `OPTIONS *` as `/*`.)
-    const catchAll = fastify.hasRoute({ method: 'OPTIONS', url: '/*' }) && isCorsRoute(fastify, '/*')
+    const catchAll = fastify.hasRoute({ method: 'OPTIONS', url: '/*' }) && isCorsPreflightRoute(fastify, '/*')
     const state: MethodsState = { fastify, table: new MethodTable(routerLike(fastify)), patterns: new Set(), ownOptions: new Set(), catchAll, constrained: false, routed: routedBy(fastify) }
     s = state
     declareConvention(fastify, { key: 'methods', plugin: PLUGIN, configKey: 'methods', compile: (c: RouteCompiler) => { compileMethods(state, c) } })

@@ -161,11 +161,15 @@ export function gateRequests (server: Server, gate: (request: IncomingMessage, r
   server.on('request', function gatedRequest (this: Server, request: IncomingMessage, response: ServerResponse) {
     if (!gate(request, response)) only.call(this, request, response)
   })
+  gated.add(server)
 }
+
+/** The servers `gateRequests` stands in front of (keyed by the server: no listener is recognised by its name). */
+const gated = new WeakSet<Server>()
 
 /** True when `gateRequests` already stands in front of the server's request handler. */
 export function isGated (server: Server): boolean {
-  return server.listeners('request').some((listener) => listener.name === 'gatedRequest')
+  return gated.has(server)
 }
 
 /**
@@ -222,4 +226,112 @@ export function sendAsGiven (reply: FastifyReply): void {
 
 function asGiven (payload: string): string {
   return payload
+}
+
+/**
+ * RFC 9110 10.1.1: hands every `Expect: 100-continue` request to the app's request handler
+ * as any other request, with the 100 written when its body is first read
+ * (`continueOnFirstRead`). Node's documented 'checkContinue' event takes the request from
+ * the 'request' event; the listener gives it back by emitting 'request' itself. One listener
+ * per server: an app's own 'checkContinue' listener, added before or after this one,
+ * answers the expectation (and hands the request over) alone.
+ *
+ * Relies on: a request emitted on the server's 'request' event by another listener is
+ * served by Fastify's handler as one Node emitted (Node documents the 'checkContinue' event,
+ * not that a listener may re-emit 'request'); pinned in test/plugins/adapter.test.ts.
+ */
+export function continueRequestsOnFirstRead (server: Server): void {
+  if (server.listenerCount('checkContinue') > 0) return
+  server.on('checkContinue', function handOverContinue (request: IncomingMessage, response: ServerResponse) {
+    // A listener the app added after this one answers the expectation (and hands the request over) alone.
+    if (server.listenerCount('checkContinue') > 1) return
+    continueOnFirstRead(request, response)
+    server.emit('request', request, response)
+  })
+}
+
+/**
+ * RFC 9110 10.1.1: `answer` writes the answer to a request whose `Expect` is not
+ * 100-continue, in place of Node's bare 417 (Node's documented 'checkExpectation' event).
+ * An app's own 'checkExpectation' listener, there before, is left to answer alone.
+ *
+ * Relies on: Node emits 'checkExpectation' instead of 'request' for such a request, after
+ * its Host check (pinned in test/plugins/adapter.test.ts); the event is documented, its
+ * order against the Host check is not.
+ */
+export function answerExpectations (server: Server, answer: (request: IncomingMessage, response: ServerResponse) => void): void {
+  if (server.listenerCount('checkExpectation') > 0) return
+  server.on('checkExpectation', function answerExpectation (request: IncomingMessage, response: ServerResponse) {
+    answer(request, response)
+  })
+}
+
+/**
+ * RFC 9112 2.3: the major version of a request line Node's parser refused for its version
+ * (`HTTP/3.0`), or null when the bytes there are not `HTTP/<digit>.<digit>`.
+ *
+ * Relies on: Node's parser (llhttp) refuses a version it does not read with
+ * `HPE_INVALID_VERSION` and stops right after the version's last digit, so the error's
+ * `bytesParsed` (documented: "the bytes count of request packet that Node.js may have parsed
+ * correctly") points there in its `rawPacket` (pinned in test/plugins/adapter.test.ts).
+ * Should it stop elsewhere, this gives null and the answer is the 400 of a malformed request.
+ */
+export function refusedMajorVersion (error: Error & { rawPacket?: unknown, bytesParsed?: unknown }): number | null {
+  const packet = error.rawPacket
+  const at = error.bytesParsed
+  if (!Buffer.isBuffer(packet) || typeof at !== 'number' || at < 3 || at > packet.length) return null
+  const major = packet[at - 3] - 0x30
+  const minor = packet[at - 1] - 0x30
+  return packet[at - 2] === 0x2e && major >= 0 && major <= 9 && minor >= 0 && minor <= 9 ? major : null
+}
+
+/**
+ * Whether `url` is @fastify/cors's preflight route (`OPTIONS *`, which Fastify keeps as
+ * `/*`) in `fastify`'s context: it takes OPTIONS on every path, a plain one included. An
+ * app's own catch-all OPTIONS route, without @fastify/cors, is not.
+ *
+ * Relies on: @fastify/cors declares its preflight route as `OPTIONS *` and, in the same
+ * context, the request decorator `corsPreflightEnabled` (neither is its documented API);
+ * pinned in test/plugins/adapter.test.ts. Should either change, the suite declares no
+ * OPTIONS route beside it, and @fastify/cors answers OPTIONS as it does without the suite.
+ */
+export function isCorsPreflightRoute (fastify: FastifyInstance, url: string): boolean {
+  return (url === '*' || url === '/*') && fastify.hasRequestDecorator('corsPreflightEnabled')
+}
+
+/** Fastify's own error body: what its default error handler writes. */
+export interface FastifyErrorBody { statusCode: number, error: string, message: string, code?: string }
+
+/** The longest payload read as Fastify's own error body. */
+const MAX_FASTIFY_ERROR_BYTES = 64 * 1024
+
+/**
+ * The payload Fastify's default error handler wrote, read back: its status, code and message,
+ * or null for any other payload (one the app's handler wrote itself).
+ *
+ * Relies on: Fastify's default error handler serializes an error as the JSON object
+ * `{ statusCode, code, error, message }` and no other member, a string payload in onSend
+ * (the shape is in Fastify's docs, Reply: "Errors"; that no member is ever added is not
+ * promised); pinned in test/plugins/adapter.test.ts. Should it change, the suite leaves that
+ * answer as Fastify wrote it.
+ */
+export function readFastifyErrorBody (payload: string): FastifyErrorBody | null {
+  if (payload.length > MAX_FASTIFY_ERROR_BYTES) return null
+  let body: unknown
+  try {
+    body = JSON.parse(payload)
+  } catch {
+    return null
+  }
+  return isFastifyErrorBody(body) ? body : null
+}
+
+function isFastifyErrorBody (body: unknown): body is FastifyErrorBody {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false
+  const b = body as Record<string, unknown>
+  if (typeof b.statusCode !== 'number' || typeof b.message !== 'string' || typeof b.error !== 'string') return false
+  for (const key of Object.keys(b)) {
+    if (key !== 'statusCode' && key !== 'message' && key !== 'error' && key !== 'code') return false
+  }
+  return b.code === undefined || typeof b.code === 'string'
 }

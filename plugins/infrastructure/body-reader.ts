@@ -31,19 +31,30 @@ export type Done = (err: Error | null, value?: unknown) => void
 const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = fastifyErrors
 /**
  * Sets the suite's parser for `types` in `fastify`'s context, replacing one the context may
- * have inherited, and records that the suite reads those types there.
+ * have inherited, and records that the suite reads those types there. Each is set as a
+ * RegExp of the type with any parameters: Fastify tries the parsers set for a media type
+ * itself first, so a plugin that adds its own for the type in a context below (as
+ * @fastify/http-proxy does for `application/json`) takes it there instead of failing with
+ * FST_ERR_CTP_ALREADY_PRESENT.
  */
 export function setSuiteParser (fastify: FastifyInstance, types: string[], parser: (request: FastifyRequest, payload: BodyStream, next: Done) => void): void {
   for (const type of types) {
+    const pattern = essencePattern(type)
     if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
+    if (fastify.hasContentTypeParser(pattern)) fastify.removeContentTypeParser(pattern)
+    fastify.addContentTypeParser(pattern, parser as never)
   }
-  fastify.addContentTypeParser(types, parser as never)
   // A decorator of the context: a child context that sets parsers of its own gets its own set
   // (assigned on the child, as Fastify documents for encapsulated decorators).
   const known = fastify.hasDecorator(kReadBySuite) ? readBy(fastify) : undefined
   const own = new Set([...(known ?? []), ...types])
   if (known === undefined) fastify.decorate(kReadBySuite, own)
   else (fastify as unknown as Record<symbol, Set<string>>)[kReadBySuite] = own
+}
+
+/** The media type `type` with any parameters, as a pattern: a parser another plugin adds for `type` itself, in a child context, is taken before it. */
+function essencePattern (type: string): RegExp {
+  return new RegExp(`^${type.replace(/[.+*?^$()[\]{}|\\/]/g, '\\$&')}(?:;|$)`)
 }
 
 function readBy (instance: FastifyInstance): Set<string> | undefined {

@@ -24,7 +24,7 @@ import { addVary, profileError, replacePayload } from './shared'
 import { nearest, nodeOf } from '../kernel/registry'
 import type { ErrorPolicy, KernelExtension } from '../kernel/types'
 import { kPassedOn, kOwnHandler } from './symbols'
-import { hasOnlyFastifysErrorHandler, sendAsGiven } from './adapter'
+import { hasOnlyFastifysErrorHandler, readFastifyErrorBody, sendAsGiven } from './adapter'
 
 /** The `$id` under which the envelope's JSON Schema (schemas/errors.json) is added to Fastify: `$ref` it in a route's response schema. */
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
@@ -222,19 +222,6 @@ export function logConventionError (request: FastifyRequest, err: ConventionErro
   log[level]({ err: entry }, err.message)
 }
 
-/** Fastify's own error body (its default handler, its 404, and plugins that use them): `{ statusCode, error, message, code? }`. */
-function isFastifyErrorBody (body: unknown): body is { statusCode: number, error: string, message: string, code?: string } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false
-  const b = body as Record<string, unknown>
-  if (typeof b.statusCode !== 'number' || typeof b.message !== 'string' || typeof b.error !== 'string') return false
-  for (const key of Object.keys(b)) {
-    if (key !== 'statusCode' && key !== 'message' && key !== 'error' && key !== 'code') return false
-  }
-  return b.code === undefined || typeof b.code === 'string'
-}
-
-const MAX_FOREIGN_ERROR_BYTES = 64 * 1024
-
 export type { ErrorPolicy }
 
 /**
@@ -270,14 +257,9 @@ export function renderPassedOnError (request: FastifyRequest, reply: FastifyRepl
   if (passed === null || typeof payload !== 'string') return undefined
   ;(reply as WithPassedOn)[kPassedOn] = null
   const err = passed.err
-  if (reply.statusCode !== err.statusCode || payload.length > MAX_FOREIGN_ERROR_BYTES) return undefined
-  let body: unknown
-  try {
-    body = JSON.parse(payload)
-  } catch {
-    return undefined
-  }
-  if (!isFastifyErrorBody(body) || body.code !== err.code || body.message !== err.message || body.statusCode !== err.statusCode) return undefined
+  if (reply.statusCode !== err.statusCode) return undefined
+  const body = readFastifyErrorBody(payload)
+  if (body === null || body.code !== err.code || body.message !== err.message || body.statusCode !== err.statusCode) return undefined
   return replacePayload(payload, writeError(reply, err, passed.format))
 }
 

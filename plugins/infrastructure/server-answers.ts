@@ -11,7 +11,7 @@ import { profileDefaults } from '../../lib/profile'
 import { reasonPhrase, renderError } from '../../lib/render'
 import { fromFastifyError, logConventionError, rawResponse, sendConventionError } from './errors'
 import { contextHeaders, formatOf, nearest, nodeOf } from '../kernel/index'
-import { gateRequests, isGated, lingerOnClose, takeOverHostCheck } from './adapter'
+import { answerExpectations, gateRequests, isGated, lingerOnClose, refusedMajorVersion, takeOverHostCheck } from './adapter'
 import { declaresBody } from './shared'
 
 /**
@@ -97,8 +97,7 @@ export function answerAtServer (app: FastifyInstance): void {
     return true
   })
   // A 'checkExpectation' listener of the app's own is left to answer.
-  if (server.listenerCount('checkExpectation') > 0) return
-  server.on('checkExpectation', function answerExpectation (request: IncomingMessage, response: ServerResponse) {
+  answerExpectations(server, function answerExpectation (request, response) {
     const err = refusal(request)
     if (err !== null) closing.add(request.socket)
     answerAtServerWith(app, request, response, err ?? expectationFailed('the only expectation this server meets is 100-continue (RFC 9110 10.1.1)'))
@@ -126,15 +125,4 @@ function answerAtServerWith (app: FastifyInstance, request: IncomingMessage, res
   if (err.closeConnection && declaresBody(request.headers)) lingerOnClose(request.socket)
   response.writeHead(r.statusCode, reasonPhrase(r.statusCode), { ...contextHeaders(app), ...r.headers, 'content-type': r.contentType, 'content-length': String(Buffer.byteLength(body)) })
   response.end(body)
-}
-
-/** RFC 9112 2.3: the major version of a request line Node's parser refused for its version (`HTTP/3.0`), or null when it is not `HTTP/<digit>.<digit>`. */
-function refusedMajorVersion (error: Error & { rawPacket?: unknown, bytesParsed?: unknown }): number | null {
-  const packet = error.rawPacket
-  const at = error.bytesParsed
-  // Node stops its parser right after the version's last digit.
-  if (!Buffer.isBuffer(packet) || typeof at !== 'number' || at < 3 || at > packet.length) return null
-  const major = packet[at - 3] - 0x30
-  const minor = packet[at - 1] - 0x30
-  return packet[at - 2] === 0x2e && major >= 0 && major <= 9 && minor >= 0 && minor <= 9 ? major : null
 }

@@ -13,7 +13,8 @@ import {
   sendAsGiven, takeOverHostCheck
 } from '../../plugins/infrastructure/adapter'
 import { listen } from '../helpers/app'
-import { continueOnFirstRead } from '../../plugins/infrastructure/adapter'
+import { answerExpectations, continueRequestsOnFirstRead, isCorsPreflightRoute, readFastifyErrorBody, refusedMajorVersion } from '../../plugins/infrastructure/adapter'
+import cors from '@fastify/cors'
 import { postExpecting } from '../helpers/expect-continue'
 import { pipeline } from 'node:stream/promises'
 import { Writable } from 'node:stream'
@@ -264,14 +265,19 @@ test('Node\'s parser refuses HTTP/3.0 and HTTP/1.2 as HPE_INVALID_VERSION, stopp
   const server = http.createServer((request, response) => { seen.push(`request ${request.httpVersion}`); response.end() })
   server.on('clientError', (err: Error & { code?: string, rawPacket?: Buffer, bytesParsed?: number }, socket: net.Socket) => {
     const at = err.bytesParsed ?? 0
-    seen.push(`${err.code ?? ''} ${err.rawPacket?.subarray(at - 8, at).toString('latin1') ?? ''}`)
+    seen.push(`${err.code ?? ''} ${err.rawPacket?.subarray(at - 8, at).toString('latin1') ?? ''} major ${String(refusedMajorVersion(err))}`)
     socket.destroy()
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => server.close())
   const port = (server.address() as net.AddressInfo).port
   for (const version of ['HTTP/3.0', 'HTTP/1.2', 'HTTP/2.0', 'HTTP/0.9']) await rawRequest(port, `GET / ${version}\r\nHost: x\r\n\r\n`)
-  t.same(seen, ['HPE_INVALID_VERSION HTTP/3.0', 'HPE_INVALID_VERSION HTTP/1.2', 'request 2.0', 'request 0.9'])
+  t.same(seen, ['HPE_INVALID_VERSION HTTP/3.0 major 3', 'HPE_INVALID_VERSION HTTP/1.2 major 1', 'request 2.0', 'request 0.9'])
+  const packet = Buffer.from('GET / HTTP/3.0\r\n')
+  t.equal(refusedMajorVersion(Object.assign(new Error('x'), { rawPacket: packet, bytesParsed: 14 })), 3, 'refusedMajorVersion reads the digits before bytesParsed')
+  t.equal(refusedMajorVersion(Object.assign(new Error('x'), { rawPacket: packet, bytesParsed: 4 })), null, 'anything else there is no version')
+  t.equal(refusedMajorVersion(Object.assign(new Error('x'), { rawPacket: packet, bytesParsed: 99 })), null, 'beyond the packet')
+  t.equal(refusedMajorVersion(new Error('x')), null, 'an error without them')
 })
 
 test('gateRequests keeps every request listener a server had, in order, behind the gate', async (t) => {
@@ -292,13 +298,10 @@ test('gateRequests keeps every request listener a server had, in order, behind t
   t.same(seen, ['first /passed', 'second /passed'])
 })
 
-/** A server whose 'checkContinue' listener hands each request over as continueOnFirstRead does, then to `handler`. */
+/** A server whose 'checkContinue' listener (continueRequestsOnFirstRead) hands each request over to `handler`, by emitting 'request'. */
 async function continueServer (t: Test, handler: (request: http.IncomingMessage, response: http.ServerResponse) => void): Promise<number> {
   const server = http.createServer(handler)
-  server.on('checkContinue', (request, response) => {
-    continueOnFirstRead(request, response)
-    server.emit('request', request, response)
-  })
+  continueRequestsOnFirstRead(server)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => server.close())
   return (server.address() as net.AddressInfo).port
@@ -328,15 +331,89 @@ test('RFC 9110 10.1.1: whatever reads a request body first adds a \'data\' or \'
 test('RFC 9110 10.1.1: Fastify\'s body reader adds a \'data\' listener to the request (its 100 comes from continueOnFirstRead); a media type no parser reads gets none', async (t) => {
   const app = Fastify()
   app.post('/read', async (request) => `read ${String(request.body).length}`)
-  const server = app.server
-  server.on('checkContinue', (request, response) => {
-    continueOnFirstRead(request, response)
-    server.emit('request', request, response)
-  })
+  continueRequestsOnFirstRead(app.server)
   const port = await listen(app)
   t.teardown(() => app.close())
   t.same(await postExpecting(port, '/read', 5), { statuses: [100, 200], body: 'read 5', sentBody: true }, 'Fastify\'s reader')
   const refused = await postExpecting(port, '/read', 5, 'text/csv')
   t.same(refused.statuses, [415], 'Fastify\'s 415 reads nothing: no 100 before it')
   t.equal(refused.sentBody, false)
+})
+
+test('RFC 9110 10.1.1: a request a \'checkContinue\' listener emits on \'request\' is served by Fastify\'s handler; an app\'s own listener answers alone', async (t) => {
+  // How every Expect: 100-continue request reaches the app with its 100 deferred (continueRequestsOnFirstRead).
+  const app = Fastify()
+  app.post('/read', async (request) => `read ${String(request.body).length}`)
+  continueRequestsOnFirstRead(app.server)
+  continueRequestsOnFirstRead(app.server)
+  t.equal(app.server.listenerCount('checkContinue'), 1, 'one listener per server')
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  t.same(await postExpecting(port, '/read', 5), { statuses: [100, 200], body: 'read 5', sentBody: true }, 'routed by Fastify, 100 when its reader starts')
+  app.server.on('checkContinue', (_request: http.IncomingMessage, response: http.ServerResponse) => { response.writeHead(417, { 'content-length': '9' }).end('the app\'s') })
+  const own = await postExpecting(port, '/read', 5)
+  t.same([own.statuses, own.body], [[417], 'the app\'s'], 'a listener the app added after it answers alone')
+  const before = http.createServer((_request, response) => { response.end('routed') })
+  before.on('checkContinue', (_request, response) => { response.writeHead(417).end('first') })
+  continueRequestsOnFirstRead(before)
+  t.equal(before.listenerCount('checkContinue'), 1, 'a listener the app added before it: none added')
+})
+
+test('Node emits \'checkExpectation\' for an Expect other than 100-continue, after its Host check; answerExpectations answers it unless the app listens', async (t) => {
+  // How the suite answers 417 in its own rendering (plugins/infrastructure/server-answers.ts).
+  const server = http.createServer((_request, response) => { response.end('routed') })
+  answerExpectations(server, (request, response) => {
+    const body = `refused ${request.headers.expect ?? ''}`
+    response.writeHead(417, { 'content-type': 'text/plain', 'content-length': String(body.length) }).end(body)
+  })
+  answerExpectations(server, () => { t.fail('a second listener') })
+  t.equal(server.listenerCount('checkExpectation'), 1)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const port = (server.address() as net.AddressInfo).port
+  const fancy = await rawRequest(port, 'GET / HTTP/1.1\r\nHost: x\r\nExpect: fancy\r\n\r\n')
+  t.same([fancy.status, fancy.body], [417, 'refused fancy'])
+  t.equal((await rawRequest(port, 'GET / HTTP/1.1\r\nExpect: fancy\r\n\r\n')).status, 400, 'Node\'s Host check comes first')
+  const own = http.createServer()
+  own.on('checkExpectation', () => {})
+  answerExpectations(own, () => {})
+  t.equal(own.listenerCount('checkExpectation'), 1, 'an app\'s own listener is left to answer alone')
+})
+
+test('@fastify/cors declares its preflight route as OPTIONS * (kept as /*) beside the request decorator corsPreflightEnabled', async (t) => {
+  // How the methods convention tells @fastify/cors's catch-all OPTIONS route from an app's own (isCorsPreflightRoute).
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(cors)
+  t.equal(app.hasRoute({ method: 'OPTIONS', url: '/*' }), true, 'the route, as /*')
+  t.equal(app.hasRequestDecorator('corsPreflightEnabled'), true, 'the decorator')
+  t.equal(isCorsPreflightRoute(app, '/*'), true)
+  t.equal(isCorsPreflightRoute(app, '*'), true)
+  t.equal(isCorsPreflightRoute(app, '/x'), false, 'another path')
+  const own = Fastify()
+  t.teardown(() => own.close())
+  own.options('*', async () => 'own')
+  t.equal(isCorsPreflightRoute(own, '/*'), false, 'an app\'s own catch-all OPTIONS route')
+})
+
+test('Fastify\'s default error handler writes { statusCode, code, error, message } and nothing else, a string in onSend; readFastifyErrorBody reads it back', async (t) => {
+  // How the suite finds, in onSend, its own error that an app's handler passed on to Fastify's (plugins/infrastructure/errors.ts).
+  const app = Fastify({ logger: false })
+  t.teardown(() => app.close())
+  const payloads: unknown[] = []
+  app.addHook('onSend', async (_request, _reply, payload) => { payloads.push(payload); return payload })
+  app.get('/coded', async () => { throw Object.assign(new Error('gone'), { statusCode: 410, code: 'X_GONE' }) })
+  app.get('/plain', async () => { throw Object.assign(new Error('teapot'), { statusCode: 418 }) })
+  await app.inject('/coded')
+  await app.inject('/plain')
+  t.type(payloads[0], 'string', 'a string payload')
+  t.same(readFastifyErrorBody(payloads[0] as string), { statusCode: 410, code: 'X_GONE', error: 'Gone', message: 'gone' })
+  t.same(readFastifyErrorBody(payloads[1] as string), { statusCode: 418, error: 'I\'m a Teapot', message: 'teapot' })
+  t.equal(readFastifyErrorBody('{"statusCode":410,"error":"Gone","message":"gone","more":1}'), null, 'another member: the app\'s own body')
+  t.equal(readFastifyErrorBody('{"statusCode":"410","error":"Gone","message":"gone"}'), null, 'a member of another type')
+  t.equal(readFastifyErrorBody('{"statusCode":410,"error":"Gone","message":"gone","code":1}'), null, 'a code that is no string')
+  t.equal(readFastifyErrorBody('[1]'), null, 'an array')
+  t.equal(readFastifyErrorBody('null'), null)
+  t.equal(readFastifyErrorBody('not json'), null, 'not JSON')
+  t.equal(readFastifyErrorBody(`{"statusCode":410,"error":"Gone","message":"${'x'.repeat(70_000)}"}`), null, 'too long to be Fastify\'s')
 })

@@ -28,8 +28,38 @@ const PATTERNS: Array<[RegExp, string]> = [
   [/kRouteContext|kReply|kRequest\b|\[kHooks\]/, 'a Fastify internal symbol'],
   [/require\(['"]fastify\/lib\//, 'a Fastify internal module'],
   [/printRoutes\(/, 'the text of printRoutes()'],
-  [/Fastify\(\)\.errorHandler/, 'the identity of Fastify\'s default error handler']
+  [/Fastify\(\)\.errorHandler/, 'the identity of Fastify\'s default error handler'],
+  [/['"]checkContinue['"]\s*[,)]/, 'a \'checkContinue\' listener'],
+  [/\.emit\(\s*['"]request['"]/, 'a request emitted on the server\'s \'request\' event'],
+  [/['"]checkExpectation['"]\s*[,)]/, 'a \'checkExpectation\' listener'],
+  [/\bbytesParsed\b\s*[?:;)\]]|\.bytesParsed\b/, 'where Node\'s parser stopped (bytesParsed)'],
+  [/['"]corsPreflightEnabled['"]/, '@fastify/cors\'s request decorator'],
+  [/\btypeof\s+\w+\.(?:statusCode|error|message)\s*[!=]==\s*['"](?:number|string)['"][^\n]*\btypeof\s+\w+\.(?:statusCode|error|message)\b/, 'the shape of Fastify\'s default error body'],
+  [/['"]statusCode['"][^\n]*['"](?:error|message)['"]/, 'the members of Fastify\'s default error body'],
+  [/\.listeners\(\s*['"]/, 'another listener of a server event'],
+  [/\.description\s*===/, 'a symbol found by its description']
 ]
+
+/** What each pattern above must catch: the reliances that once lived outside the adapter file, as they were written. */
+const FORMER: Array<[string, string]> = [
+  ["server.on('checkContinue', function handOverContinue (request, response) {", 'a \'checkContinue\' listener'],
+  ["if (server.listenerCount('checkContinue') > 1) return", 'a \'checkContinue\' listener'],
+  ["server.emit('request', request, response)", 'a request emitted on the server\'s \'request\' event'],
+  ["server.on('checkExpectation', function answerExpectation (request, response) {", 'a \'checkExpectation\' listener'],
+  ['function refusedMajorVersion (error: Error & { rawPacket?: unknown, bytesParsed?: unknown }): number | null {', 'where Node\'s parser stopped (bytesParsed)'],
+  ['const at = error.bytesParsed', 'where Node\'s parser stopped (bytesParsed)'],
+  ["return (url === '*' || url === '/*') && fastify.hasRequestDecorator('corsPreflightEnabled')", '@fastify/cors\'s request decorator'],
+  ["if (typeof b.statusCode !== 'number' || typeof b.message !== 'string' || typeof b.error !== 'string') return false", 'the shape of Fastify\'s default error body'],
+  ["if (key !== 'statusCode' && key !== 'message' && key !== 'error' && key !== 'code') return false", 'the members of Fastify\'s default error body'],
+  ["return fastify.server.listeners('clientError').some((listener) => listener.name === name)", 'another listener of a server event'],
+  ["const key = Object.getOwnPropertySymbols(instance).find((s) => s.description === 'fastify.children')", 'a symbol found by its description']
+]
+
+test('no internals: each pattern catches the reliance it is for, as it was once written outside the adapter file', async (t) => {
+  for (const [line, what] of FORMER) {
+    t.ok(PATTERNS.some(([pattern, name]) => name === what && pattern.test(line)), `${what}: ${line}`)
+  }
+})
 
 test('no internals: plugins/ and lib/ reach Fastify, Node and other plugins only through public APIs, outside the adapter file', async (t) => {
   const files = [...sources(join(ROOT, 'plugins')), ...sources(join(ROOT, 'lib'))]

@@ -100,4 +100,8 @@ test('--baseline: known departures are shown and do not fail the run; one that p
   const stale = await run([...base, '--baseline', join(dir, 'ids.json')])
   t.equal(stale.code, 0)
   t.match(stale.stderr, /the baseline lists content-type\.response, which no longer fails: remove it from/)
+  writeFileSync(join(dir, 'known.json'), JSON.stringify({ known: ['corp.every-answer'] }))
+  const listed = await run([...base, '--baseline', join(dir, 'known.json')])
+  t.equal(listed.code, 0, 'a baseline of { "known": [ids] } (docs/audit.md\'s shape)')
+  t.match(listed.stdout, /^FAIL \(known\)\s+corp\.every-answer/m)
 })

@@ -132,3 +132,26 @@ test('a step that answers (SENT) ends the joined hook without the handler', asyn
   t.equal(handled, false)
   await app.close()
 })
+
+test('a preParsing check that throws before the body step takes the error path, and the body is never read', async (t) => {
+  const app = Fastify()
+  let bodySteps = 0
+  declareConvention(app, {
+    key: 'prefer',
+    plugin: 'joined-hook-runner-test',
+    configKey: 'prefer',
+    compile: (c: RouteCompiler) => {
+      c.check('preParsing', 'auth', (request) => { if (request.headers['x-throw'] !== undefined) throw refusal(); return undefined })
+      c.body('content-length:body', (_q, _r, payload, done) => { bodySteps++; done(null, payload) })
+    }
+  } as never)
+  let handled = 0
+  app.post('/x', async () => { handled++; return 'ok' })
+  const refused = await app.inject({ method: 'POST', url: '/x', headers: { 'content-type': 'application/json', 'x-throw': '1' }, payload: '{}' })
+  t.equal(refused.statusCode, 409)
+  t.same([bodySteps, handled], [0, 0], 'neither the body step nor the handler ran')
+  const served = await app.inject({ method: 'POST', url: '/x', headers: { 'content-type': 'application/json' }, payload: '{}' })
+  t.equal(served.statusCode, 200)
+  t.same([bodySteps, handled], [1, 1])
+  await app.close()
+})

@@ -33,6 +33,7 @@ import { recordSuccessHeaders } from '../infrastructure/openapi'
 import { isThenable, release, replacePayload } from '../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { kOutcome, kCurrent } from '../infrastructure/symbols'
+import { isNodeStream, readBounded, replay, type BoundedRead } from '../infrastructure/bounded-stream'
 
 /** The validators a route's provider gives for the current state of its resource. */
 export interface ProvidedValidators {
@@ -79,8 +80,12 @@ export interface ConditionalOptions {
   requirePrecondition?: boolean
   /** Methods `requirePrecondition` applies to. Default PUT, PATCH, DELETE. */
   requirePreconditionMethods?: string[]
-  /** How @fastify/etag hashes payloads on routes without a provider. */
-  etag?: { algorithm?: string, weak?: boolean }
+  /**
+   * How payloads are hashed on routes without a provider: @fastify/etag's `algorithm` and
+   * `weak`, and `maxStreamBytes`, the most bytes of a stream body read to hash it (default
+   * 1 MiB). A longer stream is sent as it is, without an ETag, and logged once per route.
+   */
+  etag?: { algorithm?: string, weak?: boolean, maxStreamBytes?: number }
   /**
    * Cache-Control of the 2xx and 304 answers of conditional GET/HEAD routes that set none:
    * `no-store` when "not modified" is a 412 (a browser's cache would revalidate its copy
@@ -132,6 +137,9 @@ declare module 'fastify' {
 }
 
 const PLUGIN = 'fastify-http-conventions-conditional'
+/** The default and the largest `etag.maxStreamBytes`: a stream is read into memory up to it. */
+const DEFAULT_STREAM_BYTES = 1024 * 1024
+const MAX_STREAM_BYTES = 1024 * 1024 * 1024
 const WHERE = PLUGIN
 
 /** The plugin's options as JSON Schema, checked at registration (an unknown etag.algorithm is found when it first hashes). */
@@ -149,9 +157,10 @@ export const conditionalOptionsSchema = {
       additionalProperties: false,
       properties: {
         algorithm: { type: 'string', [MESSAGE]: 'must be a hash name' },
-        weak: { type: 'boolean', [MESSAGE]: 'must be a boolean' }
+        weak: { type: 'boolean', [MESSAGE]: 'must be a boolean' },
+        maxStreamBytes: { type: 'integer', minimum: 0, maximum: MAX_STREAM_BYTES, [MESSAGE]: `must be a whole number of bytes from 0 to ${MAX_STREAM_BYTES}` }
       },
-      [MESSAGE]: 'must be { algorithm?, weak? }'
+      [MESSAGE]: 'must be { algorithm?, weak?, maxStreamBytes? }'
     },
     // RFC 9110 5.5: a field value is visible ASCII and spaces, never CR or LF; not only spaces.
     cacheControl: { type: ['string', 'boolean'], not: { const: true }, pattern: '^[ -~]*[!-~][ -~]*$', [MESSAGE]: 'must be a Cache-Control value or false' }
@@ -326,7 +335,7 @@ function payloadHasher (opts: ConditionalOptions['etag'] = {}): (reply: FastifyR
   const open = opts.weak === true ? 'W/"' : '"'
   crypto.hash(algorithm, '')
   return function hashPayload (reply, payload) {
-    // A route's own ETag wins; only bodies in memory are hashed (not streams).
+    // A route's own ETag wins; only bodies in memory are hashed (a stream is read first: hashStream).
     if (reply.getHeader('etag') !== undefined) return
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return
     reply.header('etag', open + crypto.hash(algorithm, payload, 'base64') + '"')
@@ -340,6 +349,8 @@ function payloadHasher (opts: ConditionalOptions['etag'] = {}): (reply: FastifyR
 interface Settings {
   readonly httpDate: (ms: number) => string
   readonly hashPayload: (reply: FastifyReply, payload: unknown) => void
+  /** The most bytes of a stream body read to hash it. */
+  readonly maxStreamBytes: number
   readonly notModifiedStatus: 412 | 304
   readonly cacheControl: string | false
   readonly requireAll: boolean
@@ -372,7 +383,8 @@ function resolveSettings (opts: ConditionalOptions): Settings {
   const notModifiedDate = prepareError(preconditionFailed('If-Modified-Since', NOT_MODIFIED_DATE))
   const elsewhereEtag = prepareError(preconditionFailed('If-None-Match', elsewhereMessage('If-None-Match')))
   const elsewhereDate = prepareError(preconditionFailed('If-Modified-Since', elsewhereMessage('If-Modified-Since')))
-  return { httpDate, hashPayload, notModifiedStatus, cacheControl, requireAll, requireMethods, notModifiedEtag, notModifiedDate, elsewhereEtag, elsewhereDate }
+  const maxStreamBytes = opts.etag?.maxStreamBytes ?? DEFAULT_STREAM_BYTES
+  return { httpDate, hashPayload, maxStreamBytes, notModifiedStatus, cacheControl, requireAll, requireMethods, notModifiedEtag, notModifiedDate, elsewhereEtag, elsewhereDate }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -389,6 +401,8 @@ interface RoutePlan {
   /** The route serves GET or HEAD. */
   readonly safe: boolean
   readonly head: boolean
+  /** Says, once per route, that an answer's body could not be hashed: it went without an ETag. */
+  readonly unhashed: (reply: FastifyReply, why: string) => void
 }
 
 function planRoute (c: RouteCompiler, s: Settings, own: ConditionalRouteConfig | null, provided: ValidatorsProvider | undefined): RoutePlan {
@@ -405,7 +419,22 @@ function planRoute (c: RouteCompiler, s: Settings, own: ConditionalRouteConfig |
   const creates = config.creates
   const safe = methods.some((m) => SAFE.has(m))
   const head = methods.includes('HEAD')
-  return { provider, require, errorFormat, creates, safe, head }
+  return { provider, require, errorFormat, creates, safe, head, unhashed: unhashedLogger(c.where) }
+}
+
+/**
+ * A hashed route whose body cannot be hashed (a stream over the bound, a web stream) sends
+ * it without an ETag: If-Match then fails and If-None-Match never matches (RFC 9110 13.1.1,
+ * 13.1.2), so nothing is served against a validator nobody computed. One error line per
+ * route says so, with the fix.
+ */
+function unhashedLogger (where: string): (reply: FastifyReply, why: string) => void {
+  let logged = false
+  return function logUnhashed (reply, why) {
+    if (logged) return
+    logged = true
+    reply.log.error({ route: where }, `${where}: config.conditional: true sent ${why} without an ETag, so its preconditions cannot match it: give config.conditional.validators (the resource's current ETag), or set an ETag header on the answer`)
+  }
 }
 
 /** OpenAPI: what the answers of this route are, in this profile. */
@@ -538,9 +567,44 @@ function sendValidators (s: Settings, reply: FastifyReply, current: Current): vo
   }
 }
 
-/** A payload-hashed route: the preconditions, evaluated against the ETag of the answer. */
+/** A payload-hashed route: the ETag of the answer (a stream's read first), then the preconditions against it. */
 function evaluatePayload (s: Settings, plan: RoutePlan, request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
+  if (reply.getHeader('etag') === undefined && payload !== null && typeof payload === 'object' && !Buffer.isBuffer(payload)) {
+    // RFC 9110 9.3.2: a HEAD's stream may be empty (@fastify/send's, a proxied HEAD's); a field
+    // known only from the content, its ETag is omitted rather than made of no bytes.
+    if (request.method === 'HEAD') return decidePayload(s, plan, request, reply, payload, done)
+    if (isNodeStream(payload)) return hashStream(s, plan, request, reply, payload, done)
+    plan.unhashed(reply, 'a body it cannot read (a web stream or a Response)')
+  }
   s.hashPayload(reply, payload)
+  decidePayload(s, plan, request, reply, payload, done)
+}
+
+/**
+ * RFC 9110 8.8.3: the ETag of a stream body is the hash of its bytes, read up to
+ * `etag.maxStreamBytes`; the bytes read are what is sent. A longer stream is sent whole,
+ * the bytes read first, without an ETag.
+ */
+function hashStream (s: Settings, plan: RoutePlan, request: FastifyRequest, reply: FastifyReply, stream: Readable, done: PayloadNext): void {
+  readBounded(stream, s.maxStreamBytes, function streamRead (err: Error | null, read: BoundedRead) {
+    if (err !== null) {
+      release(stream)
+      return done(err)
+    }
+    if (!read.complete) {
+      plan.unhashed(reply, `a stream longer than etag.maxStreamBytes (${s.maxStreamBytes} bytes)`)
+      return decidePayload(s, plan, request, reply, replay(read.chunks, stream), done)
+    }
+    const body = Buffer.concat(read.chunks)
+    // RFC 9112 6.1: the body now has a length; an upstream's chunked framing is not this answer's.
+    reply.removeHeader('transfer-encoding')
+    s.hashPayload(reply, body)
+    decidePayload(s, plan, request, reply, body, done)
+  })
+}
+
+/** The preconditions, evaluated against the ETag (and Last-Modified) of the answer. */
+function decidePayload (s: Settings, plan: RoutePlan, request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
   const etag = reply.getHeader('etag')
   const conditions = request.preconditions?.conditions ?? NO_CONDITIONS
   if (conditions === NO_CONDITIONS) return done(null, payload)

@@ -50,11 +50,14 @@ export interface AppState {
   readonly root: FastifyInstance
   records: RouteRecord[]
   problems: string[]
-  /** The guard's verdict per route it never compiled (by the route's config object): why it is refused, or null. */
-  unseen: WeakMap<object, string | null>
+  /** The guard's verdict per route it never compiled (by the route's config object). */
+  unseen: WeakMap<object, Unseen>
   /** Routes declared, after the suite, in a context made before it: no route compiler saw them. */
   uncompiled: Array<{ readonly route: RouteOptions, readonly context: FastifyInstance }>
 }
+
+/** A route the suite never compiled: why it is refused (or null: served), and the headers every answer of its context carries. */
+export interface Unseen { readonly why: string | null, readonly headers: Readonly<Record<string, string>> }
 
 export function appOf (instance: FastifyInstance): AppState {
   return (instance as unknown as Record<symbol, AppState>)[kApp]
@@ -197,12 +200,47 @@ export function checkRoutes (this: FastifyInstance, done: (err?: Error) => void)
 export function guardUnseen (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
   const config = request.routeOptions.config as unknown as Record<string | symbol, unknown>
   if (request.is404 || config[kRecord] !== undefined) return done()
-  const unseen = appOf(this).unseen
-  let why = unseen.get(config)
-  if (why === undefined) unseen.set(config, why = verdict(request, config))
+  const why = judged(request, config).why
   if (why === null) return done()
   request.log.error({ reason: why }, 'route asks for a convention it was not compiled with; refused')
   appOf(this).host.refuse(reply, misconfigured(why))
+}
+
+/**
+ * The headers every answer of the route's context carries (Cross-Origin-Resource-Policy), but
+ * those of a convention the route turns off: a route another plugin declared before the suite
+ * (@fastify/http-proxy's) answers as the rest of the service does. One it sets itself wins.
+ */
+function answerHeaders (context: FastifyInstance, config: Record<string | symbol, unknown>): Readonly<Record<string, string>> {
+  const node = nodeOf(context)
+  const out: Record<string, string> = {}
+  for (const a of CONFIG_KEYS) if (config[a.configKey] !== false) Object.assign(out, lookup(node, a.key)?.headers)
+  return out
+}
+
+/**
+ * Beside the guard: every answer of a route the suite never compiled, served, refused, or
+ * given by another plugin's earlier onRequest hook (@fastify/cors's preflight on its own
+ * `OPTIONS *` route, declared before the suite), carries the headers of every answer of its
+ * context (Cross-Origin-Resource-Policy). One the answer sets itself (an upstream's) wins.
+ */
+export function dressUnseen (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void {
+  const config = request.routeOptions.config as unknown as Record<string | symbol, unknown>
+  if (!request.is404 && config[kRecord] === undefined) dress(reply, judged(request, config))
+  done(null, payload)
+}
+
+/** The guard's verdict on a route it never compiled, made once per route. */
+function judged (request: FastifyRequest, config: Record<string | symbol, unknown>): Unseen {
+  const unseen = appOf(request.server).unseen
+  let seen = unseen.get(config)
+  if (seen === undefined) unseen.set(config, seen = { why: verdict(request, config), headers: answerHeaders(request.server, config) })
+  return seen
+}
+
+/** The headers every answer of the context carries; one the answer already has wins. */
+function dress (reply: FastifyReply, seen: Unseen): void {
+  for (const name in seen.headers) if (!reply.hasHeader(name)) reply.header(name, seen.headers[name])
 }
 
 /** Why a route no onRoute hook of the suite saw is refused (it asks for a convention, or a policy covers it), or null. */

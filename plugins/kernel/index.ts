@@ -22,7 +22,7 @@ import type { ErrorFormat } from '../../lib/render'
 import { CONVENTIONS } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
-import { appOf, checkRoutes, guardUnseen, noteUncompiled, type AppState } from './check'
+import { appOf, checkRoutes, dressUnseen, guardUnseen, noteUncompiled, type AppState } from './check'
 import { kApp, kNode, kRanFirst } from './symbols'
 import { firstHookOf } from './unrouted'
 import type { Convention, ErrorFallback, KernelHost, Provision } from './types'
@@ -56,7 +56,10 @@ function install (host: KernelHost, fastify: FastifyInstance, plugin: string): v
   // a register() without await), and any route of a context made before it: no onRoute hook
   // of the suite saw them, so a guard judges them on each request. An app that registers the
   // suite first pays nothing for it.
-  if (host.routesDeclared(fastify) || early === undefined || early.length > 0) fastify.addHook('onRequest', guardUnseen)
+  if (host.routesDeclared(fastify) || early === undefined || early.length > 0) {
+    fastify.addHook('onRequest', guardUnseen)
+    fastify.addHook('onSend', dressUnseen)
+  }
   fastify.decorate(kApp, app)
   fastify.decorate(kNode, newNode(null))
   // Declared before any context the suite compiles routes of is made: every one inherits them.

@@ -8,6 +8,8 @@ import { test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import underPressure from '@fastify/under-pressure'
+import httpProxy from '@fastify/http-proxy'
+import cors from '@fastify/cors'
 import { request } from 'undici'
 import { httpConventions, serverOptions } from '../../plugins/index'
 import { listen } from '../helpers/app'
@@ -109,4 +111,39 @@ test('the refusals still come before any byte of the body is read: a 401 answers
   t.match(res.headers['www-authenticate'], /^Basic realm="articles"/)
   t.equal(seenByApp, 1, 'the app\'s onRequest hook saw the request first')
   t.equal(parsed, 0, 'no parser ran')
+})
+
+for (const protect of [false, true]) {
+  test(`@fastify/http-proxy registered before the suite (auth.protect ${String(protect)}): its answers carry the service's Cross-Origin-Resource-Policy`, async (t) => {
+    // The property's shrunk counterexamples: http-proxy before the suite, a proxied POST with
+    // credentials; served as it was declared (protect off), or refused 500 (protect on).
+    const upstream = Fastify()
+    upstream.post('/x', async () => ({ upstream: true }))
+    const base = `http://127.0.0.1:${await listen(upstream)}`
+    t.teardown(() => upstream.close())
+    const app = Fastify(serverOptions)
+    await app.register(httpProxy, { upstream: base, prefix: '/up' })
+    await app.register(httpConventions, { auth: { realm: 'r', protect, basic: { users: { demo: 'demo-password' } } } })
+    const port = await listen(app)
+    t.teardown(() => app.close())
+    const res = await request(`http://127.0.0.1:${port}/up/x`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: GOOD }, body: '{"a":1}' })
+    const body = await res.body.json()
+    if (protect) t.match([res.statusCode, body], [500, { errors: [{ field: 'route' }] }], 'a covered route the suite never compiled: refused, never proxied')
+    else t.same([res.statusCode, body], [200, { upstream: true }], 'proxied')
+    t.equal(res.headers['cross-origin-resource-policy'], 'same-origin', 'Fetch CORP: dressed as every answer of the service')
+  })
+}
+
+test('@fastify/cors registered before the suite: its preflight for a URL only its OPTIONS * route serves carries Cross-Origin-Resource-Policy', async (t) => {
+  // The property's shrunk counterexample: cors before the suite, a preflight to /up/x.
+  const app = Fastify(serverOptions)
+  await app.register(cors, { origin: ['https://app.example'], methods: ['GET', 'POST'] })
+  await app.register(httpConventions)
+  app.post('/secret', async () => ({ ok: true }))
+  const port = await listen(app)
+  t.teardown(() => app.close())
+  const res = await request(`http://127.0.0.1:${port}/up/x`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } })
+  await res.body.dump()
+  t.same([res.statusCode, res.headers['access-control-allow-origin']], [204, 'https://app.example'], 'cors answered the preflight')
+  t.equal(res.headers['cross-origin-resource-policy'], 'same-origin', 'Fetch CORP: dressed as every answer of the service')
 })

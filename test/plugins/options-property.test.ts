@@ -46,7 +46,7 @@ const SECTIONS: Section[] = [
   { key: 'contentLength', plugin: httpConventionsContentLength, schema: contentLengthOptionsSchema, valid: [{}, { bodyLimit: 10, methods: ['POST'], requireContentLength: false, limitStatus: 413, mismatchStatus: 400 }] },
   { key: 'contentType', plugin: httpConventionsContentType, schema: contentTypeOptionsSchema, valid: [{}, { xml: false, maxDepth: 10, xmlMaxElements: 100 }] },
   { key: 'validation', plugin: httpConventionsValidation, schema: validationOptionsSchema, valid: [{}, { checkServerOptions: 'warn' }] },
-  { key: 'conditional', plugin: httpConventionsConditional, schema: conditionalOptionsSchema, valid: [{}, { notModifiedStatus: 304, requirePrecondition: false, requirePreconditionMethods: ['PUT'], etag: { algorithm: 'sha256', weak: true }, cacheControl: false }] },
+  { key: 'conditional', plugin: httpConventionsConditional, schema: conditionalOptionsSchema, valid: [{}, { notModifiedStatus: 304, requirePrecondition: false, requirePreconditionMethods: ['PUT'], etag: { algorithm: 'sha256', weak: true, maxStreamBytes: 4096 }, cacheControl: false }] },
   { key: 'patch', plugin: httpConventionsPatch, schema: patchOptionsSchema, valid: [{}, { maxRetries: 0, maxOperations: 5, maxDepth: 5, maxDocumentGrowth: 3 }] },
   { key: 'deltaEncoding', plugin: httpConventionsDeltaEncoding, schema: deltaEncodingOptionsSchema, valid: [{ offload: false }, { offload: false, store: { get: () => undefined, set: () => undefined }, manipulations: ['gzip'], ttl: 1000, maxInstanceBytes: 100, gzipLevel: 9, maxBaseLookups: 2, maxInsertsPerClient: 5, storeTimeoutMs: 10, vcdiff: { level: 'fast' } }] },
   {

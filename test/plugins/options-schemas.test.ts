@@ -115,6 +115,9 @@ test('every plugin refuses an unknown option and an option of the wrong type, na
 test('nested objects name their options with a dot, a missing property is its own problem', async (t) => {
   t.match((await refusal(httpConventionsConditional, { etag: { weak: 'yes' } })).message, /: etag\.weak must be a boolean$/)
   t.match((await refusal(httpConventionsConditional, { etag: { algo: 'sha1' } })).message, /: unknown etag option "algo"$/)
+  for (const bad of [-1, 1.5, '1mb', 2 ** 30 + 1]) {
+    t.match((await refusal(httpConventionsConditional, { etag: { maxStreamBytes: bad } })).message, /: etag\.maxStreamBytes must be a whole number of bytes from 0 to 1073741824$/, String(bad))
+  }
   t.match((await refusal(httpConventionsDeltaEncoding, { offload: { threads: 65 } })).message, /: offload\.threads must be an integer from 1 to 64$/)
   t.match((await refusal(httpConventionsDeltaEncoding, { offload: true })).message, /: offload must be false or \{/)
   t.match((await refusal(httpConventionsAuth, { digest: { users: {} } })).message, /: digest\.secret is required: /)

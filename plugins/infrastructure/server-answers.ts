@@ -67,7 +67,7 @@ export function answerClientError (this: FastifyInstance, error: Error & { code?
  * - 400 to an HTTP/1.1 request without Host (RFC 9112 3.2), which Node answers itself with a
  *   bare 400 unless the check is handed over (plugins/infrastructure/adapter.ts);
  * - 417 to an `Expect` other than 100-continue (RFC 9110 10.1.1), through Node's documented
- *   'checkExpectation' event, where Node would write a bare 417.
+ *   checkExpectation event, where Node would write a bare 417.
  * Each carries the headers every answer of the root context carries, in the text rendering
  * of the parser's answers. Installed once per server, by the first registration of the
  * content-length convention (the root's); an HTTP/2 stream is never refused here.
@@ -96,7 +96,7 @@ export function answerAtServer (app: FastifyInstance): void {
     answerAtServerWith(app, request, response, err)
     return true
   })
-  // A 'checkExpectation' listener of the app's own is left to answer.
+  // A checkExpectation listener of the app's own is left to answer.
   answerExpectations(server, function answerExpectation (request, response) {
     const err = refusal(request)
     if (err !== null) closing.add(request.socket)

@@ -163,3 +163,24 @@ test('resources the service will not delete are listed as left behind, in the re
   await main(['audit', ...write(svc.url, '--rule', 'patch.merge-patch')], { stdout: { write: (s: string) => { out += s } }, stderr: { write: () => {} } })
   t.match(out, /^Could not delete: \/articles\/\S+/m)
 })
+
+test('rfc.head: a Last-Modified sent as the Date, then later on HEAD, is one version (RFC 9110 8.8.2.1); an earlier one is not', async (t) => {
+  const answers = async (headLastModified: string): Promise<string> => {
+    const server = createServer((req, res) => {
+      const at = req.method === 'HEAD' ? 'Mon, 07 Dec 2026 12:00:01 GMT' : 'Mon, 07 Dec 2026 12:00:00 GMT'
+      if (req.url !== '/doc') { res.writeHead(404, { date: at, 'content-length': '0' }); res.end(); return }
+      res.sendDate = false
+      res.writeHead(200, { date: at, 'last-modified': req.method === 'HEAD' ? headLastModified : 'Mon, 07 Dec 2026 12:00:00 GMT', 'content-type': 'text/plain; charset=utf-8', 'content-length': '3' })
+      res.end(req.method === 'HEAD' ? undefined : 'doc')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    t.teardown(() => { server.close() })
+    const paths = join(dir, 'doc.json')
+    writeFileSync(paths, JSON.stringify({ paths: ['/doc'] }))
+    const run = await runAudit([`http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--rate', '0', '--config', paths, '--rule', 'rfc.head'])
+    return run.report.rules.find((r) => r.id === 'rfc.head')?.outcome ?? 'absent'
+  }
+  t.equal(await answers('Mon, 07 Dec 2026 12:00:01 GMT'), 'pass', 'a change dated in the next second, sent as the Date until then')
+  t.equal(await answers('Sun, 06 Dec 2026 12:00:00 GMT'), 'fail', 'a HEAD that says an earlier version')
+})

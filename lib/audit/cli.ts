@@ -81,39 +81,32 @@ function count (value: string | undefined, flag: string, fallback: number): numb
   return Number(value)
 }
 
-export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        profile: { type: 'string' },
-        openapi: { type: 'string' },
-        config: { type: 'string' },
-        write: { type: 'boolean' },
-        basic: { type: 'string' },
-        bearer: { type: 'string' },
-        digest: { type: 'string' },
-        rate: { type: 'string' },
-        timeout: { type: 'string' },
-        json: { type: 'boolean' },
-        junit: { type: 'string' },
-        'bearer-insufficient': { type: 'string' },
-        unique: { type: 'string' },
-        rule: { type: 'string', multiple: true },
-        skip: { type: 'string', multiple: true },
-        baseline: { type: 'string' },
-        'strict-rfc': { type: 'boolean' },
-        'min-checked': { type: 'string' },
-        help: { type: 'boolean' }
-      }
-    })
-  } catch (err) {
-    throw new UsageError((err as Error).message)
-  }
-  const { values, positionals } = parsed
-  if (values.help === true) return 'help'
+const OPTIONS = {
+  profile: { type: 'string' },
+  openapi: { type: 'string' },
+  config: { type: 'string' },
+  write: { type: 'boolean' },
+  basic: { type: 'string' },
+  bearer: { type: 'string' },
+  digest: { type: 'string' },
+  rate: { type: 'string' },
+  timeout: { type: 'string' },
+  json: { type: 'boolean' },
+  junit: { type: 'string' },
+  'bearer-insufficient': { type: 'string' },
+  unique: { type: 'string' },
+  rule: { type: 'string', multiple: true },
+  skip: { type: 'string', multiple: true },
+  baseline: { type: 'string' },
+  'strict-rfc': { type: 'boolean' },
+  'min-checked': { type: 'string' },
+  help: { type: 'boolean' }
+} as const
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS, allowPositionals: true }>>['values']
+
+/** The URL of `audit <url>`, an http: URL, with nothing after it. */
+function auditedUrl (positionals: string[]): URL {
   const [command, url, ...rest] = positionals
   if (command !== 'audit') throw new UsageError(command === undefined ? 'a command is needed: audit <url>' : `unknown command ${JSON.stringify(command)}: the command is audit`)
   if (url === undefined) throw new UsageError('audit needs the URL of the service, e.g. http://127.0.0.1:3000')
@@ -121,8 +114,10 @@ export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
   let u: URL
   try { u = new URL(url) } catch { throw new UsageError(`${JSON.stringify(url)} is not a URL`) }
   if (u.protocol !== 'http:') throw new UsageError(`only http: URLs can be audited (HTTP/1.1 over TCP), not ${u.protocol}`)
-  const profile = values.profile ?? 'spec'
-  if (profile !== 'spec' && profile !== 'rfc9110') throw new UsageError(`--profile is spec or rfc9110, not ${JSON.stringify(profile)}`)
+  return u
+}
+
+function credentialsOf (values: Values): Credentials {
   const credentials: Credentials = {}
   const basic = pair(values.basic, '--basic')
   const digest = pair(values.digest, '--digest')
@@ -130,10 +125,32 @@ export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
   if (digest !== undefined) credentials.digest = digest
   if (values.bearer !== undefined) credentials.bearer = values.bearer
   if (values['bearer-insufficient'] !== undefined) credentials.insufficientBearer = values['bearer-insufficient']
+  return credentials
+}
+
+/** `--rule` and `--skip`, each naming a rule id or a section. */
+function selection (values: Values): { only: string[], skip: string[] } {
   const only = values.rule ?? []
   const skip = values.skip ?? []
   const unknown = unknownPatterns([...only, ...skip])
   if (unknown.length > 0) throw new UsageError(`--rule and --skip take a rule id or a section; no rule is ${unknown.map((p) => JSON.stringify(p)).join(', ')}`)
+  return { only, skip }
+}
+
+export function parseCliArgs (argv: string[]): ParsedArgs | 'help' {
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS })
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+  const { values, positionals } = parsed
+  if (values.help === true) return 'help'
+  const u = auditedUrl(positionals)
+  const profile = values.profile ?? 'spec'
+  if (profile !== 'spec' && profile !== 'rfc9110') throw new UsageError(`--profile is spec or rfc9110, not ${JSON.stringify(profile)}`)
+  const credentials = credentialsOf(values)
+  const { only, skip } = selection(values)
   const minChecked = count(values['min-checked'], '--min-checked', 50)
   if (minChecked > 100) throw new UsageError('--min-checked is a percentage, 0 to 100')
   return {

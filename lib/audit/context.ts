@@ -117,9 +117,10 @@ export class Context {
     return this.digestSession
   }
 
-  digestLine (s: Challenge, user: string, password: string, method: string, uri: string): string {
+  /** A Digest Authorization line answering `s`; with the next nonce-count, or `count` (a count already used). */
+  digestLine (s: Challenge, user: string, password: string, method: string, uri: string, count?: number): string {
     const algorithm = (s.params.algorithm ?? 'MD5') as 'MD5'
-    const nc = (++this.digestNc).toString(16).padStart(8, '0')
+    const nc = (count ?? ++this.digestNc).toString(16).padStart(8, '0')
     const cnonce = randomBytes(8).toString('hex')
     const realm = s.params.realm ?? ''
     const nonce = s.params.nonce ?? ''

@@ -134,17 +134,40 @@ function collectionOf (targets: Targets, path: string, ops: Record<string, Opera
   targets.protected = post.responses?.['401'] !== undefined || (Array.isArray(post.security) && post.security.length > 0)
 }
 
+/** Whether an operation of the path item documents a 307 (RFC 9110 15.4.8). */
+function redirects (ops: Record<string, Operation>): boolean {
+  return Object.values(ops).some((op) => isObject(op.responses) && op.responses['307'] !== undefined)
+}
+
+/**
+ * A path to probe for a templated redirect path: a parameter that ends the path (`/v1/{*}`,
+ * `/old/{rest}`) stands for the rest of a path, given the collection's (else another
+ * documented path's) so that the redirect's target answers; a path with a parameter
+ * elsewhere names no path the auditor could pick, and is left out.
+ */
+export function concreteRedirect (template: string, targets: Targets): string | undefined {
+  const prefix = /^([^{}]*\/)\{[^{}/]+\}$/.exec(template)?.[1]
+  if (prefix === undefined) return undefined
+  const rest = targets.collection ?? targets.paths.find((p) => !p.startsWith(prefix))
+  return rest === undefined ? undefined : prefix + rest.replace(/^\//, '')
+}
+
 /** The targets an OpenAPI 3 document describes; the bounds its schemas met are in `notes`. */
 export function targetsFromOpenApi (doc: Record<string, unknown>): Targets {
   const paths = (isObject(doc.paths) ? doc.paths : {}) as Record<string, unknown>
   const targets: Targets = { itemMethods: [], redirects: [], paths: [], protected: false, patch: false }
   const notes: string[] = []
+  const templated: string[] = []
   for (const [path, item] of Object.entries(paths)) {
     const ops = operations(item)
     const hasParam = path.includes('{')
     if (!hasParam && ops.get !== undefined) targets.paths.push(path)
-    if (!hasParam && Object.values(ops).some((op) => isObject(op.responses) && op.responses['307'] !== undefined)) targets.redirects.push(path)
+    if (redirects(ops)) (hasParam ? templated : targets.redirects).push(path)
     collectionOf(targets, path, ops, doc, notes)
+  }
+  for (const template of templated) {
+    const path = concreteRedirect(template, targets)
+    if (path !== undefined && !targets.redirects.includes(path)) targets.redirects.push(path)
   }
   if (targets.collection !== undefined) {
     const prefix = targets.collection.replace(/\/$/, '') + '/{'

@@ -9,6 +9,8 @@
 export interface HeldCredentials {
   basic?: { user: string, password: string }
   bearer?: string
+  /** `--bearer-insufficient` */
+  insufficientBearer?: string
   digest?: { user: string, password: string }
 }
 
@@ -20,26 +22,54 @@ function forms (secret: string): string[] {
 }
 
 /**
- * Every string that would give a credential away, longest first: Basic `user:password`, its
- * base64 (RFC 7617 2, without the padding so that a cut copy matches too) and the password;
- * the Bearer token (RFC 6750 2.1); the Digest password.
+ * Secrets shorter than this are redacted only where they stand as a credential: a letter or
+ * two redacted wherever it appears would garble a report and hide nothing.
  */
-export function secretsOf (c: HeldCredentials): string[] {
-  const raw: string[] = []
+export const SHORT_SECRET = 3
+
+function tokens (c: HeldCredentials): string[] {
+  return [c.bearer, c.insufficientBearer].filter((t): t is string => t !== undefined)
+}
+
+/** What stands as a credential, whatever its length: the Basic pair and its base64, a token as it is sent. */
+function credentialForms (c: HeldCredentials): string[] {
+  const out: string[] = []
   if (c.basic !== undefined) {
     const pair = `${c.basic.user}:${c.basic.password}`
-    raw.push(pair, Buffer.from(pair).toString('base64').replace(/=+$/, ''), c.basic.password)
+    const base64 = Buffer.from(pair).toString('base64')
+    // RFC 7617 2: the base64 also without its padding, so that a cut copy matches
+    out.push(pair, base64.replace(/=+$/, ''))
   }
-  if (c.bearer !== undefined) raw.push(c.bearer)
-  if (c.digest !== undefined) raw.push(c.digest.password)
+  // RFC 6750 2.1, and 2.3 (the query parameter the auditor tries a token in)
+  for (const token of tokens(c)) out.push(`Bearer ${token}`, `access_token=${encodeURIComponent(token)}`)
+  return out
+}
+
+/** The bare secrets, redacted wherever they appear when they are not short: passwords, tokens. */
+function bareSecrets (c: HeldCredentials): string[] {
+  return [c.basic?.password, ...tokens(c), c.digest?.password].filter((s): s is string => s !== undefined && s.length >= SHORT_SECRET)
+}
+
+/**
+ * Every string that would give a credential away, longest first: a token as it is sent
+ * (`Bearer <token>`, `access_token=<token>`), the Basic `user:password` and its base64 (RFC 7617 2, without the padding so that a cut copy matches
+ * too); and, when they are not short (SHORT_SECRET), the Basic password, the Bearer tokens
+ * (RFC 6750 2.1) and the Digest password wherever they appear. A Digest password is never
+ * sent, so it stands as no credential.
+ */
+export function secretsOf (c: HeldCredentials): string[] {
+  const raw = [...credentialForms(c), ...bareSecrets(c)]
   const all = new Set(raw.flatMap(forms).filter((s) => s.length > 0))
   return [...all].sort((a, b) => b.length - a.length)
 }
 
+/** What a credential form keeps of itself when redacted: `Bearer [redacted]`, `access_token=[redacted]`. */
+const KEPT = /^(?:Bearer(?: |%20)|access_token(?:=|%3D))/
+
 /** `text` with each of `secrets` (longest first) replaced by `[redacted]`. */
 export function redactSecrets (text: string, secrets: readonly string[]): string {
   let out = text
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join(REDACTED)
+  for (const s of secrets) if (out.includes(s)) out = out.split(s).join((KEPT.exec(s)?.[0] ?? '') + REDACTED)
   return out
 }
 

@@ -23,10 +23,6 @@ export type RuleId = string
 
 export const RULE_IDS: readonly RuleId[] = RULES.map((r) => r.id)
 
-const BY_ID = new Map(RULES.map((r) => [r.id, r]))
-
-export function ruleById (id: string): Rule | undefined { return BY_ID.get(id) }
-
 /**
  * Whether `pattern` (a `--rule` or `--skip` value) names the rule: its id, a prefix of its id
  * ending at a dot (`conditional`), or its section by number or name (`4.4`, `Redirects`).

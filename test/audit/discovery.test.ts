@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { main } from '../../lib/audit/cli'
 import { validInstance, violateOne, patchableProperty } from '../../lib/audit/schema-body'
-import { runAudit } from './helpers'
+import { targetsFromOpenApi } from '../../lib/audit/discovery'
+import { CREDENTIALS, failing, runAudit, startReference } from './helpers'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'audit-discovery-'))
 teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -96,4 +97,22 @@ test('generator: schemas without a type keyword, a pattern no candidate fits, no
   t.equal(validInstance({ type: 'string', pattern: '^[0-9]{3}$', minLength: 3 }), 'xxx', 'no candidate fits: a string of the minimum length')
   t.equal(violateOne({ type: 'object', properties: { free: {} } }), null, 'no typed property: nothing to break')
   t.equal(patchableProperty({ type: 'object', properties: { n: { type: 'integer' } } }), undefined)
+})
+
+test('a redirect under a templated path (/v1/{*}) is probed without a config, at a path derived from the template', async (t) => {
+  const svc = await startReference('spec')
+  t.teardown(() => svc.close())
+  const run = await runAudit([svc.url, '--write', ...CREDENTIALS, '--rate', '0'])
+  t.same(failing(run), [])
+  const redirects = run.report.rules.filter((r) => r.id.startsWith('redirect.')).map((r) => [r.id, r.outcome])
+  t.same(redirects, [['redirect.307', 'pass'], ['redirect.method-kept', 'pass'], ['redirect.query-kept', 'pass']])
+  const found = targetsFromOpenApi({
+    paths: {
+      '/old/{rest}': { get: { responses: { 307: {} } } },
+      '/a/{id}/b': { get: { responses: { 307: {} } } },
+      '/notes': { get: { responses: { 200: {} } } }
+    }
+  })
+  t.same(found.redirects, ['/old/notes'], 'the rest of another documented path; a parameter inside the path names no path to pick')
+  t.same(targetsFromOpenApi({ paths: { '/v1/{*}': { get: { responses: { 307: {} } } } } }).redirects, [], 'no other path to send there')
 })

@@ -100,3 +100,20 @@ test('a status line with escapes given back in a usage error is escaped on stder
   t.match(res.err, /--openapi .*doc\.json: not JSON/)
   t.notMatch(res.err, RAW_CONTROL)
 })
+
+test('credentials of one or two characters are redacted where they stand as credentials, and nowhere else', async (t) => {
+  const svc = await hostileService()
+  t.teardown(svc.close)
+  const config = join(dir, 'config-short.json')
+  writeFileSync(config, JSON.stringify({ collection: '/c', item: '/c/{id}', paths: ['/'], sample: { a: 'b' }, protected: true }))
+  const args = [svc.url, '--write', '--config', config, '--rate', '0', '--basic', 'u:p', '--bearer', 't', '--rule', 'auth', '--rule', 'content-type.response']
+  const table = await audit(args)
+  const json = await audit([...args, '--json'])
+  for (const [name, text] of [['table', table.out], ['json', json.out]]) {
+    t.match(text, /content-type\.response/, `${name}: rule ids are whole`)
+    t.match(text, /POST \/c/, `${name}: requests are whole`)
+    for (const credential of ['u:p', Buffer.from('u:p').toString('base64'), 'Bearer t\\b', 'access_token=t\\b']) t.notMatch(text, new RegExp(credential), `${name}: no ${credential}`)
+  }
+  t.match(table.out, /X-Echo: Basic \[redacted\]/, 'the echoed Authorization is redacted')
+  t.match(table.out, /POST \/c\?access_token=\[redacted\] HTTP\/1\.1/, 'the token in the query is redacted')
+})

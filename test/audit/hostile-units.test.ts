@@ -100,9 +100,12 @@ test('the path prefix: origin-form targets below it, once; raw request lines too
 })
 
 test('secrets: every form a service could echo; control characters escaped, pairs kept', async (t) => {
-  const secrets = secretsOf({ basic: { user: 'u', password: 'p w"' }, bearer: 't/k', digest: { user: 'd', password: 'dp' } })
-  for (const s of ['u:p w"', Buffer.from('u:p w"').toString('base64').replace(/=+$/, ''), 'p%20w%22', 'p w\\"', 't%2Fk', 'dp']) t.ok(secrets.includes(s), s)
+  const secrets = secretsOf({ basic: { user: 'u', password: 'p w"' }, bearer: 't/k', insufficientBearer: 'read-tok', digest: { user: 'd', password: 'dpw' } })
+  for (const s of ['u:p w"', Buffer.from('u:p w"').toString('base64').replace(/=+$/, ''), 'p%20w%22', 'p w\\"', 't%2Fk', 'read-tok', 'dpw']) t.ok(secrets.includes(s), s)
   t.equal(redactSecrets('a t/k b', secrets), 'a [redacted] b')
+  const short = secretsOf({ basic: { user: 'u', password: 'p' }, bearer: 't', digest: { user: 'd', password: 'dp' } })
+  t.same(short.filter((s) => s.length < 3), [], 'a secret of one or two characters only inside its credential forms')
+  t.equal(redactSecrets('patch t p dp: Basic dTpw, Bearer t, ?access_token=t, u:p', short), 'patch t p dp: Basic [redacted], Bearer [redacted], ?access_token=[redacted], [redacted]')
   t.equal(escapeControls('\x1b[2J\u009b\ud83d\ude00\ud83d\t\n'), '\\x1b[2J\\x9b\ud83d\ude00\\u{d83d}\t\n')
 })
 

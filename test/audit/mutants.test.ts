@@ -44,6 +44,30 @@ function ifModifiedSinceOnlyEqual (): Mutation {
   }
 }
 
+/** The Digest Authorization line of the demo user, and its nonce and count (RFC 7616 3.4). */
+const demoDigest = (q: string): { line: string, count: string } | undefined => {
+  const line = /\r\nAuthorization: (Digest username="demo"[^\r]*)/i.exec(q)?.[1]
+  return line === undefined ? undefined : { line, count: `${/nonce="([^"]*)"/.exec(line)?.[1] ?? ''} ${/, nc=([0-9a-f]+)/.exec(line)?.[1] ?? ''}` }
+}
+
+/**
+ * Digest credentials judged by what was accepted before: `replayed` lets in a line accepted
+ * before, byte for byte; else a line whose nonce and count were (a stale nonce under a new cnonce).
+ */
+function digestAcceptedAgain (replayed: boolean): Mutation {
+  const lines = new Set<string>()
+  const counts = new Set<string>()
+  return {
+    when: (q, s) => {
+      const d = demoDigest(q)
+      if (d === undefined) return false
+      if (s >= 200 && s < 300) { lines.add(d.line); counts.add(d.count); return false }
+      return s === 401 && (replayed ? lines.has(d.line) : !lines.has(d.line) && counts.has(d.count))
+    },
+    change: status(201)
+  }
+}
+
 /** The mutants of each rule: the reference service broken in that rule's ways only. */
 const MUTANTS: Record<string, Record<string, Mutation>> = {
   'content-type.response': { 'a 201 without Content-Type': { when: (q, s) => method('POST')(q) && s === 201, change: drop('content-type') } },
@@ -151,7 +175,14 @@ const MUTANTS: Record<string, Record<string, Mutation>> = {
     'a known user with any password let in': { when: (q, s) => s === 401 && basicUser(q) === 'demo', change: status(201) },
     'the 401 says the password was wrong': { when: (q, s) => s === 401 && basicUser(q) === 'demo', change: (a) => { a.body = Buffer.from('wrong password') } }
   },
-  'auth.digest-replay': { 'a replayed Digest response accepted': { when: (q, s) => s === 401 && has('authorization', /^Digest username="demo"/)(q), change: status(201) } },
+  'auth.digest-replay': { 'a replayed Digest response accepted': digestAcceptedAgain(true) },
+  'auth.digest-stale': {
+    'a stale nonce accepted (a used count under a new cnonce)': digestAcceptedAgain(false),
+    'a stale nonce refused without stale=true (the client asks the user again)': {
+      when: (q, s) => s === 401 && has('authorization', /^Digest username="demo"/)(q),
+      change: (a) => { const v = a.headers['www-authenticate']; a.headers['www-authenticate'] = (Array.isArray(v) ? v : [String(v)]).map((c) => c.replace(/, stale=true/i, '')) }
+    }
+  },
   'auth.insufficient-scope': { 'a token without the scope is 403': { when: (q, s) => s === 401 && has('authorization', /^Bearer demo-read-token/)(q), change: status(403) } },
   'auth.credentials-accepted': { 'valid Bearer credentials refused': { when: (q, s) => s === 201 && has('authorization', /^Bearer /)(q), change: (a) => { a.status = 401; a.headers['www-authenticate'] = 'Bearer realm="articles"'; a.headers['cache-control'] = 'no-store' } } },
   'auth.header-only': { 'a token in the query string let in': { when: (q, s) => s === 401 && /access_token=/.test(q.split('\r\n')[0]), change: status(201) } },

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
+import { main } from '../../lib/audit/cli'
 import { CREDENTIALS, REFERENCE_CONFIG, failing, runAudit, startReference } from './helpers'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'audit-verdicts-'))
@@ -137,4 +138,49 @@ test('a 201 without Location and without an id: the resource is found in the lis
   t.same(failing(run), [])
   t.same(run.report.rules.filter((r) => /resource/.test(r.reason ?? '')).map((r) => r.id), [], 'no rule skipped for want of a resource')
   t.same((run.report as unknown as { leftBehind: string[] }).leftBehind, [])
+})
+
+test('without a schema (a config, an OpenAPI document without paths), PATCH changes a string property the resource has', async (t) => {
+  const svc = await startReference('spec')
+  t.teardown(() => svc.close())
+  const noSchema = join(dir, 'no-schema.json')
+  writeFileSync(noSchema, JSON.stringify({ collection: '/articles', item: '/articles/{id}', itemMethods: ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'], sample: { slug: 'audit', title: 'Audit', body: 'Text' } }))
+  const empty = join(dir, 'empty-openapi.json')
+  writeFileSync(empty, JSON.stringify({ openapi: '3.0.3', paths: {} }))
+  const run = await runAudit([svc.url, '--write', ...CREDENTIALS, '--rate', '0', '--config', noSchema, '--openapi', empty])
+  t.same(failing(run), [])
+  const patches = run.report.rules.filter((r) => r.id === 'patch.json-patch' || r.id === 'patch.merge-patch').map((r) => [r.id, r.outcome])
+  t.same(patches, [['patch.json-patch', 'pass'], ['patch.merge-patch', 'pass']])
+})
+
+test('resources the service will not delete are listed as left behind, in the report and the table', async (t) => {
+  const svc = await startReference('spec', { ...none, front: (req, res) => req.method === 'DELETE' && req.headers.authorization !== undefined && answerFront(res, 403, {}, 'id') })
+  t.teardown(() => svc.close())
+  const run = await runAudit(write(svc.url))
+  const left = (run.report as unknown as { leftBehind: string[], created: number }).leftBehind
+  t.ok(left.length > 0 && left.every((p) => /^\/articles\/[^/]+$/.test(p)), `${left.length} resources left behind`)
+  let out = ''
+  await main(['audit', ...write(svc.url, '--rule', 'patch.merge-patch')], { stdout: { write: (s: string) => { out += s } }, stderr: { write: () => {} } })
+  t.match(out, /^Could not delete: \/articles\/\S+/m)
+})
+
+test('rfc.head: a Last-Modified sent as the Date, then later on HEAD, is one version (RFC 9110 8.8.2.1); an earlier one is not', async (t) => {
+  const answers = async (headLastModified: string): Promise<string> => {
+    const server = createServer((req, res) => {
+      const at = req.method === 'HEAD' ? 'Mon, 07 Dec 2026 12:00:01 GMT' : 'Mon, 07 Dec 2026 12:00:00 GMT'
+      if (req.url !== '/doc') { res.writeHead(404, { date: at, 'content-length': '0' }); res.end(); return }
+      res.sendDate = false
+      res.writeHead(200, { date: at, 'last-modified': req.method === 'HEAD' ? headLastModified : 'Mon, 07 Dec 2026 12:00:00 GMT', 'content-type': 'text/plain; charset=utf-8', 'content-length': '3' })
+      res.end(req.method === 'HEAD' ? undefined : 'doc')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    t.teardown(() => { server.close() })
+    const paths = join(dir, 'doc.json')
+    writeFileSync(paths, JSON.stringify({ paths: ['/doc'] }))
+    const run = await runAudit([`http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--rate', '0', '--config', paths, '--rule', 'rfc.head'])
+    return run.report.rules.find((r) => r.id === 'rfc.head')?.outcome ?? 'absent'
+  }
+  t.equal(await answers('Mon, 07 Dec 2026 12:00:01 GMT'), 'pass', 'a change dated in the next second, sent as the Date until then')
+  t.equal(await answers('Sun, 06 Dec 2026 12:00:00 GMT'), 'fail', 'a HEAD that says an earlier version')
 })

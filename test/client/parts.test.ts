@@ -1,28 +1,12 @@
 /**
- * The pure parts of the client, alone: the WWW-Authenticate list grammar (RFC 9110 11.6.1),
- * the request header shapes undici accepts, and the handler that passes answers through or
- * sends a request again.
+ * The pure parts of the client, alone: the request header shapes undici accepts, and the
+ * handler that passes answers through or sends a request again (the WWW-Authenticate list
+ * grammar it reads is tested in test/lib/headers/challenges.test.ts).
  */
 import { test } from 'tap'
 import type { Dispatcher } from 'undici'
-import { parseChallenges } from '../../lib/headers/challenges'
 import { ReplayingHandler, failBeforeSend, headerRecord, noop, originOf, withQuery, type Replay } from '../../lib/client/dispatch'
 import { framingInterceptor } from '../../lib/client/framing'
-
-test('RFC 9110 11.6.1: a WWW-Authenticate line holds several challenges; several lines add up; broken ones are skipped', async (t) => {
-  t.same(parseChallenges('Basic realm="a, b", charset="UTF-8", Bearer, Digest realm="r", nonce="n", qop="auth, auth-int", Newauth abc=='), [
-    { scheme: 'basic', params: { realm: 'a, b', charset: 'UTF-8' } },
-    { scheme: 'bearer', params: {} },
-    { scheme: 'digest', params: { realm: 'r', nonce: 'n', qop: 'auth, auth-int' } },
-    { scheme: 'newauth', params: {}, token68: 'abc==' }
-  ])
-  t.same(parseChallenges(['Basic realm="x"', 'Bearer realm = "y"']).map((c) => [c.scheme, c.params.realm]), [['basic', 'x'], ['bearer', 'y']])
-  t.same(parseChallenges(undefined), [])
-  t.same(parseChallenges('Basic realm="unterminated'), [], 'an unterminated quoted string')
-  t.same(parseChallenges('"quoted" first, Basic realm="x"').map((c) => c.scheme), ['basic'], 'an element that is no challenge and no parameter is dropped')
-  t.same(parseChallenges('Basic realm="a", realm="b"'), [], 'a repeated parameter')
-  t.equal(parseChallenges(Array.from({ length: 40 }, (_, i) => `S${i}`).join(', ')).length, 32, 'at most 32 challenges')
-})
 
 test('request headers as undici takes them: an object, a flat array, pairs; names lower-cased, repeats kept', async (t) => {
   t.same(headerRecord({ A: '1', b: ['2', '3'], c: undefined } as never), { a: '1', b: ['2', '3'] })

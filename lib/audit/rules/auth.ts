@@ -1,5 +1,5 @@
 /** Authentication: 401 with WWW-Authenticate to missing, invalid and insufficient credentials. */
-import { readChallenges } from '../../headers/challenges'
+import { readChallenges, type Challenge } from '../../headers/challenges'
 import { answer, bodyRequest, is2xx, json, statusOf, type Context, type Headers, type Scheme } from '../context'
 import type { Rule, Verdict } from '../rule'
 import { said } from '../statements'
@@ -103,6 +103,41 @@ const replay: Rule = {
   }
 }
 
+/** The nonce-count of a Digest Authorization line (RFC 7616 3.4: `nc`, 8 hex digits). */
+function countOf (line: string): number { return parseInt(/, nc=([0-9a-f]{8}),/.exec(line)?.[1] ?? '0', 16) }
+
+/** The Digest challenge of a 401 with the algorithm of `s`, when it says stale=true with a new nonce. */
+function staleChallenge (ex: Exchange, s: Challenge): Challenge | undefined {
+  const algorithm = (s.params.algorithm ?? 'MD5').toUpperCase()
+  const fresh = readChallenges(headerValues(ex.response, 'www-authenticate')).challenges
+    .find((ch) => ch.scheme === 'digest' && (ch.params.algorithm ?? 'MD5').toUpperCase() === algorithm)
+  return fresh?.params.stale?.toLowerCase() === 'true' && fresh.params.nonce !== s.params.nonce ? fresh : undefined
+}
+
+const stale: Rule = {
+  id: 'auth.digest-stale',
+  title: 'A right Digest response on a nonce no longer good is 401 with stale=true and a new nonce, which then works',
+  section: '5.2 Challenge flow',
+  statement: said('auth.401'),
+  rfc: 'RFC 7616 3.3, 3.4',
+  needs: ['write', 'collection', 'protected', 'digest'],
+  async probe (c, v) {
+    const s = await c.digestChallenge()
+    if (s === undefined) { v.skip('the 401 offers no Digest challenge with MD5 or SHA-256'); return }
+    const d = c.o.credentials.digest as { user: string, password: string }
+    const target = c.targets.collection as string
+    const first = c.digestLine(s, d.user, d.password, 'POST', target)
+    const accepted = await postWith(c, [['Authorization', first]])
+    if (!is2xx(accepted)) { v.skip(`the Digest credentials were not accepted: ${answer(accepted)}`); return }
+    // the nonce is spent at that count: a right response (new cnonce) is on a stale nonce
+    const again = await postWith(c, [['Authorization', c.digestLine(s, d.user, d.password, 'POST', target, countOf(first))]])
+    const fresh = staleChallenge(again, s)
+    if (!v.check(statusOf(again) === 401 && fresh !== undefined, `a right Digest response on a nonce whose count was used (new cnonce): expected 401 with a Digest challenge stale=true and a new nonce, got ${answer(again)}`, again)) return
+    const retry = await postWith(c, [['Authorization', c.digestLine(fresh as Challenge, d.user, d.password, 'POST', target, 1)]])
+    v.check(is2xx(retry), `the same credentials on the new nonce of the stale=true challenge: expected 2xx, got ${answer(retry)}`, retry)
+  }
+}
+
 const insufficient: Rule = {
   id: 'auth.insufficient-scope',
   title: 'A token without the scope is 401 with error="insufficient_scope" (rfc9110: 403)',
@@ -202,4 +237,4 @@ const noStore: Rule = {
   }
 }
 
-export const AUTH_RULES: readonly Rule[] = [without, invalidBasic, invalidBearer, invalidDigest, wrongPassword, replay, insufficient, accepted, headerOnly, wwwAuthenticate, form, lines, noStore]
+export const AUTH_RULES: readonly Rule[] = [without, invalidBasic, invalidBearer, invalidDigest, wrongPassword, replay, stale, insufficient, accepted, headerOnly, wwwAuthenticate, form, lines, noStore]

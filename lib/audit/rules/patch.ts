@@ -16,6 +16,16 @@ function property (c: Context, current: Buffer): string | undefined {
   return Object.entries(doc !== null && typeof doc === 'object' ? doc : {}).find(([k, v]) => k !== 'id' && typeof v === 'string')?.[0]
 }
 
+/**
+ * The value a patch writes into `prop`: without a schema, the one a fresh sample (the config's,
+ * known valid) gives it, so that a pattern the service enforces still holds; else `audit <tag>`,
+ * which the property the schema picked accepts.
+ */
+function replacement (c: Context, prop: string): string {
+  const fresh = c.targets.schema === undefined ? c.sample()[prop] : undefined
+  return typeof fresh === 'string' ? fresh : `audit ${c.nextTag()}`
+}
+
 function listsTypes (v: Verdict, ex: Exchange, what: string): void {
   if (!is2xx(ex)) return
   v.check(acceptPatchTypes(header(ex.response, 'accept-patch')).length > 0, `${what} of a resource that takes PATCH has no Accept-Patch listing a media type`, ex)
@@ -76,7 +86,7 @@ async function applies (c: Context, v: Verdict, type: string): Promise<void> {
   if (!acceptPatchTypes(header(got.exchange.response, 'accept-patch')).includes(type)) { v.skip(`Accept-Patch does not list ${type}`); return }
   const prop = property(c, got.body)
   if (prop === undefined) { v.skip('no writable string property to replace'); return }
-  const value = `audit ${c.nextTag()}`
+  const value = replacement(c, prop)
   const doc = type === JSON_PATCH ? [{ op: 'replace', path: `/${prop}`, value }] : { [prop]: value }
   const ex = await c.write('PATCH', item, json(doc), { type })
   if (!v.check(is2xx(ex), `PATCH ${type} replacing ${prop}: expected 2xx, got ${answer(ex)}`, ex)) return

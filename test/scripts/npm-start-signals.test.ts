@@ -121,7 +121,12 @@ for (const [signal, target] of [['SIGTERM', 'npm'], ['SIGINT', 'npm'], ['SIGTERM
     const npmPid = started.npm.pid as number
     const tree = descendants(npmPid)
     t.ok(tree.some((pid) => commandOf(pid).includes('dist/example/server.js')), 'the service runs below npm')
+    const received = (): number => started.output().split('incoming request').length
+    const before = received()
     const inFlight = await halfSentPost(started.url)
+    // In flight means the service has the request: its log says so before the signal is sent
+    // (a request that reaches the server once it is closing is Fastify's 503, rightly).
+    await until('the service to log the POST it received', () => received() > before)
     const exited = once(started.npm, 'exit')
     process.kill(target === 'npm' ? npmPid : -npmPid, signal)
     // The service says it got the signal; the rest of the body is sent only then.

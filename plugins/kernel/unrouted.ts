@@ -76,7 +76,7 @@ function beforeBody (request: FastifyRequest, reply: FastifyReply, payload: Requ
 
 /** The route's preParsing hook as the route runs it: it passes where the context's first hook ran it already. */
 export function unlessRanFirst (hook: BodyStep): BodyStep {
-  return function httpConventionsRefusals (request, reply, payload, done) {
+  return function httpConventionsRouteRefusals (request, reply, payload, done) {
     if ((request as unknown as Record<symbol, unknown>)[kRanFirst] === true) return done(null)
     hook(request, reply, payload, done)
   }

@@ -84,6 +84,22 @@ const wrongPassword: Rule = {
   }
 }
 
+/**
+ * The service's Digest challenge, and a POST to the collection it accepted with the given
+ * credentials (its Authorization line); undefined, with the rule skipped saying why, when the
+ * 401 offers no Digest challenge or the credentials were refused.
+ */
+async function acceptedDigest (c: Context, v: Verdict): Promise<{ s: Challenge, d: { user: string, password: string }, target: string, line: string } | undefined> {
+  const s = await c.digestChallenge()
+  if (s === undefined) { v.skip('the 401 offers no Digest challenge with MD5 or SHA-256'); return undefined }
+  const d = c.o.credentials.digest as { user: string, password: string }
+  const target = c.targets.collection as string
+  const line = c.digestLine(s, d.user, d.password, 'POST', target)
+  const first = await postWith(c, [['Authorization', line]])
+  if (!is2xx(first)) { v.skip(`the Digest credentials were not accepted: ${answer(first)}`); return undefined }
+  return { s, d, target, line }
+}
+
 const replay: Rule = {
   id: 'auth.digest-replay',
   title: 'A Digest response sent again (same nonce and nc) is 401',
@@ -92,13 +108,9 @@ const replay: Rule = {
   rfc: 'RFC 7616 3.4, 5.12',
   needs: ['write', 'collection', 'protected', 'digest'],
   async probe (c, v) {
-    const s = await c.digestChallenge()
-    if (s === undefined) { v.skip('the 401 offers no Digest challenge with MD5 or SHA-256'); return }
-    const d = c.o.credentials.digest as { user: string, password: string }
-    const line: Headers = [['Authorization', c.digestLine(s, d.user, d.password, 'POST', c.targets.collection as string)]]
-    const first = await postWith(c, line)
-    if (!is2xx(first)) { v.skip(`the Digest credentials were not accepted: ${answer(first)}`); return }
-    const again = await postWith(c, line)
+    const a = await acceptedDigest(c, v)
+    if (a === undefined) return
+    const again = await postWith(c, [['Authorization', a.line]])
     v.check(statusOf(again) === 401, `the same Digest response again (same nonce, same nc): expected 401, got ${answer(again)}`, again)
   }
 }
@@ -122,15 +134,11 @@ const stale: Rule = {
   rfc: 'RFC 7616 3.3, 3.4',
   needs: ['write', 'collection', 'protected', 'digest'],
   async probe (c, v) {
-    const s = await c.digestChallenge()
-    if (s === undefined) { v.skip('the 401 offers no Digest challenge with MD5 or SHA-256'); return }
-    const d = c.o.credentials.digest as { user: string, password: string }
-    const target = c.targets.collection as string
-    const first = c.digestLine(s, d.user, d.password, 'POST', target)
-    const accepted = await postWith(c, [['Authorization', first]])
-    if (!is2xx(accepted)) { v.skip(`the Digest credentials were not accepted: ${answer(accepted)}`); return }
+    const a = await acceptedDigest(c, v)
+    if (a === undefined) return
+    const { s, d, target } = a
     // the nonce is spent at that count: a right response (new cnonce) is on a stale nonce
-    const again = await postWith(c, [['Authorization', c.digestLine(s, d.user, d.password, 'POST', target, countOf(first))]])
+    const again = await postWith(c, [['Authorization', c.digestLine(s, d.user, d.password, 'POST', target, countOf(a.line))]])
     const fresh = staleChallenge(again, s)
     if (!v.check(statusOf(again) === 401 && fresh !== undefined, `a right Digest response on a nonce whose count was used (new cnonce): expected 401 with a Digest challenge stale=true and a new nonce, got ${answer(again)}`, again)) return
     const retry = await postWith(c, [['Authorization', c.digestLine(fresh as Challenge, d.user, d.password, 'POST', target, 1)]])

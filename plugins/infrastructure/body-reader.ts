@@ -23,6 +23,7 @@ import { BlockJoiner, BodyBytes, isAllocationFailure, noRoomForBody, type Alloca
 import { MAX_MEDIA_TYPE_LENGTH } from '../../lib/headers/media-type'
 import { requestMediaType } from './media-type'
 import { kReadBySuite } from './symbols'
+import { routeOptionsOf } from '../kernel/index'
 
 /** The request body as Fastify hands it to a parser that reads it itself. */
 export type BodyStream = NodeJS.ReadableStream & { receivedEncodedLength?: number }
@@ -164,7 +165,7 @@ export class CoalescedBody extends Readable {
  * (not a closure per request) can answer. `allocate`: how the body's buffer is made.
  */
 export function readBody (request: FastifyRequest, payload: BodyStream, done: Done, parse: (bytes: Buffer, done: Done) => void, allocate?: Allocate): void {
-  const limit = request.routeOptions.bodyLimit
+  const limit = routeOptionsOf(request).bodyLimit
   const contentLength = Number(request.headers['content-length'])
   if (contentLength > limit) return done(new FST_ERR_CTP_BODY_TOO_LARGE())
   // Behind a decoding stream (another plugin's preParsing) the declared length says nothing of the decoded one.

@@ -23,12 +23,12 @@ import { CONVENTIONS } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
 import { appOf, checkRoutes, dressUnseen, guardUnseen, noteUncompiled, type AppState } from './check'
-import { kApp, kNode, kRanFirst } from './symbols'
+import { kApp, kNode, kRouteOptions } from './symbols'
 import { firstHookOf } from './unrouted'
 import type { Convention, ErrorFallback, KernelHost, Provision } from './types'
 
 export { SENT } from './types'
-export { addUnroutedStep } from './unrouted'
+export { addUnroutedStep, routeOptionsOf } from './unrouted'
 export type { BodyStep, CheckStep, Convention, ConventionResponse, ErrorFallback, ErrorPolicy, HookStep, KernelExtension, KernelHost, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, ResponseBody, RouteCompiler, RouteErrors } from './types'
 export type { ConventionKey, StepName, UnroutedStepName } from './pipeline'
 
@@ -64,7 +64,7 @@ function install (host: KernelHost, fastify: FastifyInstance, plugin: string): v
   fastify.decorate(kNode, newNode(null))
   // Declared before any context the suite compiles routes of is made: every one inherits them.
   for (const slot of host.requestSlots) fastify.decorateRequest(slot, null)
-  fastify.decorateRequest(kRanFirst, false)
+  fastify.decorateRequest(kRouteOptions, null)
   fastify.addHook('onRegister', giveNode)
   fastify.addHook('onRoute', compileRoute)
   fastify.addHook('onReady', checkRoutes)

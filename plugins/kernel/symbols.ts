@@ -7,5 +7,10 @@ export const kNode = Symbol('http-conventions.node')
 export const kRecord = Symbol('http-conventions.record')
 /** On a route's config: the route's preParsing hook, which the context's first hook runs for a request that declares a body. */
 export const kPreParsing = Symbol('http-conventions.pre-parsing')
-/** On every request (a decorator): the route's preParsing hook already ran, first of the phase. */
-export const kRanFirst = Symbol('http-conventions.ran-first')
+/**
+ * On every request (a decorator, null until then): the route's options, read once by the
+ * context's first preParsing hook for a request that declares a body (Fastify builds a new
+ * object at each read of `request.routeOptions`); set, it also says that hook ran the route's
+ * preParsing hook already, first of the phase. The body reader reads the body limit from it.
+ */
+export const kRouteOptions = Symbol('http-conventions.route-options')

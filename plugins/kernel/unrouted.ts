@@ -23,7 +23,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import { UNROUTED, type UnroutedStepName } from './pipeline'
 import { SENT, type BodyStep, type CheckStep } from './types'
-import { kPreParsing, kRanFirst } from './symbols'
+import { kPreParsing, kRouteOptions } from './symbols'
 
 interface Entry { readonly name: UnroutedStepName, readonly fn: CheckStep }
 
@@ -67,17 +67,23 @@ function beforeBody (request: FastifyRequest, reply: FastifyReply, payload: Requ
   const headers = request.headers
   if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return next()
   const slots = request as unknown as Record<symbol, unknown>
-  if (slots[kRanFirst] === true) return next()
-  const hook = (request.routeOptions.config as unknown as Record<symbol, BodyStep | undefined>)[kPreParsing]
+  if (slots[kRouteOptions] !== null) return next()
+  const options = request.routeOptions
+  slots[kRouteOptions] = options
+  const hook = (options.config as unknown as Record<symbol, BodyStep | undefined>)[kPreParsing]
   if (hook === undefined) return next()
-  slots[kRanFirst] = true
   hook(request, reply, payload, next as Parameters<BodyStep>[3])
+}
+
+/** The route's options: as the context's first hook read them, or read now. */
+export function routeOptionsOf (request: FastifyRequest): FastifyRequest['routeOptions'] {
+  return ((request as unknown as Record<symbol, unknown>)[kRouteOptions] as FastifyRequest['routeOptions'] | null) ?? request.routeOptions
 }
 
 /** The route's preParsing hook as the route runs it: it passes where the context's first hook ran it already. */
 export function unlessRanFirst (hook: BodyStep): BodyStep {
   return function httpConventionsRouteRefusals (request, reply, payload, done) {
-    if ((request as unknown as Record<symbol, unknown>)[kRanFirst] === true) return done(null)
+    if ((request as unknown as Record<symbol, unknown>)[kRouteOptions] !== null) return done(null)
     hook(request, reply, payload, done)
   }
 }

@@ -5,25 +5,44 @@
  *   ours    the reference service (dist/example/app.js `buildService`) with the defaults
  *           `npm start` gives it (profile spec: a matching If-None-Match on GET is 412),
  *           in-memory SQLite
- *   stack   the same contract as a user would assemble it without the suite, for the routes
- *           the bench drives: Fastify, @fastify/basic-auth on writes (401 with
- *           WWW-Authenticate), fast-json-patch and a merge patch for PATCH, If-None-Match
- *           (412 on GET) and If-Match (412 on PATCH) against the stored ETag, 411 for a write
- *           without Content-Length, 415 for a body type the route does not take (with
- *           Accept-Patch on PATCH), Cross-Origin-Resource-Policy on every answer, Date and
- *           Last-Modified from one clock, and a hand-written error handler that turns Ajv's
- *           errors into the suite's 422 `{ errors: [...] }`. Same store, same schemas, same
- *           statuses, bodies and headers on the checked answers (bench/stack.js checks them
- *           before timing; RESULTS.md lists them item by item).
- *   plain   the same routes and handlers on plain Fastify, no convention: no auth, no
- *           ETag handling, no errors[] mapper, no read-only or schema check of a patched article.
+ *   stack   the same contract (docs/reference-service.md, profile spec) as a user would
+ *           assemble it without the suite, on the service's article routes (GET and POST
+ *           /articles; GET, HEAD, PUT, PATCH and DELETE /articles/:id), with the packages such
+ *           a user picks and the rest written by hand:
+ *           - JSON, or XML by Accept (RFC 9110 12.5.1; a tie is JSON) through fast-xml-parser's
+ *             XMLBuilder, on every article answer and the list, with `Vary: Accept` and an XML
+ *             ETag of its own (RFC 9110 8.8.3); XML request bodies through XMLParser;
+ *           - preconditions: If-None-Match on GET (412), If-Match on PATCH, If-Match,
+ *             If-Unmodified-Since and If-None-Match on PUT and DELETE (RFC 9110 13.2.2), with
+ *             compare-and-set writes;
+ *           - auth on writes (bench/stack-auth.js): Basic by @fastify/basic-auth, Bearer and
+ *             Digest (RFC 7616, MD5 and SHA-256, qop=auth, nonces in a Map) by hand
+ *             (@fastify/bearer-auth is not installed, nor any server Digest package); each 401
+ *             carries the four challenges and an HTML page;
+ *           - 405 with Allow for a method a resource does not serve (the not-found handler),
+ *             OPTIONS answered 204 with Allow (and Accept-Patch on /articles/:id), OPTIONS *;
+ *           - framing checks in an onRequest hook: two Host lines, or a body with two
+ *             Content-Type lines, are a 400; a chunked GET or HEAD body, or one declaring more
+ *             than the body limit, a 411; each closes the connection;
+ *           - 411 for a write without Content-Length, 415 for a body type the route does not
+ *             take (with Accept-Patch on PATCH), fast-json-patch and a merge patch with the
+ *             read-only and schema checks, Cross-Origin-Resource-Policy on every answer, Date
+ *             and Last-Modified from one clock, and an error handler that turns Ajv's errors
+ *             into the suite's 422 `{ errors: [...] }`.
+ *           bench/stack.js checks, before timing, that its answers are ours (status, body,
+ *           the convention headers; RESULTS.md lists the items).
+ *   plain   the same routes and handlers on plain Fastify, no convention: no auth, no XML, no
+ *           ETag handling, no errors[] mapper, no 405, OPTIONS or framing check, no read-only
+ *           or schema check of a patched article.
  *
- * What `stack` leaves out, because a user would not assemble it for these routes: XML
- * (ours negotiates JSON or XML by Accept, hence its `Vary: Accept`; the stack serves JSON
- * only and needs no Vary), A-IM delta encoding (ours keeps the 200s of GET /articles/:id as
- * delta bases once a client has asked it with A-IM), Digest and Bearer (ours offers them beside Basic), the framing
- * checks ours makes on every request (repeated Host lines, a body on a GET), the 404/405
- * and OPTIONS answers, the OpenAPI document.
+ * What `stack` still leaves out, and why: A-IM delta encoding (no package a user would pick;
+ * ours keeps delta bases only once a client has asked a route with A-IM, and no request of
+ * the bench does); the OpenAPI document, the home page, the logo and the /v1 redirect (routes
+ * the bench never requests); the answers ours writes before any route runs (417 for an
+ * unknown Expect, 505 for another HTTP major version, a text 400 for HTTP/1.1 without Host:
+ * the stack leaves them to Node, which answers 417 and 400 bare); problem details (profile
+ * rfc9110 only). The stack's framing hook also runs on 404s, 405s and OPTIONS, where ours
+ * checks no Host lines (bench/stack.js does not compare those).
  * Started by bench/server.js as `stack-server:<name>`; the three seed the same 10 articles.
  */
 const Fastify = require('fastify')
@@ -197,15 +216,23 @@ function refuse (reply, status, phrase, reason) {
 
 /**
  * The framing checks of every request, before anything else reads it: more than one Host
- * line is a 400 (RFC 9112 3.2); a GET or HEAD body is never read, and refused with 411 when
- * it is chunked or declares more than the body limit (the contract refuses what it cannot
- * frame without reading it).
+ * line is a 400 (RFC 9112 3.2), and so is a body with more than one Content-Type line (RFC
+ * 9110 8.3: a singleton field, of which Node keeps the first); a GET or HEAD body is never
+ * read, and refused with 411 when it is chunked or declares more than the body limit (the
+ * contract refuses what it cannot frame without reading it).
  */
 function framing (request, reply, done) {
   const raw = request.raw.rawHeaders
   let hosts = 0
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') hosts++
+  let types = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    const length = raw[i].length
+    if (length === 4 && raw[i].toLowerCase() === 'host') hosts++
+    else if (length === 12 && raw[i].toLowerCase() === 'content-type') types++
+  }
   if (hosts > 1) return refuse(reply, 400, 'Bad Request', 'the request carries more than one Host field (RFC 9112 3.2)')
+  const body = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0
+  if (types > 1 && body) return refuse(reply, 400, 'Bad Request', 'the request carries more than one Content-Type field (RFC 9110 8.3)')
   if (request.method === 'GET' || request.method === 'HEAD') {
     if (request.headers['transfer-encoding'] !== undefined) return refuse(reply, 411, 'Length Required', 'a request body must be sent with Content-Length, not chunked')
     const length = request.headers['content-length']

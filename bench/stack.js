@@ -3,9 +3,10 @@
  * The `stack` section: the reference service against the stack a user would assemble for
  * the same service, and against the same app without the suite (bench/stack-server.js).
  *
- * - ours vs hand-built stack (Fastify + @fastify/basic-auth + fast-json-patch + the
- *   preconditions, 411, 415 and errors[] written by hand; bench/stack-server.js): target >= 1.0
- *   on every read and write row;
+ * - ours vs hand-built stack (Fastify + @fastify/basic-auth + fast-json-patch + fast-xml-parser,
+ *   with XML by Accept, the preconditions, Bearer, Digest, 405/OPTIONS, the framing checks,
+ *   411, 415 and errors[] written by hand; bench/stack-server.js): target >= 1.0 on every
+ *   read and write row;
  * - ours vs plain Fastify (same routes and handlers, no convention): reported, no target;
  * - A/A rows (ours against ours, the stack against the stack, in other processes);
  * - bytes allocated per request of the three (bench/allocation.js's method), each of ours and
@@ -13,8 +14,10 @@
  *
  * CPU rows: bench/harness.js `comparePaired` (server on CPU 0, wrk on CPU 1); the ratio is B's
  * CPU per request over A's (A = ours): above 1, ours costs less. Before anything is timed,
- * `check()` sends every benchmarked request to the three servers and fails unless ours and the
- * stack give the same status, the same body and the same convention headers, and ours and
+ * `check()` sends every benchmarked request to the three servers, and the error and contract
+ * answers (ERROR_CHECKS, CONTRACT_CHECKS: XML, 405, OPTIONS, Bearer, Digest, framing, PUT,
+ * DELETE) to ours and the stack, and fails unless ours and the stack give the same status,
+ * the same body and the same convention headers (COMPARED says what may differ), and ours and
  * plain the same status and body.
  *
  *   npm run build && NODE_LINE=24 node scripts/node-line.js node bench/stack.js
@@ -121,6 +124,8 @@ const CONTRACT_CHECKS = [
   { title: 'POST, Digest nonce count replayed (401)', exchange: (server) => digestPost(server, { algorithm: 'SHA-256', slug: 'digest-replay', replay: true }) },
   // framing (RFC 9112 3.2, 6.3): checked on every request, before a handler runs
   { title: 'GET with two Host lines (400)', raw: `GET ${ITEM} HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: example.com\r\nConnection: close\r\n\r\n` },
+  { title: 'POST with two Content-Type lines (400)', raw: `POST /articles HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${BASIC}\r\nContent-Type: application/json\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(POST_BODY)}\r\nConnection: close\r\n\r\n${POST_BODY.replace('uniq0', 'types')}` },
+  { title: 'POST with two Host lines, no credentials (400)', raw: `POST /articles HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: example.com\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(POST_BODY)}\r\nConnection: close\r\n\r\n${POST_BODY}` },
   { title: 'GET with a chunked body (411)', raw: rawGet(['Transfer-Encoding: chunked'], '2\r\n{}\r\n0\r\n\r\n') },
   { title: 'GET declaring a body over the limit (411)', raw: rawGet(['Content-Length: 1048577'], '{}') },
   { title: 'GET with a 2-byte body (200, the body is not read)', raw: rawGet(['Content-Length: 2'], '{}') },
@@ -284,11 +289,11 @@ async function check () {
 
 // What each side does per request, for a missed target (bench/report.js prints it).
 const DETAILS = {
-  get: 'ours negotiates Accept (JSON or XML), evaluates the preconditions on its validators and, once a client has asked the route with A-IM (none does here), keeps each 200 as a possible delta base; the stack reads the article once and compares If-None-Match with the stored ETag in its handler',
-  list: 'both read 5 rows and serialize them with the same response schema; ours also negotiates Accept and runs its per-route hooks (Content-Type, resource policy)',
-  notModified: 'ours evaluates If-None-Match on its validators before the handler and answers the 412 from its error path (errors[] envelope); the stack reads the article in its handler, compares the list and sends the 412 body itself',
-  post: 'ours runs its auth plugin (Basic among Digest and Bearer), Content-Length and media-type checks and its bounded Ajv (a first-problem pass); the stack runs @fastify/basic-auth and Fastify\'s Ajv; both hash the article (sha256) and insert it',
-  patch: 'ours reads the body with its own reader, applies the patch with its own JSON Patch, checks readOnly and the article schema (its Ajv) and writes with a compare-and-set; the stack parses with Fastify\'s JSON parser, checks the type and If-Match, applies fast-json-patch (a deep clone) and does the same checks and write'
+  get: 'ours negotiates Accept (JSON or XML), evaluates the preconditions on its validators, checks the framing and, once a client has asked the route with A-IM (none does here), keeps each 200 as a possible delta base; the stack checks the framing in an onRequest hook, reads the article once, negotiates Accept and compares If-None-Match with the representation\'s ETag in its handler',
+  list: 'both read 5 rows, negotiate Accept and serialize them with the same response schema; ours runs its per-route hooks (Content-Type, resource policy, framing), the stack its two onRequest hooks (resource policy, framing)',
+  notModified: 'ours evaluates If-None-Match on its validators before the handler and answers the 412 from its error path (errors[] envelope); the stack reads the article in its handler, negotiates Accept, compares the list and sends the 412 body itself',
+  post: 'ours runs its auth plugin (Basic among Digest and Bearer), Content-Length and media-type checks and its bounded Ajv (a first-problem pass); the stack picks the check by the Authorization scheme (@fastify/basic-auth for Basic), runs its framing hook and Fastify\'s Ajv; both hash the article (sha256), insert it and negotiate the answer\'s representation',
+  patch: 'ours reads the body with its own reader, applies the patch with its own JSON Patch, checks readOnly and the article schema (its Ajv) and writes with a compare-and-set; the stack parses with Fastify\'s JSON parser, checks the type and If-Match, applies fast-json-patch (a deep clone) and does the same checks and write; both negotiate the answer\'s representation'
 }
 
 function num (v, d) {

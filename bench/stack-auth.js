@@ -97,20 +97,24 @@ function digest (request) {
 
 /**
  * The onRequest hook of the writes: the scheme of Authorization selects the check (RFC 9110
- * 11.6.2); Basic through @fastify/basic-auth's decorator, which `app` must have.
+ * 11.6.2); Basic through @fastify/basic-auth's decorator, which `app` must have. A callback
+ * hook, as the decorator is: no promise a request.
  */
 function authenticator (app) {
-  const basic = (request, reply) => new Promise((resolve, reject) => {
-    app.basicAuth(request, reply, (err) => (err === undefined || err === null ? resolve() : reject(Object.assign(err, { auth: { reason: 'invalid' } }))))
-  })
-  return async function authenticate (request, reply) {
+  return function authenticate (request, reply, done) {
     const header = request.headers.authorization
-    if (header === undefined) throw denied('missing')
+    if (header === undefined) return done(denied('missing'))
     const scheme = header.slice(0, header.indexOf(' ')).toLowerCase()
-    if (scheme === 'basic') return await basic(request, reply)
-    if (scheme === 'bearer') return bearer(request)
-    if (scheme === 'digest') return digest(request)
-    throw denied('invalid')
+    // Its 401 has no `auth`: unauthorized() reads it as credentials that are not valid.
+    if (scheme === 'basic') return app.basicAuth(request, reply, done)
+    try {
+      if (scheme === 'bearer') bearer(request)
+      else if (scheme === 'digest') digest(request)
+      else throw denied('invalid')
+    } catch (err) {
+      return done(err)
+    }
+    done()
   }
 }
 

@@ -100,6 +100,7 @@ const CONTRACT_CHECKS = [
   // XML by Accept (RFC 9110 12.5.1), with its own ETag (RFC 9110 8.8.3) and Vary: Accept
   { title: 'GET /articles/:id as XML (Accept: application/xml)', request: { path: ITEM, headers: XML } },
   { title: 'GET /articles?limit=2 as XML', request: { path: '/articles?limit=2', headers: XML } },
+  { title: 'HEAD /articles/:id as XML', request: { path: ITEM, method: 'HEAD', headers: XML } },
   { title: 'GET /articles/:id, XML preferred by weight', request: { path: ITEM, headers: { accept: 'application/json;q=0.5, application/xml' } } },
   { title: 'GET /articles/:id, XML and JSON tied (JSON)', request: { path: ITEM, headers: { accept: 'application/xml, application/json' } } },
   { title: 'GET /articles/:id as XML, If-None-Match of the XML ETag (412)', request: (server) => notModified(server, XML) },

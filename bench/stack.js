@@ -356,7 +356,7 @@ async function allocations (opts) {
 const fixed = (x, d = 3) => (typeof x === 'number' ? x.toFixed(d) : '-')
 /** A cell: the bytes, '-' where the row has no such side, or the refusal (never a number from a refused trace). */
 const cellOf = (x) => (x === null ? allocation.UNMEASURED : x ?? '-')
-const ratioOf = (a, b) => (a === null || b === null ? allocation.UNMEASURED : a === undefined || b === undefined ? '-' : fixed(a / b))
+const ratioOf = (a, b) => (a === undefined || b === undefined ? '-' : a === null || b === null ? allocation.UNMEASURED : fixed(a / b))
 
 function allocationTable (rows) {
   const lines = [

@@ -94,7 +94,7 @@ function errorsEnvelope (err, request, reply) {
   if (err.validation !== undefined) return reply.code(422).send({ errors: toEntries(err.validation, err.validationContext) })
   // The spec answers a body over the size limit with 411, as a write without Content-Length.
   const status = err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 411 : err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
-  if (status === 411) return reply.code(411).type('text/plain; charset=utf-8').send(`Length Required\n${err.message}\n`)
+  if (status === 411) return refuse(reply, 411, 'Length Required', `the body is larger than the limit of ${BODY_LIMIT} bytes`)
   // Every challenge on one 401, and its HTML page (bench/stack-auth.js).
   if (status === 401) return unauthorized(reply, err)
   if (status === 415) {
@@ -107,9 +107,16 @@ function errorsEnvelope (err, request, reply) {
   return reply.code(status).send({ errors: [{ field, message: status >= 500 ? 'Internal Server Error' : err.message }] })
 }
 
-/** The spec: a request with a body but without Content-Length (chunked) is refused with 411. */
-function lengthRequired (request, _reply, done) {
-  if (request.headers['transfer-encoding'] !== undefined) return done(Object.assign(new Error('a request body must be sent with Content-Length, not chunked'), { statusCode: 411 }))
+/**
+ * The spec: POST, PUT and PATCH must carry a Content-Length within the body limit, else 411
+ * (chunked or no length at all), decided before the body is read and before the
+ * credentials, closing the connection (RFC 9112 9.6).
+ */
+function lengthRequired (request, reply, done) {
+  const { 'transfer-encoding': chunked, 'content-length': length } = request.headers
+  if (chunked !== undefined) return refuse(reply, 411, 'Length Required', 'a request body must be sent with Content-Length, not chunked')
+  if (length === undefined) return refuse(reply, 411, 'Length Required', `${request.method} requires a Content-Length header`)
+  if (Number(length) > BODY_LIMIT) return refuse(reply, 411, 'Length Required', `the body is larger than the limit of ${BODY_LIMIT} bytes`)
   done()
 }
 
@@ -312,7 +319,9 @@ async function addConventions (app) {
   optionsRoutes(app)
   const ajv = new Ajv({ allErrors: true })
   require('ajv-formats')(ajv)
-  return { write: { onRequest: [lengthRequired, authenticator(app)] }, validateArticle: ajv.compile(articleSchema) }
+  const authenticate = authenticator(app)
+  // DELETE carries no body: credentials only.
+  return { write: { onRequest: [lengthRequired, authenticate] }, remove: { onRequest: [authenticate] }, validateArticle: ajv.compile(articleSchema) }
 }
 
 /**
@@ -336,7 +345,7 @@ async function buildHandBuilt ({ conventions }) {
   app.addSchema(articleSchema)
   app.addContentTypeParser(PATCH_TYPES, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'))
   const c = conventions ? await addConventions(app) : null
-  const ctx = { app, store, c, write: c?.write ?? {}, send: sender(c) }
+  const ctx = { app, store, c, write: c?.write ?? {}, remove: c?.remove ?? {}, send: sender(c) }
   readRoutes(ctx)
   writeRoutes(ctx)
   patchRoute(ctx)
@@ -388,7 +397,7 @@ function readRoutes ({ app, store, c, send }) {
 }
 
 function writeRoutes (ctx) {
-  const { app, store, c, write, send } = ctx
+  const { app, store, c, write, remove, send } = ctx
   app.post('/articles', { ...write, schema: { body: articleBody, response: { 201: ARTICLE_REF } } }, async (request, reply) => {
     const created = await store.create(request.body)
     if (created === 'duplicate-slug') return duplicateSlug(reply)
@@ -412,7 +421,7 @@ function writeRoutes (ctx) {
     return send(request, reply, result)
   })
 
-  app.delete('/articles/:id', { ...write, schema: { params: idParams } }, async (request, reply) => {
+  app.delete('/articles/:id', { ...remove, schema: { params: idParams } }, async (request, reply) => {
     const stored = await store.get(request.params.id)
     if (stored === undefined) return notFoundArticle(reply)
     const failed = c === null ? null : writePreconditionFailed(request.headers, etagOf(ctx, request, stored), stored.updatedAtMs)

@@ -73,6 +73,7 @@ const PLAIN_KEYS = ['get', 'list', 'post', 'patch']
 // stack's 415 names what Fastify names).
 const PATCH_JSON = { ...REQUESTS.patch.request.headers }
 const ERROR_CHECKS = [
+  { title: 'POST, a boolean sent as a string (422: bodies are not coerced)', request: { path: '/articles', method: 'POST', headers: { authorization: BASIC, 'content-type': 'application/json' }, body: JSON.stringify({ slug: 'strict-body', title: 'Strict', body: 'x', published: 'true' }) } },
   { title: 'POST, invalid body (422 errors[])', request: { path: '/articles', method: 'POST', headers: { authorization: BASIC, 'content-type': 'application/json' }, body: JSON.stringify({ slug: 'Not A Slug', title: 'x', extra: 1 }) } },
   { title: 'GET ?limit=500 (422 query:limit)', request: { path: '/articles?limit=500' } },
   { title: 'PATCH, a read-only property (422)', request: { ...REQUESTS.patch.request, body: JSON.stringify([{ op: 'replace', path: '/id', value: 'x' }]) } },

@@ -95,27 +95,109 @@ async function drive (pool, v, n) {
   await Promise.all(Array.from({ length: CONNECTIONS }, worker))
 }
 
-/** Sums `allocated=` and `pause=` (ms) of the GC lines from the line after `from` characters up to the end. */
-function gcSince (text, from) {
-  let bytes = 0
-  let pauseMs = 0
-  // `allocated=N` (name=value lines, Node 22 and 24) or `"allocated":N` (JSON lines, Node 26); the same for pause.
-  for (const m of text.slice(from).matchAll(/(?:\b(allocated|pause)=|"(allocated|pause)":)([\d.]+)/g)) {
-    if ((m[1] ?? m[2]) === 'allocated') bytes += Number(m[3])
-    else pauseMs += Number(m[3])
-  }
-  return { bytes, pauseMs }
+// ---------------------------------------------------------------- reading the GC trace, or refusing it
+
+/**
+ * Bytes a window may allocate per request before its trace is not believed: the largest
+ * request a bench sends is 1 MiB, and a request allocating 256 times that is no measurement.
+ */
+const MAX_BYTES_PER_REQUEST = 256 * 1024 * 1024
+
+/** A field's token on a GC line: `name=value` (Node 22 and 24) or `"name":value` (JSON lines, Node 26). */
+function fieldOf (line, name) {
+  const m = new RegExp(`(?:\\b${name}=|"${name}":)([^\\s,}]*)`).exec(line)
+  return m === null ? undefined : m[1]
 }
 
-/** The pause of the last GC line (the forced collection that closed the window), in ms. */
-function lastPause (text) {
-  const all = [...text.matchAll(/(?:\bpause=|"pause":)([\d.]+)/g)]
-  return all.length === 0 ? 0 : Number(all[all.length - 1][1])
+/** Why an `allocated=` token cannot be counted, or null: a plain, safe, non-negative integer no larger than the heap. */
+function refusedAllocated (token, heapLimit) {
+  if (token === undefined) return 'a GC line has no allocated= field'
+  if (token.startsWith('-')) return `a GC line reports a negative allocation (allocated=${token})`
+  if (!/^\d+$/.test(token)) return `a GC line's allocated= field is not an integer (allocated=${token.slice(0, 40)})`
+  const n = Number(token)
+  if (!Number.isSafeInteger(n)) return `a GC line's allocated= field overflowed (allocated=${token}, above 2^53)`
+  // Nothing is freed between two collections: what was allocated since the one before fits in the heap.
+  if (heapLimit !== undefined && n > heapLimit) return `a GC line reports ${n} B allocated since the collection before, more than the heap holds (heap_size_limit ${heapLimit} B)`
+  return null
+}
+
+/**
+ * The GC lines V8's `--trace-gc-nvp` wrote from `from` (a character offset of the trace) on:
+ * the bytes they allocated and their pauses, or `{ untrusted }` saying why they cannot be
+ * believed. A window is refused whole when its last line was cut, when it has no GC line (the
+ * closing collection's line is missing), when any line's `allocated=` is not a plain integer,
+ * is negative, past 2^53 or larger than the heap (`heapLimit`, the server's heap_size_limit),
+ * or when the sum is over `maxBytesPerRequest` per request of the window (`requests`).
+ */
+function readWindow (text, from, { requests, heapLimit, maxBytesPerRequest = MAX_BYTES_PER_REQUEST } = {}) {
+  // A window that starts inside a line starts at the next one: that line's collection ran before the window.
+  const start = from === 0 || text[from - 1] === '\n' ? from : text.indexOf('\n', from) + 1
+  const body = start === 0 && from > 0 ? '' : text.slice(start)
+  if (body !== '' && !body.endsWith('\n')) return { untrusted: 'the trace\'s last line was cut (the closing collection\'s line had not arrived whole)' }
+  const lines = body.split('\n').filter((l) => /\bpause=|"pause":|\ballocated=|"allocated":/.test(l))
+  if (lines.length === 0) return { untrusted: 'the window has no GC line (the closing collection\'s line is missing)' }
+  let bytes = 0
+  let pauseMs = 0
+  let lastPauseMs = 0
+  for (const line of lines) {
+    const refused = refusedAllocated(fieldOf(line, 'allocated'), heapLimit)
+    if (refused !== null) return { untrusted: refused }
+    const pause = fieldOf(line, 'pause')
+    if (pause === undefined || !/^\d+(?:\.\d+)?$/.test(pause)) return { untrusted: `a GC line's pause= field is not a number (pause=${String(pause).slice(0, 40)})` }
+    bytes += Number(fieldOf(line, 'allocated'))
+    lastPauseMs = Number(pause)
+    pauseMs += lastPauseMs
+  }
+  if (requests !== undefined && bytes > requests * maxBytesPerRequest) {
+    return { untrusted: `the window's GC lines sum to ${bytes} B over ${requests} requests, more than ${maxBytesPerRequest} B a request` }
+  }
+  return { bytes, pauseMs, lastPauseMs, lines: lines.length }
+}
+
+// ---------------------------------------------------------------- one measurement
+
+/** A full collection in the server, then a turn for its trace line to come through the pipe. */
+async function collect (server) {
+  server.child.send('gc')
+  await server.next('gc')
+  // Lines are written before the acknowledgement, on another pipe: give it a turn.
+  await new Promise((resolve) => setTimeout(resolve, 50))
+}
+
+/** One window of `n` requests between two full collections: the trace it wrote and the server's CPU time. */
+async function runWindow (server, pool, v, n) {
+  await collect(server)
+  const from = server.output().length
+  server.child.send('cpu')
+  const cpu0 = (await server.next('cpu')).cpu
+  await drive(pool, v, n)
+  server.child.send('cpu')
+  const cpu1 = (await server.next('cpu')).cpu
+  await collect(server)
+  return { text: server.output(), from, cpuUs: (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / n }
+}
+
+/**
+ * A window (`once`) read by `read`; a window `read` refuses is run once more, and a second
+ * refusal gives `{ untrusted }` with both reasons. Else the window with its reading (`gc`),
+ * and the first refusal (`retried`) if there was one.
+ */
+async function trustedWindow (once, read) {
+  const refusals = []
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const w = await once()
+    const gc = read(w)
+    if (gc.untrusted === undefined) return { ...w, gc, ...(refusals.length === 0 ? {} : { retried: refusals[0] }) }
+    refusals.push(gc.untrusted)
+  }
+  return { untrusted: `untrusted GC trace, twice: ${refusals.join('; then ')}` }
 }
 
 /**
  * Bytes (and CPU µs) per request of variant `v` in a fresh server process. `v.request` may be
- * a function of the started server ({ port }) that resolves the request.
+ * a function of the started server ({ port }) that resolves the request. A window whose GC
+ * trace cannot be trusted (`readWindow`) is run once more; if the second is refused too, the
+ * result has `bytes: null` and `untrusted` (the reasons): never a number read from such a trace.
  */
 async function measure (v, { warmup = WARMUP, window = WINDOW } = {}) {
   const server = start(v.variant, v.extra)
@@ -123,23 +205,13 @@ async function measure (v, { warmup = WARMUP, window = WINDOW } = {}) {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS })
   try {
     if (typeof v.request === 'function') v = { ...v, request: await v.request({ port }) }
+    server.child.send('heap')
+    const { heap: heapLimit } = await server.next('heap')
     await drive(pool, v, warmup)
-    server.child.send('gc')
-    await server.next('gc')
-    const from = server.output().length
-    server.child.send('cpu')
-    const cpu0 = (await server.next('cpu')).cpu
-    await drive(pool, v, window)
-    server.child.send('cpu')
-    const cpu1 = (await server.next('cpu')).cpu
-    server.child.send('gc')
-    await server.next('gc')
-    // Lines are written before the acknowledgement; give the pipe a turn.
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    const gc = gcSince(server.output(), from)
-    const cpuUs = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / window
+    const w = await trustedWindow(() => runWindow(server, pool, v, window), (w) => readWindow(w.text, w.from, { requests: window, heapLimit }))
+    if (w.untrusted !== undefined) return { name: v.name, bytes: null, gcUs: null, cpuUs: null, untrusted: w.untrusted }
     // The closing full collection is forced, not caused by the window: its pause is left out.
-    return { name: v.name, bytes: gc.bytes / window, gcUs: (gc.pauseMs - lastPause(server.output())) * 1000 / window, cpuUs }
+    return { name: v.name, bytes: w.gc.bytes / window, gcUs: (w.gc.pauseMs - w.gc.lastPauseMs) * 1000 / window, cpuUs: w.cpuUs, ...(w.retried === undefined ? {} : { retried: w.retried }) }
   } finally {
     await pool.close()
     server.child.kill()
@@ -173,15 +245,28 @@ async function runTable (variants, rounds) {
     for (const v of variants) results.get(v.name).push(await measure(v))
   }
   const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-  const of = (name, key) => median(results.get(name).map((x) => x[key]))
+  // Only rounds whose trace was trusted count; a row with none is unmeasured (`untrusted`).
+  const trusted = (name) => results.get(name).filter((x) => x.bytes !== null)
+  const of = (name, key) => (trusted(name).length === 0 ? null : median(trusted(name).map((x) => x[key])))
+  const ratio = (a, b) => (a === null || b === null ? null : a / b)
   // Each row against bare Fastify, or (`against`) against the row it adds to.
   return variants.map((v) => {
-    const xs = results.get(v.name)
+    const xs = trusted(v.name)
+    const refused = results.get(v.name).filter((x) => x.bytes === null)
     const base = v.against ?? variants[0].name
     const bytes = of(v.name, 'bytes')
     const cpuUs = of(v.name, 'cpuUs')
-    return { name: v.name, against: v.against, gcUs: of(v.name, 'gcUs'), bytes: Math.round(bytes), bytesRatio: bytes / of(base, 'bytes'), spread: Math.max(...xs.map((x) => x.bytes)) / Math.min(...xs.map((x) => x.bytes)), cpuUs, cpuRatio: of(base, 'cpuUs') / cpuUs }
+    const row = { name: v.name, against: v.against, gcUs: of(v.name, 'gcUs'), bytes: bytes === null ? null : Math.round(bytes), bytesRatio: ratio(bytes, of(base, 'bytes')), spread: xs.length === 0 ? null : Math.max(...xs.map((x) => x.bytes)) / Math.min(...xs.map((x) => x.bytes)), cpuUs, cpuRatio: ratio(of(base, 'cpuUs'), cpuUs), rounds: xs.length }
+    return refused.length === 0 ? row : { ...row, untrusted: `${refused.length} of ${rounds} round(s) refused: ${refused[0].untrusted}` }
   })
+}
+
+/** What a table cell shows for a figure the trace could not give: never a number. */
+const UNMEASURED = 'unmeasured (untrusted GC trace)'
+
+/** Whole bytes per request of a `measure` result, or null where its trace was refused. */
+function wholeBytes (result) {
+  return result.bytes === null ? null : Math.round(result.bytes)
 }
 
 function table (rows) {
@@ -191,16 +276,19 @@ function table (rows) {
   const lines = head('GET 2 KB JSON')
   for (const r of get) lines.push(row(r))
   if (post.length > 0) lines.push('', ...head('POST JSON + body schema, 201'), ...post.map(row))
+  const refused = rows.filter((r) => r.untrusted !== undefined)
+  if (refused.length > 0) lines.push('', ...refused.map((r) => `- ${r.name}: ${r.untrusted}${r.bytes === null ? '' : ` (the row is the median of the ${r.rounds} trusted round(s))`}`))
   return lines.join('\n')
 }
 
 function row (r) {
-  return `| ${r.name}${r.against === undefined ? '' : ` (vs "${r.against}")`} | ${r.bytes} | ${r.bytesRatio.toFixed(3)} | ${r.spread.toFixed(3)} | ${r.gcUs.toFixed(2)} | ${r.cpuUs.toFixed(1)} | ${r.cpuRatio.toFixed(2)} |`
+  const f = (x, d) => (x === null ? UNMEASURED : x.toFixed(d))
+  return `| ${r.name}${r.against === undefined ? '' : ` (vs "${r.against}")`} | ${r.bytes ?? UNMEASURED} | ${f(r.bytesRatio, 3)} | ${f(r.spread, 3)} | ${f(r.gcUs, 2)} | ${f(r.cpuUs, 1)} | ${f(r.cpuRatio, 2)} |`
 }
 
 /** Targets: a route that uses no convention allocates what bare Fastify does; the default route at most 3% more. */
 function fmt (row) {
-  return row === undefined ? 'n/a' : `${row.bytesRatio.toFixed(3)}x`
+  return row === undefined || row.bytesRatio === null ? 'n/a' : `${row.bytesRatio.toFixed(3)}x`
 }
 
 function targets (rows) {
@@ -215,6 +303,7 @@ function targets (rows) {
   ]
   return goals.filter(([name]) => find(name) !== undefined).map(([name, max, target]) => {
     const row = find(name)
+    if (row.bytesRatio === null) return { section: 'allocation', target, measured: UNMEASURED, status: 'NOT MEASURED', why: row.untrusted ?? `its bare row is ${UNMEASURED}` }
     if (name.startsWith('POST: ')) {
       const met = row.bytesRatio <= max
       const bare = find('POST: bare Fastify')
@@ -228,7 +317,7 @@ function targets (rows) {
   })
 }
 
-module.exports = { run, table, targets, measure, VARIANTS }
+module.exports = { run, table, targets, measure, readWindow, trustedWindow, wholeBytes, UNMEASURED, VARIANTS }
 
 if (require.main === module) {
   run({ rounds: Number(process.env.BENCH_ROUNDS ?? 3), post: !process.argv.includes('--get') }).then((rows) => console.log(table(rows)), (err) => { console.error(err); process.exit(1) })

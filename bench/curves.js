@@ -230,7 +230,8 @@ async function point (curve, x, s) {
   const twice = async (side) => {
     const one = await allocation.measure({ ...side, name: side.name }, alloc)
     const two = await allocation.measure({ ...side, name: `${side.name} (twin)`, extra: { ...side.extra, twin: true } }, alloc)
-    return [Math.round(one.bytes), Math.round(two.bytes)]
+    // null where the GC trace was refused twice (bench/allocation.js `readWindow`)
+    return [allocation.wholeBytes(one), allocation.wholeBytes(two)]
   }
   return {
     x,
@@ -243,6 +244,9 @@ async function point (curve, x, s) {
 }
 
 const mean = (xs) => xs.reduce((t, v) => t + v, 0) / xs.length
+const { UNMEASURED } = require('./allocation')
+/** A point whose four byte figures were all read from a trusted GC trace (the others are not drawn). */
+const measured = (p) => [...p.a.bytes, ...p.b.bytes].every((x) => x !== null)
 const r1 = (v) => Number(v.toFixed(1))
 
 function table (curve, points) {
@@ -253,14 +257,16 @@ function table (curve, points) {
     '|---|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const p of points) {
-    lines.push(`| ${fmt(p.x)} | ${p.a.cpu} (${r1(p.a.cpuLo)}-${r1(p.a.cpuHi)}) | ${p.b.cpu} (${r1(p.b.cpuLo)}-${r1(p.b.cpuHi)}) | ${p.cpuRatio} | ${p.a.bytes[0]} (${p.a.bytes[1]}) | ${p.b.bytes[0]} (${p.b.bytes[1]}) | ${(mean(p.a.bytes) / mean(p.b.bytes)).toFixed(3)} | ${p.requests}, ${p.window} |`)
+    const b = (x) => x ?? UNMEASURED
+    const ratio = measured(p) ? (mean(p.a.bytes) / mean(p.b.bytes)).toFixed(3) : UNMEASURED
+    lines.push(`| ${fmt(p.x)} | ${p.a.cpu} (${r1(p.a.cpuLo)}-${r1(p.a.cpuHi)}) | ${p.b.cpu} (${r1(p.b.cpuLo)}-${r1(p.b.cpuHi)}) | ${p.cpuRatio} | ${b(p.a.bytes[0])} (${b(p.a.bytes[1])}) | ${b(p.b.bytes[0])} (${b(p.b.bytes[1])}) | ${ratio} | ${p.requests}, ${p.window} |`)
   }
   return lines.join('\n')
 }
 
 function chart (curve, points, quick) {
   const names = curve.sides(curve.points[0]).map((s) => s.name)
-  const series = (key, pick) => names.map((name, i) => ({ name, points: points.map((p) => pick(p[i === 0 ? 'a' : 'b'], p.x)) }))
+  const series = (key, pick) => names.map((name, i) => ({ name, points: (key === 'bytes' ? points.filter(measured) : points).map((p) => pick(p[i === 0 ? 'a' : 'b'], p.x)) }))
   const base = { xLabel: curve.xLabel, xFormat: curve.xFormat, logX: curve.logX }
   return figure({
     title: curve.title,
@@ -275,7 +281,7 @@ function chart (curve, points, quick) {
         yLabel: `${names[0]} / ${names[1]}, per request`,
         series: [
           { name: 'CPU (medians)', points: points.map((p) => ({ x: p.x, y: Number((p.a.cpu / p.b.cpu).toFixed(3)) })) },
-          { name: 'bytes (twin means)', points: points.map((p) => ({ x: p.x, y: Number((mean(p.a.bytes) / mean(p.b.bytes)).toFixed(3)) })) }
+          { name: 'bytes (twin means)', points: points.filter(measured).map((p) => ({ x: p.x, y: Number((mean(p.a.bytes) / mean(p.b.bytes)).toFixed(3)) })) }
         ]
       }
     ]

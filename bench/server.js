@@ -150,6 +150,8 @@ async function start (app) {
     }
     if (typeof m === 'object' && m !== null && typeof m.window === 'number') window = { from: served + 1, to: served + 1 + m.window, cpu: null, t: 0n }
     else if (m === 'cpu') process.send({ cpu: process.cpuUsage() })
+    // bench/allocation.js: the heap's size limit bounds what one GC line can say was allocated.
+    else if (m === 'heap') process.send({ heap: require('node:v8').getHeapStatistics().heap_size_limit })
     // A normal exit, so that `node --cpu-prof bench/server.js ...` writes its profile.
     else if (m === 'exit') app.close().then(() => process.exit(0))
   })

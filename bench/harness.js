@@ -21,11 +21,24 @@ function autocannon (...args) {
   return autocannonModule(...args)
 }
 
+/**
+ * V8 flags of every measured server: a young generation of one fixed size. V8 sizes it as it
+ * goes: it shrinks it at a full collection that falls in a quiet moment, and grows it again only
+ * as objects survive their first collection. The paired rows load one process while its twin
+ * waits, and the reference service's requests leave almost nothing alive (280 B to 40 KB per
+ * scavenge, --trace-gc-nvp): a process whose boot-time full collection fell in a wait kept a
+ * 1-2 MB young generation under load for the rest of its life and scavenged ten times as often
+ * as its twin (380 scavenges against 30-47 over the same requests, Node 24), which made an
+ * A/A row of the same code read 0.75. One size for every process, ours and the others alike,
+ * takes that draw out: the size a loaded process grows to (16 MB semi-spaces).
+ */
+const SERVER_FLAGS = ['--min-semi-space-size=16', '--max-semi-space-size=16']
+
 function startServer (variant, extra = {}) {
   return new Promise((resolve, reject) => {
-    // execArgv: []: the measured server runs on plain node, without the flags of whatever runs
-    // the bench (a test runner's loaders or coverage would be measured with it).
-    const child = fork(join(__dirname, 'server.js'), [variant, JSON.stringify(extra)], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    // Only SERVER_FLAGS: the measured server runs without the flags of whatever runs the bench
+    // (a test runner's loaders or coverage would be measured with it).
+    const child = fork(join(__dirname, 'server.js'), [variant, JSON.stringify(extra)], { execArgv: SERVER_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     child.once('message', (m) => resolve({
       port: m.port,
       pid: child.pid,

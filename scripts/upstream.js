@@ -85,24 +85,30 @@ function measureRoutes () {
   }
 }
 
-/** (b) `request.routeOptions` built once per route: bytes per POST through the whole suite, stock and patched, rounds interleaved. */
+/**
+ * (b) `request.routeOptions` built once per route: bytes per POST through the whole suite,
+ * stock and patched, rounds interleaved; bare Fastify (which never reads routeOptions) beside
+ * it, as the control.
+ */
 async function measureRouteOptions (rounds) {
   const { measure, POST_VARIANTS } = require(path.join(ROOT, 'bench', 'allocation.js'))
-  const variant = POST_VARIANTS.find((v) => v.name === 'POST: + whole suite')
+  const variants = ['POST: bare Fastify', 'POST: + whole suite'].map((name) => POST_VARIANTS.find((v) => v.name === name))
   const patched = buildPatched(['route-options'])
   const server = { file: path.join(ROOT, 'bench', 'server.js'), flags: PRELOAD }
   // The server processes inherit this process's environment: the patched ones read the copy's folder from it.
   process.env.UPSTREAM_FASTIFY = patched.fastify
   try {
     assertLoads(patched)
-    const stock = []
-    const after = []
+    const rows = variants.map((v) => ({ name: v.name, stock: [], patched: [] }))
     for (let r = 0; r < rounds; r++) {
-      stock.push((await measure(variant)).bytes)
-      after.push((await measure(variant, { server })).bytes)
+      for (const [i, v] of variants.entries()) {
+        rows[i].stock.push((await measure(v)).bytes)
+        rows[i].patched.push((await measure(v, { server })).bytes)
+      }
     }
-    return { stock: median(stock), patched: median(after), rounds }
+    return rows.map((row) => ({ name: row.name, stock: median(row.stock), patched: median(row.patched), rounds }))
   } finally {
+    delete process.env.UPSTREAM_FASTIFY
     patched.remove()
   }
 }
@@ -175,8 +181,9 @@ async function main () {
   }
   if (only === undefined || only === 'route-options') {
     console.log(`\n(b) fastify-route-options.patch (${patchLines('route-options')} lines): bytes per request, "POST: + whole suite" (bench/allocation.js)`)
-    const r = await measureRouteOptions(rounds)
-    console.log(`stock: ${r.stock} B/request; patched: ${r.patched} B/request; saved: ${r.stock - r.patched} B (median of ${r.rounds} rounds each)`)
+    for (const r of await measureRouteOptions(rounds)) {
+      console.log(`${r.name}: stock ${r.stock} B/request; patched ${r.patched} B/request; saved ${r.stock - r.patched} B (median of ${r.rounds} rounds each)`)
+    }
   }
   if (only === undefined || only === 'contexts') {
     console.log(`\n(c) fastify-contexts.patch (${patchLines('contexts')} lines), with fastify-routes.patch: the adapter's reliances`)

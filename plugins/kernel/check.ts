@@ -272,6 +272,8 @@ function refusal (context: FastifyInstance, config: Record<string | symbol, unkn
 function askedBefore (routes: AppState['declaredBefore']): string[] {
   const out: string[] = []
   for (const route of routes) {
+    // The HEAD route Fastify adds beside a GET shares its config: the GET names both.
+    if (route.method === 'HEAD' && routes.some((r) => r.url === route.url && r.config === route.config && methodsOf(r).includes('GET'))) continue
     const asked = asksFor((route.config ?? {}) as Record<string | symbol, unknown>)
     if (asked.length > 0) out.push(`${routeWhere(route)} asks for ${asked.join(', ')}, but it was declared before fastify-http-conventions was registered, and the suite never compiled it; ${fixFor(asked[0])}`)
   }

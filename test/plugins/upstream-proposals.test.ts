@@ -87,7 +87,8 @@ test('where Fastify has isRoot and children(): a route of a context made before 
     child.get('/inner', { config: { auth: true } }, async () => 'inner')
   })
   app.register(httpConventions, { auth: A })
-  await t.rejects(async () => { await app.ready() }, /route GET \/inner asks for auth, but it was declared before fastify-http-conventions was registered/)
+  // One problem: the HEAD route Fastify adds beside the GET is not named again.
+  await t.rejects(async () => { await app.ready() }, /1 route\(s\) cannot be served as they ask:\n- route GET \/inner asks for auth, but it was declared before fastify-http-conventions was registered[^\n]*$/)
   const nested = make()
   t.teardown(() => nested.close())
   nested.register(async (child) => { await child.register(httpConventions, { auth: A }) })

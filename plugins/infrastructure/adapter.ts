@@ -28,6 +28,16 @@ function proposed (instance: FastifyInstance): Proposals {
 }
 
 /**
+ * Whether the Fastify in use has the contexts proposal: all three of its members, each of its
+ * kind. One alone may be an app's own decorator (a boolean `isRoot` would make every context
+ * read as the root), and three of those names and kinds are taken for Fastify's.
+ */
+function hasContextsProposal (instance: FastifyInstance): boolean {
+  const p = proposed(instance)
+  return typeof p.isRoot === 'boolean' && typeof p.children === 'function' && typeof p.hasErrorHandler === 'function'
+}
+
+/**
  * Lingering close (RFC 9112 9.6): how the suite changes the way Node closes a connection.
  *
  * A server that closes while the client is still sending its body must not reset the
@@ -72,8 +82,7 @@ export function lingerOnClose (socket: Socket | null, lingerMs = LINGER_MS): voi
  * `fastify.isRoot` (scripts/upstream/fastify-contexts.patch), which it then reads.
  */
 export function isRootContext (instance: FastifyInstance): boolean {
-  const isRoot = proposed(instance).isRoot
-  if (typeof isRoot === 'boolean') return isRoot
+  if (hasContextsProposal(instance)) return proposed(instance).isRoot as boolean
   const proto: unknown = Object.getPrototypeOf(instance)
   return proto === null || typeof (proto as { addHook?: unknown }).addHook !== 'function'
 }
@@ -106,7 +115,7 @@ export function contextsBelow (instance: FastifyInstance): FastifyInstance[] | u
 
 /** How the contexts made from an instance are read: the proposed `children()`, else the symbol. */
 function childrenReader (instance: FastifyInstance): ((i: FastifyInstance) => FastifyInstance[]) | undefined {
-  if (typeof proposed(instance).children === 'function') {
+  if (hasContextsProposal(instance)) {
     return (i) => (proposed(i).children as () => FastifyInstance[]).call(i)
   }
   const key = Object.getOwnPropertySymbols(instance).find((s) => s.description === 'fastify.children')
@@ -180,8 +189,7 @@ let fastifyDefaultHandler: unknown
  * (scripts/upstream/fastify-contexts.patch), which it then asks.
  */
 export function hasOnlyFastifysErrorHandler (instance: FastifyInstance): boolean {
-  const hasErrorHandler = proposed(instance).hasErrorHandler
-  if (typeof hasErrorHandler === 'function') return hasErrorHandler.call(instance) === false
+  if (hasContextsProposal(instance)) return (proposed(instance).hasErrorHandler as () => boolean).call(instance) === false
   fastifyDefaultHandler ??= Fastify().errorHandler
   return instance.errorHandler === fastifyDefaultHandler
 }

@@ -128,3 +128,11 @@ test('an app\'s own `routes` decorator, not a list of routes, is not taken for F
     t.same(await registeredWithoutAwait(made), { status: 500 }, typeof value === 'function' ? 'a function that returns a Map' : 'a Map (@fastify/routes)')
   }
 })
+
+test('an app\'s own `isRoot` decorator is not taken for Fastify\'s: the suite registered in a child context is still refused', async (t) => {
+  const app = Fastify({ ...serverOptions })
+  t.teardown(() => app.close())
+  app.decorate('isRoot', true)
+  app.register(async (child) => { await child.register(httpConventions, { auth: A }) })
+  await t.rejects(async () => { await app.ready() }, /the suite is installed in the root context of the app/)
+})

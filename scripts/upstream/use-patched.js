@@ -7,6 +7,7 @@ const { registerHooks } = require('node:module')
 
 const patched = process.env.UPSTREAM_FASTIFY
 if (typeof patched !== 'string' || patched === '') throw new Error('use-patched: UPSTREAM_FASTIFY names no folder')
+if (typeof registerHooks !== 'function') throw new Error(`use-patched: Node ${process.version} has no module.registerHooks (Node 22.15 and later): run on a later line, e.g. NODE_LINE=24`)
 
 registerHooks({
   resolve (specifier, context, next) {

@@ -53,9 +53,12 @@ function pin (pid, cpu) {
   if (PIN) execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' })
 }
 
-function start (variant, extra) {
-  const child = fork(path.join(__dirname, 'server.js'), [variant, JSON.stringify(extra ?? {})], {
-    execArgv: ['--expose-gc', '--trace-gc', '--trace-gc-nvp'],
+/** The server file and extra Node flags (scripts/upstream.js: a copy of the tree with a patched Fastify). */
+const SERVER = { file: path.join(__dirname, 'server.js'), flags: [] }
+
+function start (variant, extra, server = SERVER) {
+  const child = fork(server.file, [variant, JSON.stringify(extra ?? {})], {
+    execArgv: [...server.flags, '--expose-gc', '--trace-gc', '--trace-gc-nvp'],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc']
   })
   pin(child.pid, '0')
@@ -195,12 +198,13 @@ async function trustedWindow (once, read) {
 
 /**
  * Bytes (and CPU µs) per request of variant `v` in a fresh server process. `v.request` may be
- * a function of the started server ({ port }) that resolves the request. A window whose GC
- * trace cannot be trusted (`readWindow`) is run once more; if the second is refused too, the
- * result has `bytes: null` and `untrusted` (the reasons): never a number read from such a trace.
+ * a function of the started server ({ port }) that resolves the request. `server`: another
+ * server file and the Node flags to run it with ({ file, flags }). A window whose GC trace
+ * cannot be trusted (`readWindow`) is run once more; if the second is refused too, the result
+ * has `bytes: null` and `untrusted` (the reasons): never a number read from such a trace.
  */
-async function measure (v, { warmup = WARMUP, window = WINDOW } = {}) {
-  const server = start(v.variant, v.extra)
+async function measure (v, { warmup = WARMUP, window = WINDOW, server: serverFile } = {}) {
+  const server = start(v.variant, v.extra, serverFile)
   const { port } = await server.next('port')
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS })
   try {
@@ -317,7 +321,7 @@ function targets (rows) {
   })
 }
 
-module.exports = { run, table, targets, measure, readWindow, trustedWindow, wholeBytes, UNMEASURED, VARIANTS }
+module.exports = { run, table, targets, measure, readWindow, trustedWindow, wholeBytes, UNMEASURED, VARIANTS, POST_VARIANTS }
 
 if (require.main === module) {
   run({ rounds: Number(process.env.BENCH_ROUNDS ?? 3), post: !process.argv.includes('--get') }).then((rows) => console.log(table(rows)), (err) => { console.error(err); process.exit(1) })

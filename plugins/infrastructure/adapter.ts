@@ -9,6 +9,35 @@ import type { Socket } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 
 /**
+ * The public API Fastify would need in place of some reliances below, as proposed in
+ * scripts/upstream/ (docs/architecture.md, "Reliances and upstream proposals"): no Fastify
+ * release has it yet. Where the Fastify in use has a member of that name and kind, the
+ * function uses it and the reliance is not needed; otherwise the reliance stands.
+ */
+interface Proposals {
+  /** `fastify.routes()` (scripts/upstream/fastify-routes.patch). */
+  routes?: unknown
+  /** `fastify.isRoot`, `fastify.children()`, `fastify.hasErrorHandler()` (scripts/upstream/fastify-contexts.patch). */
+  isRoot?: unknown
+  children?: unknown
+  hasErrorHandler?: unknown
+}
+
+function proposed (instance: FastifyInstance): Proposals {
+  return instance as unknown as Proposals
+}
+
+/**
+ * Whether the Fastify in use has the contexts proposal: all three of its members, each of its
+ * kind. One alone may be an app's own decorator (a boolean `isRoot` would make every context
+ * read as the root), and three of those names and kinds are taken for Fastify's.
+ */
+function hasContextsProposal (instance: FastifyInstance): boolean {
+  const p = proposed(instance)
+  return typeof p.isRoot === 'boolean' && typeof p.children === 'function' && typeof p.hasErrorHandler === 'function'
+}
+
+/**
  * Lingering close (RFC 9112 9.6): how the suite changes the way Node closes a connection.
  *
  * A server that closes while the client is still sending its body must not reset the
@@ -49,9 +78,11 @@ export function lingerOnClose (socket: Socket | null, lingerMs = LINGER_MS): voi
  * instance it was registered on, so in the root it is the root.
  *
  * Relies on: encapsulated contexts are `Object.create(parent)` (pinned in
- * test/plugins/adapter.test.ts).
+ * test/plugins/adapter.test.ts); nothing where the Fastify in use has the proposed
+ * `fastify.isRoot` (scripts/upstream/fastify-contexts.patch), which it then reads.
  */
 export function isRootContext (instance: FastifyInstance): boolean {
+  if (hasContextsProposal(instance)) return proposed(instance).isRoot as boolean
   const proto: unknown = Object.getPrototypeOf(instance)
   return proto === null || typeof (proto as { addHook?: unknown }).addHook !== 'function'
 }
@@ -65,19 +96,31 @@ export function isRootContext (instance: FastifyInstance): boolean {
  * Relies on: Fastify keeps the contexts made from an instance in an array under the symbol
  * described `fastify.children` (pinned in test/plugins/adapter.test.ts). Where it is
  * missing, the kernel treats the app as one whose contexts it cannot see (see the guard).
+ * Nothing where the Fastify in use has the proposed `fastify.children()`
+ * (scripts/upstream/fastify-contexts.patch), which it then reads.
  */
 export function contextsBelow (instance: FastifyInstance): FastifyInstance[] | undefined {
-  const key = Object.getOwnPropertySymbols(instance).find((s) => s.description === 'fastify.children')
-  if (key === undefined) return undefined
+  const childrenOf = childrenReader(instance)
+  if (childrenOf === undefined) return undefined
   const out: FastifyInstance[] = []
   const walk = (i: FastifyInstance): void => {
-    for (const child of (i as unknown as Record<symbol, FastifyInstance[]>)[key] ?? []) {
+    for (const child of childrenOf(i)) {
       out.push(child)
       walk(child)
     }
   }
   walk(instance)
   return out
+}
+
+/** How the contexts made from an instance are read: the proposed `children()`, else the symbol. */
+function childrenReader (instance: FastifyInstance): ((i: FastifyInstance) => FastifyInstance[]) | undefined {
+  if (hasContextsProposal(instance)) {
+    return (i) => (proposed(i).children as () => FastifyInstance[]).call(i)
+  }
+  const key = Object.getOwnPropertySymbols(instance).find((s) => s.description === 'fastify.children')
+  if (key === undefined) return undefined
+  return (i) => (i as unknown as Record<symbol, FastifyInstance[]>)[key] ?? []
 }
 
 /**
@@ -102,10 +145,34 @@ export function installedClientErrorHandler (fastify: FastifyInstance, handler: 
  * Relies on: `printRoutes({ commonPrefix: false })` of an app without routes is
  * `(empty tree)`, and lists a route as soon as it is declared (pinned in
  * test/plugins/adapter.test.ts). Should the text change, every app counts as one with routes
- * declared before: the kernel then judges them on each request, which is safe.
+ * declared before: the kernel then judges them on each request, which is safe. Nothing
+ * where the Fastify in use has the proposed `fastify.routes()` (`declaredRoutes`).
  */
 export function routesDeclared (instance: FastifyInstance): boolean {
+  const declared = declaredRoutes(instance)
+  if (declared !== undefined) return declared.length > 0
   return instance.printRoutes({ commonPrefix: false }).trim() !== '(empty tree)'
+}
+
+/** A route as the proposed `fastify.routes()` lists it. */
+export interface DeclaredRoute { readonly method: unknown, readonly url: string, readonly config?: unknown }
+
+/**
+ * Every route declared so far in the app, in every context, where the Fastify in use lists
+ * them; undefined where it does not. The kernel, installed after routes were declared (a
+ * `register()` without await), judges those that ask for a convention when the app gets
+ * ready: `ready()` rejects, naming the route and the fix, where it would otherwise refuse
+ * the route on each request.
+ *
+ * Relies on: nothing; uses the proposal when the Fastify in use has it (`fastify.routes()`,
+ * scripts/upstream/fastify-routes.patch). A `routes` member that is not a function returning
+ * an array is not it (@fastify/routes decorates the app with a Map of that name).
+ */
+export function declaredRoutes (instance: FastifyInstance): DeclaredRoute[] | undefined {
+  const routes = proposed(instance).routes
+  if (typeof routes !== 'function') return undefined
+  const list: unknown = routes.call(instance)
+  return Array.isArray(list) ? list as DeclaredRoute[] : undefined
 }
 
 /** Fastify's default error handler, read once from a spare instance (it is not exported). */
@@ -117,9 +184,12 @@ let fastifyDefaultHandler: unknown
  *
  * Relies on: every Fastify instance without setErrorHandler exposes one and the same
  * function as `errorHandler` (Fastify exports no other way to name its default handler),
- * and setErrorHandler replaces it (pinned in test/plugins/adapter.test.ts).
+ * and setErrorHandler replaces it (pinned in test/plugins/adapter.test.ts). Nothing where
+ * the Fastify in use has the proposed `fastify.hasErrorHandler()`
+ * (scripts/upstream/fastify-contexts.patch), which it then asks.
  */
 export function hasOnlyFastifysErrorHandler (instance: FastifyInstance): boolean {
+  if (hasContextsProposal(instance)) return (proposed(instance).hasErrorHandler as () => boolean).call(instance) === false
   fastifyDefaultHandler ??= Fastify().errorHandler
   return instance.errorHandler === fastifyDefaultHandler
 }

@@ -9,7 +9,7 @@ import type { Profile } from '../../lib/profile'
 import * as kernel from '../kernel/index'
 import { formatOf, nodeOf } from '../kernel/registry'
 import type { Convention, ErrorFallback, KernelHost } from '../kernel/index'
-import { contextsBelow, isRootContext, routesDeclared } from './adapter'
+import { contextsBelow, declaredRoutes, isRootContext, routesDeclared } from './adapter'
 import { errorsExtension, sendConventionError, type ErrorFormat } from './errors'
 import { openapiExtension } from './openapi'
 import { REQUEST_SLOTS } from './symbols'
@@ -20,6 +20,7 @@ const HOST: KernelHost = {
   isRootContext,
   contextsBelow,
   routesDeclared,
+  declaredRoutes,
   requestSlots: REQUEST_SLOTS,
   refuse: (reply, err) => { sendConventionError(reply, err, formatOf(nodeOf(reply.request.server))) },
   extensions: [errorsExtension, openapiExtension]

@@ -54,6 +54,8 @@ export interface AppState {
   unseen: WeakMap<object, Unseen>
   /** Routes declared, after the suite, in a context made before it: no route compiler saw them. */
   uncompiled: Array<{ readonly route: RouteOptions, readonly context: FastifyInstance }>
+  /** Routes declared before the suite, where Fastify lists them (`KernelHost.declaredRoutes`): no route compiler saw them. */
+  declaredBefore: ReadonlyArray<{ readonly method: unknown, readonly url: string, readonly config?: unknown }>
 }
 
 /** A route the suite never compiled: why it is refused (or null: served), and the headers every answer of its context carries. */
@@ -187,6 +189,8 @@ export function checkRoutes (this: FastifyInstance, done: (err?: Error) => void)
     const why = refusal(context, route.config as Record<string | symbol, unknown> | undefined, route.method, route.url, 'was declared in a context made before fastify-http-conventions was registered (the suite compiles the routes of contexts made after it)')
     if (why !== null) app.problems.push(why)
   }
+  app.problems.push(...askedBefore(app.declaredBefore))
+  app.declaredBefore = []
   if (app.problems.length === 0) return done()
   const list = app.problems.splice(0)
   done(invalidOption('fastify-http-conventions', `${list.length} route(s) cannot be served as they ask:\n- ${list.join('\n- ')}`))
@@ -257,6 +261,23 @@ function refusal (context: FastifyInstance, config: Record<string | symbol, unkn
   const asked = [...new Set([...asksFor(c), ...covered])]
   if (asked.length === 0) return null
   return `${routeWhere({ method, url })} asks for ${asked.join(', ')}, but it ${because}; ${fixFor(asked[0])}`
+}
+
+/**
+ * Routes declared before the suite that ask for a convention (a config key of one): each a
+ * problem naming the route and the fix. One a context-wide policy covers, without asking, is
+ * left to the guard: another plugin's route (@fastify/cors's preflight) is answered before
+ * the guard runs, and serves today.
+ */
+function askedBefore (routes: AppState['declaredBefore']): string[] {
+  const out: string[] = []
+  for (const route of routes) {
+    // The HEAD route Fastify adds beside a GET shares its config: the GET names both.
+    if (route.method === 'HEAD' && routes.some((r) => r.url === route.url && r.config === route.config && methodsOf(r).includes('GET'))) continue
+    const asked = asksFor((route.config ?? {}) as Record<string | symbol, unknown>)
+    if (asked.length > 0) out.push(`${routeWhere(route)} asks for ${asked.join(', ')}, but it was declared before fastify-http-conventions was registered, and the suite never compiled it; ${fixFor(asked[0])}`)
+  }
+  return out
 }
 
 /** An `onRoute` hook the kernel adds to each context made before it: such a route is judged when the app gets ready. */

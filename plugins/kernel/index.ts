@@ -47,7 +47,8 @@ function install (host: KernelHost, fastify: FastifyInstance, plugin: string): v
   if (!host.isRootContext(fastify)) {
     throw invalidOption(plugin, 'the suite is installed in the root context of the app, where it sees every route: register fastify-http-conventions (or this plugin) on the instance Fastify() returned, or in a plugin wrapped with fastify-plugin, before the plugins that declare routes; a child context may then register a convention again with its own options')
   }
-  const app: AppState = { host, root: fastify, records: [], problems: [], unseen: new WeakMap(), uncompiled: [] }
+  // Routes declared before the suite, where Fastify lists them: one that asks for a convention fails `ready()`.
+  const app: AppState = { host, root: fastify, records: [], problems: [], unseen: new WeakMap(), uncompiled: [], declaredBefore: host.declaredRoutes(fastify) ?? [] }
   // Contexts made before the suite keep the onRoute hooks they had: the route compiler never
   // sees their routes. Those declared later are judged when the app gets ready.
   const early = host.contextsBelow(fastify)

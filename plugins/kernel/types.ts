@@ -133,6 +133,8 @@ export interface KernelHost {
   contextsBelow: (instance: FastifyInstance) => FastifyInstance[] | undefined
   /** Whether any route was declared in the app before now. */
   routesDeclared: (instance: FastifyInstance) => boolean
+  /** Every route declared in the app before now, where Fastify lists them; undefined where it does not. */
+  declaredRoutes: (instance: FastifyInstance) => ReadonlyArray<{ readonly method: unknown, readonly url: string, readonly config?: unknown }> | undefined
   /** Answers a request the kernel refuses (a route it never compiled that asks for a convention). */
   refuse: (reply: FastifyReply, err: ConventionError) => void
   /** The request slots (state a convention keeps on a request between its steps): each becomes a request decorator, null, in the root. */

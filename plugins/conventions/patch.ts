@@ -266,6 +266,9 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
   declareAnswers(c)
   // The conditional convention evaluates If-Match against what `load` read: one read per request.
   c.provide(PROVIDES.validators, async function patchValidators (request: FastifyRequest) {
+    // After the write (the answer's validators, RFC 9110 8.8.3): the resource as `save` stored it.
+    const stored = request.patched
+    if (stored !== null) return { etag: stored.etag, lastModified: stored.lastModified }
     const loaded = await load(request as RouteRequest)
     ;(request as Tracked)[kLoaded] = loaded ?? false
     return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }

@@ -109,7 +109,16 @@ export const patchRouteConfigSchema = {
   required: ['schema', 'load', 'save'],
   additionalProperties: false,
   properties: {
-    schema: { type: 'object', [MESSAGE]: 'must be the resource\'s JSON Schema' },
+    schema: {
+      type: 'object',
+      // A Zod type (`_zod` in zod 4, `_def` in zod 3) is an object too, but not JSON Schema:
+      // Ajv would fail on it with a message that names neither the route nor the fix.
+      not: { anyOf: ['_zod', '_def'].map((key) => ({ required: [key], properties: { [key]: true } })) },
+      [MESSAGE]: {
+        type: 'must be the resource\'s JSON Schema',
+        not: 'must be a JSON Schema, not a Zod type: convert it with z.toJSONSchema(schema, { target: \'draft-7\' }) (zod 4), or pass the resource\'s JSON Schema'
+      }
+    },
     load: { ...FUNCTION_SCHEMA, [MESSAGE]: 'must be a function (request) => { document, etag } | null' },
     save: { ...FUNCTION_SCHEMA, [MESSAGE]: 'must be a function (request, document, expectedEtag) => resource | false' },
     formats: { type: 'array', minItems: 1, items: { enum: ['json-patch', 'merge-patch'] }, [MESSAGE]: "must list 'json-patch' and/or 'merge-patch'" }
@@ -252,13 +261,22 @@ async function applyAndSave (route: PatchRoute, request: FastifyRequest): Promis
   return false
 }
 
+/** The validator of the route's resource schema; a schema Ajv cannot compile is the route's boot error. */
+function resourceValidator (plan: PatchPlan, c: RouteCompiler, schema: object): Validate {
+  try {
+    return plan.compileResourceSchema({ schema, method: 'PATCH', url: c.route.url, httpPart: 'body' })
+  } catch (err) {
+    throw invalidOption(c.where, `config.patch.schema is not a JSON Schema Ajv can compile (${(err as Error).message}): pass the resource's JSON Schema (a Zod type converts with z.toJSONSchema(schema, { target: 'draft-7' }))`)
+  }
+}
+
 /** The steps of a route with `config.patch`: validators from `load`, the media-type check, the write. */
 function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRouteConfig): void {
   const url = c.route.url
   const formats = config.formats ?? ['json-patch', 'merge-patch']
   const types = formats.map((f) => PATCH_MEDIA_TYPES[f])
   plan.cellFor(url).value = types.join(', ')
-  const validate = plan.compileResourceSchema({ schema: config.schema, method: 'PATCH', url, httpPart: 'body' })
+  const validate = resourceValidator(plan, c, config.schema)
   const { load, save, schema } = config
   const bodyLimit = c.route.bodyLimit ?? plan.serverBodyLimit
   const limits: PatchLimits = { maxOperations: plan.maxOperations, maxDepth: plan.maxDepth, maxDocumentBytes: Math.max(1024 * 1024, plan.growth * bodyLimit) }

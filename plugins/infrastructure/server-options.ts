@@ -82,6 +82,14 @@ type BuildValidator = (externalSchemas: Record<string, unknown>, options: { cust
  * That takes two Ajv instances, each built when a route first needs it; only one instance
  * of the app checks schemas against the JSON Schema meta-schema (schema-check.ts).
  */
+/** The validator compilers buildValidator made: a server whose compiler is one was made with serverOptions' schemaController. */
+const madeBySuite = new WeakSet<object>()
+
+/** True when `compile` (a server's `validatorCompiler`) was built by serverOptions' schemaController. */
+export function isSuiteValidatorCompiler (compile: unknown): boolean {
+  return typeof compile === 'function' && madeBySuite.has(compile)
+}
+
 export const buildValidator: BuildValidator = function buildConventionsValidator (externalSchemas, options) {
   const build = compilerPoolOf(options) as unknown as BuildValidator
   let strict: RouteCompile | undefined
@@ -98,7 +106,7 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
       }
     }))
   }
-  return function conventionsValidatorCompiler (route) {
+  const compiler: RouteCompile = function conventionsValidatorCompiler (route) {
     if (route.httpPart === 'body') {
       const every = (strict ??= make({ ...options.customOptions, coerceTypes: false }))(route)
       // An $async schema's validator answers with a promise: left to Ajv as it is.
@@ -108,6 +116,8 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
     }
     return (coercing ??= make(options.customOptions))(route)
   }
+  madeBySuite.add(compiler)
+  return compiler
 }
 
 const redactUrl = createUrlRedactor()
@@ -178,7 +188,13 @@ class RedactingLogController extends ((LogController as typeof LogController | u
  * so the object spreads into every overload of `Fastify()` (http2, https, loggerInstance, ...).
  */
 export interface ServerOptions {
-  readonly ajv: NonNullable<FastifyServerOptions['ajv']>
+  /**
+   * The Ajv options the suite needs. An app with Ajv options of its own merges them in:
+   * `ajv: { ...serverOptions.ajv, customOptions: { ...serverOptions.ajv.customOptions, ...yours }, plugins: [...] }`.
+   */
+  readonly ajv: {
+    readonly customOptions: Readonly<{ allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true }>
+  }
   readonly schemaController: NonNullable<FastifyServerOptions['schemaController']>
   /** Fastify's request log lines without the credentials a client put in the URL. */
   readonly logController: NonNullable<FastifyServerOptions['logController']>

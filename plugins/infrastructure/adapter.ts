@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 
 /**
  * Lingering close (RFC 9112 9.6): how the suite changes the way Node closes a connection.
@@ -92,6 +92,21 @@ export function contextsBelow (instance: FastifyInstance): FastifyInstance[] | u
 export function installedClientErrorHandler (fastify: FastifyInstance, handler: (...args: never[]) => unknown): boolean {
   const name = `bound ${handler.name}`
   return fastify.server.listeners('clientError').some((listener) => listener.name === name)
+}
+
+/**
+ * Whether `request` is one Fastify's router refused before any route (a path that does not
+ * decode, a path parameter over `maxParamLength`, a failed async constraint): the request
+ * Fastify hands the `frameworkErrors` server option, and the log controller's
+ * `incomingRequest` just before it. No hook of any context runs for it, so the suite dresses
+ * its reply there, whoever's `frameworkErrors` answers it.
+ *
+ * Relies on: Fastify makes that request with no params and no query (both null), in a context
+ * without a route URL (`is404`), where a routed or not-found request has params and a query
+ * (pinned in test/plugins/adapter.test.ts).
+ */
+export function isRouterRefusal (request: FastifyRequest): boolean {
+  return request.params === null && request.query === null && request.is404
 }
 
 /**

@@ -10,7 +10,8 @@ import { LogController, type FastifyError, type FastifyInstance, type FastifyRep
 import { createUrlRedactor } from '../../lib/redact'
 import { answerFrameworkError } from './server-answers'
 import { answerFramingError } from './framing'
-import { installedClientErrorHandler } from './adapter'
+import { installedClientErrorHandler, isRouterRefusal } from './adapter'
+import { contextHeaders } from '../kernel/index'
 import { buildChecked, checkersOf, compilerPoolOf } from './schema-check'
 
 type RouteCompile = (route: { httpPart?: string, schema?: unknown }) => unknown
@@ -148,6 +149,12 @@ function redacted (request: FastifyRequest): FastifyRequest {
   return mayCarrySecret(request.raw?.url) || mayCarrySecret(request.originalUrl) ? withRedactedUrl(request) : request
 }
 
+/** The root context's headers on the reply of a request the router refused; a header already set is kept. */
+function dressRefusal (request: FastifyRequest, reply: FastifyReply): void {
+  const headers = contextHeaders(request.server)
+  for (const name of Object.keys(headers)) if (!reply.hasHeader(name)) reply.header(name, headers[name])
+}
+
 /**
  * Fastify's own request log lines with the secrets of the URL redacted (lib/redact.ts):
  * "Route GET:/x?access_token=... not found" (the default not-found handler, also reached
@@ -166,6 +173,10 @@ class RedactingLogController extends ((LogController as typeof LogController | u
   }
 
   override incomingRequest (request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    // A request Fastify's router refused is answered by `frameworkErrors` (serverOptions' own, or
+    // the app's) where no hook runs: its reply gets the headers every answer of the root
+    // context carries (Cross-Origin-Resource-Policy) before either writes it.
+    if (isRouterRefusal(request)) dressRefusal(request, reply)
     super.incomingRequest(redacted(request), reply, metadata)
   }
 

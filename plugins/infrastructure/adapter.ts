@@ -125,6 +125,28 @@ export function routesDeclared (instance: FastifyInstance): boolean {
 
 /** Fastify's default error handler, read once from a spare instance (it is not exported). */
 let fastifyDefaultHandler: unknown
+/** The symbols this copy of Fastify keeps an instance's state under, read once from a spare instance. */
+let fastifyStateKeys: symbol[] | undefined
+const FASTIFY_MAIN = /[\\/]fastify[\\/]fastify\.js$/
+
+/**
+ * The copy of Fastify the suite resolves, and the others Node loaded, when `instance` was made
+ * by another copy (two installs of fastify, such as one nested under the suite's folder);
+ * null when it was made by the suite's. Two copies share no classes and no state: an instance
+ * of one holds none of the other's state.
+ *
+ * Relies on: Fastify keeps an instance's state under symbols of its own module described
+ * `fastify.*` (one set per copy, not registered with Symbol.for), and its main module is `fastify/fastify.js` in Node's CommonJS module cache (pinned
+ * in test/plugins/fastify-copies.alone.test.ts).
+ */
+export function otherFastifyCopy (instance: FastifyInstance): { suite: string, others: string[] } | null {
+  // Registered symbols (Symbol.for) are every copy's, and a dependency's (avvio's) may be one
+  // both copies share: only Fastify's own module symbols tell copies apart.
+  fastifyStateKeys ??= Object.getOwnPropertySymbols(Fastify()).filter((key) => Symbol.keyFor(key) === undefined && key.description?.startsWith('fastify.') === true)
+  if (fastifyStateKeys.some((key) => key in instance)) return null
+  const suite = require.resolve('fastify')
+  return { suite, others: Object.keys(require.cache).filter((path) => FASTIFY_MAIN.test(path) && path !== suite) }
+}
 
 /**
  * Whether the error handler of `instance`'s context is Fastify's own (no setErrorHandler of

@@ -30,7 +30,7 @@ import { writeError, type ErrorFormat } from '../infrastructure/errors'
 import { prepareError, type PreparedError } from '../../lib/render'
 import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
 import { recordSuccessHeaders } from '../infrastructure/openapi'
-import { isThenable, release, replacePayload } from '../infrastructure/shared'
+import { isThenable, release, replacePayload, type RouteRequest } from '../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { kOutcome, kCurrent } from '../infrastructure/symbols'
 import { isNodeStream, readBounded, replay, type BoundedRead } from '../infrastructure/bounded-stream'
@@ -43,21 +43,17 @@ export interface ProvidedValidators {
   lastModified?: Date | number
 }
 
-/** Reads the current validators of the target resource; null (or undefined) when it does not exist. */
 /**
- * The request a route's providers receive. Route generics do not reach a route's `config`
- * (Fastify types it once for every route), so params, query, body and headers are `any`
- * here: `request.params.id` type-checks under `strict`; narrow it as the route declares.
+ * Reads the current validators (ETag, Last-Modified) of the resource a request targets; null
+ * when it does not exist. `R`: the request as the route's handler gets it (its generics, its
+ * type provider's schemas), on routes declared with Fastify's route methods.
  */
-export type RouteRequest = FastifyRequest & { params: any, query: any, body: any }
-
-/** Reads the current validators (ETag, Last-Modified) of the resource a request targets; null when it does not exist. */
-export type ValidatorsProvider = (request: RouteRequest) => ProvidedValidators | null | undefined | PromiseLike<ProvidedValidators | null | undefined>
+export type ValidatorsProvider<R = RouteRequest> = (request: R) => ProvidedValidators | null | undefined | PromiseLike<ProvidedValidators | null | undefined>
 
 /** `config.conditional` as an object: where the route's validators come from, and its own 428 and creation rules. */
-export interface ConditionalRouteConfig {
+export interface ConditionalRouteConfig<R = RouteRequest> {
   /** Current validators of the resource, read before the handler. Required on routes with unsafe methods. */
-  validators?: ValidatorsProvider
+  validators?: ValidatorsProvider<R>
   /** Overrides the plugin's `requirePrecondition` for this route (428, RFC 6585 3). */
   requirePrecondition?: boolean
   /**

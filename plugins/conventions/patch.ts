@@ -39,8 +39,13 @@ export interface PatchableResource<T = unknown> {
   lastModified?: Date | number
 }
 
-/** `config.patch`: the resource's schema, and how to load and save it. */
-export interface PatchRouteConfig<T = unknown> {
+/**
+ * `config.patch`: the resource's schema, and how to load and save it. `T`: the resource's
+ * document, as `load` gives it and `save` receives it; `R`: the request as the route's handler
+ * gets it (its generics, its type provider's schemas), on routes declared with Fastify's route
+ * methods.
+ */
+export interface PatchRouteConfig<T = unknown, R = RouteRequest> {
   /**
    * JSON Schema of the resource: the patched document must satisfy it; `readOnly` properties
    * cannot change. Any object type: a plain schema, or a TypeBox / json-schema-to-ts one
@@ -48,14 +53,14 @@ export interface PatchRouteConfig<T = unknown> {
    */
   schema: object
   /** Reads the resource the request targets; null when it does not exist (404). */
-  load: (request: RouteRequest) => PatchableResource<T> | null | PromiseLike<PatchableResource<T> | null>
+  load: (request: R) => PatchableResource<T> | null | PromiseLike<PatchableResource<T> | null>
   /**
    * Stores the patched document only if the stored ETag is still `expectedEtag`
    * (`UPDATE ... WHERE etag = ?`). Returns the stored resource, or false when another
    * write came first (the plugin then answers 412 to a conditional request, and re-applies
    * the patch to the new state otherwise).
    */
-  save: (request: RouteRequest, document: T, expectedEtag: string | undefined) => PatchableResource<T> | false | PromiseLike<PatchableResource<T> | false>
+  save: (request: R, document: T, expectedEtag: string | undefined) => PatchableResource<T> | false | PromiseLike<PatchableResource<T> | false>
   /** Patch formats accepted. Default both. */
   formats?: PatchFormat[]
 }

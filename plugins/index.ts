@@ -6,6 +6,8 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import type * as F from 'fastify'
+import type { HandlerRequest } from './infrastructure/shared'
 import { type Profile } from '../lib/profile'
 import { type ErrorFormat, type ErrorHandler } from './infrastructure/errors'
 import { configureContext, type ErrorFallback } from './infrastructure/suite'
@@ -76,6 +78,43 @@ declare module 'fastify' {
     /** false leaves the route's path out of the 405 and OPTIONS answers (unless another route of the path is covered). */
     methods?: MethodsRouteConfig
   }
+
+  // Fastify types `config` once for every route, so the route's generics never reach it. These
+  // overloads of its route methods (tried first) give `config.conditional.validators` and
+  // `config.patch.load` / `save` the request as the route's handler gets it, and `save` the
+  // document `load` gives (`Resource`, inferred where no generic is written).
+  interface RouteShorthandMethod<RawServer, RawRequest, RawReply, TypeProvider, Logger> {
+    <RouteGeneric extends F.RouteGenericInterface = F.RouteGenericInterface, ContextConfig = F.ContextConfigDefault, const SchemaCompiler extends F.FastifySchema = F.FastifySchema, Resource = unknown>(
+      path: string,
+      opts: TypedRouteOptions<F.RouteShorthandOptions<RawServer, RawRequest, RawReply, RouteGeneric, ContextConfig, SchemaCompiler, TypeProvider, Logger>,
+        F.FastifyRequest<RouteGeneric, RawServer, RawRequest, SchemaCompiler, TypeProvider, ContextConfig, Logger>, ContextConfig, Resource>,
+      handler: F.RouteHandlerMethod<RawServer, RawRequest, RawReply, RouteGeneric, ContextConfig, SchemaCompiler, TypeProvider, Logger>
+    ): F.FastifyInstance<RawServer, RawRequest, RawReply, Logger, TypeProvider>
+    <RouteGeneric extends F.RouteGenericInterface = F.RouteGenericInterface, ContextConfig = F.ContextConfigDefault, const SchemaCompiler extends F.FastifySchema = F.FastifySchema, Resource = unknown>(
+      path: string,
+      opts: TypedRouteOptions<F.RouteShorthandOptionsWithHandler<RawServer, RawRequest, RawReply, RouteGeneric, ContextConfig, SchemaCompiler, TypeProvider, Logger>,
+        F.FastifyRequest<RouteGeneric, RawServer, RawRequest, SchemaCompiler, TypeProvider, ContextConfig, Logger>, ContextConfig, Resource>
+    ): F.FastifyInstance<RawServer, RawRequest, RawReply, Logger, TypeProvider>
+  }
+
+  interface FastifyInstance<RawServer, RawRequest, RawReply, Logger, TypeProvider> {
+    route<RouteGeneric extends F.RouteGenericInterface = F.RouteGenericInterface, ContextConfig = F.ContextConfigDefault, const SchemaCompiler extends F.FastifySchema = F.FastifySchema, Resource = unknown>(
+      opts: TypedRouteOptions<F.RouteOptions<RawServer, RawRequest, RawReply, RouteGeneric, ContextConfig, SchemaCompiler, TypeProvider, Logger>,
+        F.FastifyRequest<RouteGeneric, RawServer, RawRequest, SchemaCompiler, TypeProvider, ContextConfig, Logger>, ContextConfig, Resource>
+    ): F.FastifyInstance<RawServer, RawRequest, RawReply, Logger, TypeProvider>
+  }
+}
+
+/**
+ * A route's options with `config.conditional` and `config.patch` typed for the route: their
+ * callbacks get `Req`, the request as the route's handler gets it (`HandlerRequest`), and
+ * `save` the `Resource` that `load` gives.
+ */
+export type TypedRouteOptions<Options, Req extends { params: unknown, query: unknown, body: unknown }, ContextConfig, Resource> = Omit<Options, 'config'> & {
+  config?: Omit<F.FastifyContextConfig, 'conditional' | 'patch'> & ContextConfig & {
+    conditional?: ConditionalRouteConfig<HandlerRequest<Req>> | boolean
+    patch?: PatchRouteConfig<Resource, HandlerRequest<Req>> | false
+  }
 }
 
 const checkOptions = optionsChecker('fastify-http-conventions', httpConventionsOptionsSchema)
@@ -140,6 +179,7 @@ export { httpConventionsPatch } from './conventions/patch'
 export type { PatchOptions, PatchRouteConfig, PatchableResource, PatchFormat } from './conventions/patch'
 export { httpConventionsConditional } from './conventions/conditional'
 export type { ConditionalOptions, ConditionalRouteConfig, Preconditions, ProvidedValidators, ValidatorsProvider } from './conventions/conditional'
+export type { HandlerRequest, RouteRequest } from './infrastructure/shared'
 export { httpConventionsDeltaEncoding } from './conventions/delta-encoding'
 export type { DeltaEncodingOptions, DeltaEncodingRouteConfig, DeltaEncodingRouteOptions, InstanceManipulation } from './conventions/delta-encoding'
 export { httpConventionsRedirect } from './conventions/redirect'

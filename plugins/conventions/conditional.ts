@@ -30,7 +30,7 @@ import { writeError, type ErrorFormat } from '../infrastructure/errors'
 import { prepareError, type PreparedError } from '../../lib/render'
 import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
 import { recordSuccessHeaders } from '../infrastructure/openapi'
-import { isThenable, release, replacePayload } from '../infrastructure/shared'
+import { isThenable, release, replacePayload, type RouteRequest } from '../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { kOutcome, kCurrent } from '../infrastructure/symbols'
 import { isNodeStream, readBounded, replay, type BoundedRead } from '../infrastructure/bounded-stream'
@@ -43,21 +43,17 @@ export interface ProvidedValidators {
   lastModified?: Date | number
 }
 
-/** Reads the current validators of the target resource; null (or undefined) when it does not exist. */
 /**
- * The request a route's providers receive. Route generics do not reach a route's `config`
- * (Fastify types it once for every route), so params, query, body and headers are `any`
- * here: `request.params.id` type-checks under `strict`; narrow it as the route declares.
+ * Reads the current validators (ETag, Last-Modified) of the resource a request targets; null
+ * when it does not exist. `R`: the request as the route's handler gets it (its generics, its
+ * type provider's schemas), on routes declared with Fastify's route methods.
  */
-export type RouteRequest = FastifyRequest & { params: any, query: any, body: any }
-
-/** Reads the current validators (ETag, Last-Modified) of the resource a request targets; null when it does not exist. */
-export type ValidatorsProvider = (request: RouteRequest) => ProvidedValidators | null | undefined | PromiseLike<ProvidedValidators | null | undefined>
+export type ValidatorsProvider<R = RouteRequest> = (request: R) => ProvidedValidators | null | undefined | PromiseLike<ProvidedValidators | null | undefined>
 
 /** `config.conditional` as an object: where the route's validators come from, and its own 428 and creation rules. */
-export interface ConditionalRouteConfig {
+export interface ConditionalRouteConfig<R = RouteRequest> {
   /** Current validators of the resource, read before the handler. Required on routes with unsafe methods. */
-  validators?: ValidatorsProvider
+  validators?: ValidatorsProvider<R>
   /** Overrides the plugin's `requirePrecondition` for this route (428, RFC 6585 3). */
   requirePrecondition?: boolean
   /**
@@ -182,6 +178,8 @@ export const conditionalRouteConfigSchema = {
 const checkOptions = optionsChecker(WHERE, conditionalOptionsSchema)
 const checkRouteConfig = routeConfigChecker<ConditionalRouteConfig | boolean>('conditional', conditionalRouteConfigSchema)
 const SAFE = new Set(['GET', 'HEAD'])
+/** The methods whose success replaces the resource's state: their answer carries the new validators. */
+const WRITES = new Set(['PUT', 'PATCH'])
 const NO_CONDITIONS: ParsedConditions = Object.freeze({})
 const NOT_MODIFIED_ETAG = 'not modified: the current entity-tag matches If-None-Match'
 const NOT_MODIFIED_DATE = 'not modified since If-Modified-Since'
@@ -400,6 +398,8 @@ interface RoutePlan {
   readonly creates: boolean | undefined
   /** The route serves GET or HEAD. */
   readonly safe: boolean
+  /** The route serves PUT or PATCH (with a provider, as every unsafe method has): its 2xx carry the stored state's validators. */
+  readonly writes: boolean
   readonly head: boolean
   /** Says, once per route, that an answer's body could not be hashed: it went without an ETag. */
   readonly unhashed: (reply: FastifyReply, why: string) => void
@@ -419,7 +419,8 @@ function planRoute (c: RouteCompiler, s: Settings, own: ConditionalRouteConfig |
   const creates = config.creates
   const safe = methods.some((m) => SAFE.has(m))
   const head = methods.includes('HEAD')
-  return { provider, require, errorFormat, creates, safe, head, unhashed: unhashedLogger(c.where) }
+  const writes = methods.some((m) => WRITES.has(m))
+  return { provider, require, errorFormat, creates, safe, writes, head, unhashed: unhashedLogger(c.where) }
 }
 
 /**
@@ -538,8 +539,9 @@ function decide (s: Settings, plan: RoutePlan, request: FastifyRequest, reply: F
 function validatorsOnSend (s: Settings, plan: RoutePlan) {
   return function conditionalOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
     const status = reply.statusCode
-    // Validators describe a 2xx GET/HEAD answer; never an error, never the outcome of a write.
-    if (status < 200 || status > 299 || !SAFE.has(request.method)) return done(null, payload)
+    // Validators describe a 2xx answer: of a GET/HEAD, or of a write (the state it stored); never an error.
+    if (status < 200 || status > 299) return done(null, payload)
+    if (!SAFE.has(request.method)) return plan.writes && WRITES.has(request.method) ? written(s, plan.provider as ValidatorsProvider, request, reply, payload, done) : done(null, payload)
     // RFC 9110 15.4.5: a 304 made of this answer keeps its Cache-Control too.
     if (s.cacheControl !== false && reply.getHeader('cache-control') === undefined) reply.header('cache-control', s.cacheControl)
     const tracked = request as Tracked
@@ -553,6 +555,38 @@ function validatorsOnSend (s: Settings, plan: RoutePlan) {
     }
     evaluatePayload(s, plan, request, reply, payload, done)
   }
+}
+
+/**
+ * RFC 9110 8.8.3 and 9.3.4: a successful PUT or PATCH answers with the validators of the state
+ * it wrote, read from the route's provider after the handler (the ones read before it describe
+ * the state the write replaced), so a client can make its next write conditional on its own
+ * without a GET. An ETag the handler set itself is kept; a provider that finds nothing sends none.
+ */
+function written (s: Settings, read: ValidatorsProvider, request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
+  if (reply.getHeader('etag') !== undefined) return done(null, payload)
+  // The write is done: a provider that fails now leaves the answer without validators (and
+  // says so in the log) rather than turning a stored write into a 500 a client would retry.
+  function failed (err: unknown): void {
+    reply.log.error({ err }, 'config.conditional.validators failed after the write: the answer goes without the new ETag')
+    done(null, payload)
+  }
+  function send (value: ProvidedValidators | null | undefined): void {
+    try {
+      sendValidators(s, reply, readProvided(value))
+    } catch (err) {
+      return failed(err)
+    }
+    done(null, payload)
+  }
+  let value
+  try {
+    value = read(request as RouteRequest)
+  } catch (err) {
+    return failed(err)
+  }
+  if (isThenable(value)) value.then(send, failed)
+  else send(value)
 }
 
 /** RFC 9110 8.8: a provider route's answer carries the validators its provider read. */
@@ -688,7 +722,7 @@ function compileRoute (c: RouteCompiler, s: Settings, elsewhere: Readonly<Record
   const plan = planRoute(c, s, own, provided)
   documentRoute(c, s, plan)
   c.step('preHandler', 'conditional', plan.provider === undefined ? conditionalPreHandler : providerPreHandler(s, plan, plan.provider))
-  if (plan.safe) c.step('onSend', 'conditional', validatorsOnSend(s, plan))
+  if (plan.safe || plan.writes) c.step('onSend', 'conditional', validatorsOnSend(s, plan))
 }
 
 /** The conditional convention with its options: registered by the plugin, and used by PATCH routes when none is. */

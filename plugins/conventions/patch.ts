@@ -39,8 +39,13 @@ export interface PatchableResource<T = unknown> {
   lastModified?: Date | number
 }
 
-/** `config.patch`: the resource's schema, and how to load and save it. */
-export interface PatchRouteConfig<T = unknown> {
+/**
+ * `config.patch`: the resource's schema, and how to load and save it. `T`: the resource's
+ * document, as `load` gives it and `save` receives it; `R`: the request as the route's handler
+ * gets it (its generics, its type provider's schemas), on routes declared with Fastify's route
+ * methods.
+ */
+export interface PatchRouteConfig<T = unknown, R = RouteRequest> {
   /**
    * JSON Schema of the resource: the patched document must satisfy it; `readOnly` properties
    * cannot change. Any object type: a plain schema, or a TypeBox / json-schema-to-ts one
@@ -48,14 +53,14 @@ export interface PatchRouteConfig<T = unknown> {
    */
   schema: object
   /** Reads the resource the request targets; null when it does not exist (404). */
-  load: (request: RouteRequest) => PatchableResource<T> | null | PromiseLike<PatchableResource<T> | null>
+  load: (request: R) => PatchableResource<T> | null | PromiseLike<PatchableResource<T> | null>
   /**
    * Stores the patched document only if the stored ETag is still `expectedEtag`
    * (`UPDATE ... WHERE etag = ?`). Returns the stored resource, or false when another
    * write came first (the plugin then answers 412 to a conditional request, and re-applies
    * the patch to the new state otherwise).
    */
-  save: (request: RouteRequest, document: T, expectedEtag: string | undefined) => PatchableResource<T> | false | PromiseLike<PatchableResource<T> | false>
+  save: (request: R, document: T, expectedEtag: string | undefined) => PatchableResource<T> | false | PromiseLike<PatchableResource<T> | false>
   /** Patch formats accepted. Default both. */
   formats?: PatchFormat[]
 }
@@ -109,7 +114,16 @@ export const patchRouteConfigSchema = {
   required: ['schema', 'load', 'save'],
   additionalProperties: false,
   properties: {
-    schema: { type: 'object', [MESSAGE]: 'must be the resource\'s JSON Schema' },
+    schema: {
+      type: 'object',
+      // A Zod type (`_zod` in zod 4, `_def` in zod 3) is an object too, but not JSON Schema:
+      // Ajv would fail on it with a message that names neither the route nor the fix.
+      not: { anyOf: ['_zod', '_def'].map((key) => ({ required: [key], properties: { [key]: true } })) },
+      [MESSAGE]: {
+        type: 'must be the resource\'s JSON Schema',
+        not: 'must be a JSON Schema, not a Zod type: convert it with z.toJSONSchema(schema, { target: \'draft-7\' }) (zod 4), or pass the resource\'s JSON Schema'
+      }
+    },
     load: { ...FUNCTION_SCHEMA, [MESSAGE]: 'must be a function (request) => { document, etag } | null' },
     save: { ...FUNCTION_SCHEMA, [MESSAGE]: 'must be a function (request, document, expectedEtag) => resource | false' },
     formats: { type: 'array', minItems: 1, items: { enum: ['json-patch', 'merge-patch'] }, [MESSAGE]: "must list 'json-patch' and/or 'merge-patch'" }
@@ -252,13 +266,22 @@ async function applyAndSave (route: PatchRoute, request: FastifyRequest): Promis
   return false
 }
 
+/** The validator of the route's resource schema; a schema Ajv cannot compile is the route's boot error. */
+function resourceValidator (plan: PatchPlan, c: RouteCompiler, schema: object): Validate {
+  try {
+    return plan.compileResourceSchema({ schema, method: 'PATCH', url: c.route.url, httpPart: 'body' })
+  } catch (err) {
+    throw invalidOption(c.where, `config.patch.schema is not a JSON Schema Ajv can compile (${(err as Error).message}): pass the resource's JSON Schema (a Zod type converts with z.toJSONSchema(schema, { target: 'draft-7' }))`)
+  }
+}
+
 /** The steps of a route with `config.patch`: validators from `load`, the media-type check, the write. */
 function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRouteConfig): void {
   const url = c.route.url
   const formats = config.formats ?? ['json-patch', 'merge-patch']
   const types = formats.map((f) => PATCH_MEDIA_TYPES[f])
   plan.cellFor(url).value = types.join(', ')
-  const validate = plan.compileResourceSchema({ schema: config.schema, method: 'PATCH', url, httpPart: 'body' })
+  const validate = resourceValidator(plan, c, config.schema)
   const { load, save, schema } = config
   const bodyLimit = c.route.bodyLimit ?? plan.serverBodyLimit
   const limits: PatchLimits = { maxOperations: plan.maxOperations, maxDepth: plan.maxDepth, maxDocumentBytes: Math.max(1024 * 1024, plan.growth * bodyLimit) }
@@ -266,6 +289,9 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
   declareAnswers(c)
   // The conditional convention evaluates If-Match against what `load` read: one read per request.
   c.provide(PROVIDES.validators, async function patchValidators (request: FastifyRequest) {
+    // After the write (the answer's validators, RFC 9110 8.8.3): the resource as `save` stored it.
+    const stored = request.patched
+    if (stored !== null) return { etag: stored.etag, lastModified: stored.lastModified }
     const loaded = await load(request as RouteRequest)
     ;(request as Tracked)[kLoaded] = loaded ?? false
     return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }

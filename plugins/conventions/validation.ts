@@ -10,7 +10,7 @@ import { invalidOption } from '../../lib/errors'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { type Profile } from '../../lib/profile'
 import { declareConvention } from '../infrastructure/suite'
-import { serverOptionsProblem } from '../infrastructure/server-options'
+import { isSuiteValidatorCompiler, serverOptionsProblem } from '../infrastructure/server-options'
 
 /** Options of the Validation plugin (422 with every problem). */
 export interface ValidationOptions {
@@ -63,25 +63,38 @@ export function probeValidator (compile: Compile): string | null {
   // Only an Ajv-style validator (boolean, errors on the function) can be probed; another
   // compiler (TypeBox's, returning { value } or { error }) reports its errors its own way.
   if (typeof answer !== 'boolean') return null
-  if ((twoRequired.errors?.length ?? 0) < 2) problems.push('ajv.customOptions.allErrors is not true (only the first problem would be reported)')
+  if ((twoRequired.errors?.length ?? 0) < 2) problems.push('ajv.customOptions.allErrors is not true (only the first problem would be reported; serverOptions.ajv sets it)')
   const closed = compile({ schema: { type: 'object', properties: {}, additionalProperties: false }, method: 'POST', url: '/', httpPart: 'body' }) as (d: unknown) => boolean
-  if (closed({ unknown: 1 }) === true) problems.push('ajv.customOptions.removeAdditional is on (unknown properties would be dropped instead of refused with 422)')
+  if (closed({ unknown: 1 }) === true) problems.push('ajv.customOptions.removeAdditional is not false (unknown properties would be dropped instead of refused with 422; serverOptions.ajv sets it false)')
   const typed = compile({ schema: { type: 'object', properties: { a: { type: 'string' } } }, method: 'POST', url: '/', httpPart: 'body' }) as (d: unknown) => boolean
-  if (typed({ a: 1 }) === true) problems.push('request bodies are type-coerced (a number would pass as a string)')
+  if (typed({ a: 1 }) === true) problems.push('request bodies are type-coerced (a number would pass as a string; serverOptions.schemaController builds bodies\' validators without coercion)')
   return problems.length === 0 ? null : problems.join('; ')
 }
 
+const PASS = 'Pass the exported serverOptions to Fastify(): Fastify({ ...serverOptions })'
+const MERGE = 'Merge your Ajv options into serverOptions.ajv rather than replacing it: ' +
+  'Fastify({ ...serverOptions, ajv: { ...serverOptions.ajv, customOptions: { ...serverOptions.ajv.customOptions, ...yours }, plugins: [...] } })'
+
 /**
- * What the boot check finds wrong with the server, or null. With a route that has a schema,
- * the validator Fastify built is probed; with none, Fastify built no validator, and the
- * server is checked for serverOptions themselves (docs/plugins.md (Validation (422)): the
- * boot stops without them, whatever the routes).
+ * What the boot check finds wrong with the server, with its fix, or null. With a route that
+ * has a schema, the validator Fastify built is probed: when it is serverOptions' own, the
+ * app's `ajv` option replaced theirs, and the fix is to merge it; otherwise serverOptions were
+ * not passed. With none, Fastify built no validator, and the server is checked for
+ * serverOptions themselves (docs/plugins.md (Validation (422)): the boot stops without them,
+ * whatever the routes).
  */
 function serverProblem (fastify: FastifyInstance): string | null {
   const compile = fastify.validatorCompiler as unknown as Compile | undefined
-  if (compile === undefined) return serverOptionsProblem(fastify)
+  if (compile === undefined) {
+    const missing = serverOptionsProblem(fastify)
+    return missing === null ? null : `${missing}. ${PASS}`
+  }
   const lost = probeValidator(compile)
-  return lost === null ? null : `the server's Ajv options lose validation problems: ${lost}`
+  if (lost === null) return null
+  if (isSuiteValidatorCompiler(compile)) {
+    return `the server was made with serverOptions, but the app's own ajv option replaced serverOptions.ajv, which loses validation problems: ${lost}. ${MERGE}`
+  }
+  return `the server's Ajv options lose validation problems: ${lost}. ${PASS}`
 }
 
 function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, done: (err?: Error) => void): void {
@@ -106,9 +119,8 @@ function validationPlugin (fastify: FastifyInstance, opts: ValidationOptions, do
   if (mode === 'ignore') return done()
 
   fastify.addHook('onReady', function checkValidatorOptions (next) {
-    const problem = serverProblem(fastify)
-    if (problem === null) return next()
-    const message = `${problem}. Pass the exported serverOptions to Fastify(): Fastify({ ...serverOptions })`
+    const message = serverProblem(fastify)
+    if (message === null) return next()
     if (mode === 'warn') {
       fastify.log.warn(message)
       return next()

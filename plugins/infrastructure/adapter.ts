@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 
 /**
  * The public API Fastify would need in place of some reliances below, as proposed in
@@ -138,6 +138,21 @@ export function installedClientErrorHandler (fastify: FastifyInstance, handler: 
 }
 
 /**
+ * Whether `request` is one Fastify's router refused before any route (a path that does not
+ * decode, a path parameter over `maxParamLength`, a failed async constraint): the request
+ * Fastify hands the `frameworkErrors` server option, and the log controller's
+ * `incomingRequest` just before it. No hook of any context runs for it, so the suite dresses
+ * its reply there, whoever's `frameworkErrors` answers it.
+ *
+ * Relies on: Fastify makes that request with no params and no query (both null), in a context
+ * without a route URL (`is404`), where a routed or not-found request has params and a query
+ * (pinned in test/plugins/adapter.test.ts).
+ */
+export function isRouterRefusal (request: FastifyRequest): boolean {
+  return request.params === null && request.query === null && request.is404
+}
+
+/**
  * Whether any route was declared in the app before now: the kernel, installed after routes
  * its onRoute hook never saw, judges them on each request. Fastify has no public list of
  * routes; its router prints its tree, and an empty tree as `(empty tree)`.
@@ -177,6 +192,28 @@ export function declaredRoutes (instance: FastifyInstance): DeclaredRoute[] | un
 
 /** Fastify's default error handler, read once from a spare instance (it is not exported). */
 let fastifyDefaultHandler: unknown
+/** The symbols this copy of Fastify keeps an instance's state under, read once from a spare instance. */
+let fastifyStateKeys: symbol[] | undefined
+const FASTIFY_MAIN = /[\\/]fastify[\\/]fastify\.js$/
+
+/**
+ * The copy of Fastify the suite resolves, and the others Node loaded, when `instance` was made
+ * by another copy (two installs of fastify, such as one nested under the suite's folder);
+ * null when it was made by the suite's. Two copies share no classes and no state: an instance
+ * of one holds none of the other's state.
+ *
+ * Relies on: Fastify keeps an instance's state under symbols of its own module described
+ * `fastify.*` (one set per copy, not registered with Symbol.for), and its main module is `fastify/fastify.js` in Node's CommonJS module cache (pinned
+ * in test/plugins/fastify-copies.alone.test.ts).
+ */
+export function otherFastifyCopy (instance: FastifyInstance): { suite: string, others: string[] } | null {
+  // Registered symbols (Symbol.for) are every copy's, and a dependency's (avvio's) may be one
+  // both copies share: only Fastify's own module symbols tell copies apart.
+  fastifyStateKeys ??= Object.getOwnPropertySymbols(Fastify()).filter((key) => Symbol.keyFor(key) === undefined && key.description?.startsWith('fastify.') === true)
+  if (fastifyStateKeys.some((key) => key in instance)) return null
+  const suite = require.resolve('fastify')
+  return { suite, others: Object.keys(require.cache).filter((path) => FASTIFY_MAIN.test(path) && path !== suite) }
+}
 
 /**
  * Whether the error handler of `instance`'s context is Fastify's own (no setErrorHandler of

@@ -10,7 +10,8 @@ import { LogController, type FastifyError, type FastifyInstance, type FastifyRep
 import { createUrlRedactor } from '../../lib/redact'
 import { answerFrameworkError } from './server-answers'
 import { answerFramingError } from './framing'
-import { installedClientErrorHandler } from './adapter'
+import { installedClientErrorHandler, isRouterRefusal } from './adapter'
+import { contextHeaders } from '../kernel/index'
 import { buildChecked, checkersOf, compilerPoolOf } from './schema-check'
 
 type RouteCompile = (route: { httpPart?: string, schema?: unknown }) => unknown
@@ -82,6 +83,14 @@ type BuildValidator = (externalSchemas: Record<string, unknown>, options: { cust
  * That takes two Ajv instances, each built when a route first needs it; only one instance
  * of the app checks schemas against the JSON Schema meta-schema (schema-check.ts).
  */
+/** The validator compilers buildValidator made: a server whose compiler is one was made with serverOptions' schemaController. */
+const madeBySuite = new WeakSet<object>()
+
+/** True when `compile` (a server's `validatorCompiler`) was built by serverOptions' schemaController. */
+export function isSuiteValidatorCompiler (compile: unknown): boolean {
+  return typeof compile === 'function' && madeBySuite.has(compile)
+}
+
 export const buildValidator: BuildValidator = function buildConventionsValidator (externalSchemas, options) {
   const build = compilerPoolOf(options) as unknown as BuildValidator
   let strict: RouteCompile | undefined
@@ -98,7 +107,7 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
       }
     }))
   }
-  return function conventionsValidatorCompiler (route) {
+  const compiler: RouteCompile = function conventionsValidatorCompiler (route) {
     if (route.httpPart === 'body') {
       const every = (strict ??= make({ ...options.customOptions, coerceTypes: false }))(route)
       // An $async schema's validator answers with a promise: left to Ajv as it is.
@@ -108,6 +117,8 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
     }
     return (coercing ??= make(options.customOptions))(route)
   }
+  madeBySuite.add(compiler)
+  return compiler
 }
 
 const redactUrl = createUrlRedactor()
@@ -138,6 +149,12 @@ function redacted (request: FastifyRequest): FastifyRequest {
   return mayCarrySecret(request.raw?.url) || mayCarrySecret(request.originalUrl) ? withRedactedUrl(request) : request
 }
 
+/** The root context's headers on the reply of a request the router refused; a header already set is kept. */
+function dressRefusal (request: FastifyRequest, reply: FastifyReply): void {
+  const headers = contextHeaders(request.server)
+  for (const name of Object.keys(headers)) if (!reply.hasHeader(name)) reply.header(name, headers[name])
+}
+
 /**
  * Fastify's own request log lines with the secrets of the URL redacted (lib/redact.ts):
  * "Route GET:/x?access_token=... not found" (the default not-found handler, also reached
@@ -156,6 +173,10 @@ class RedactingLogController extends ((LogController as typeof LogController | u
   }
 
   override incomingRequest (request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    // A request Fastify's router refused is answered by `frameworkErrors` (serverOptions' own, or
+    // the app's) where no hook runs: its reply gets the headers every answer of the root
+    // context carries (Cross-Origin-Resource-Policy) before either writes it.
+    if (isRouterRefusal(request)) dressRefusal(request, reply)
     super.incomingRequest(redacted(request), reply, metadata)
   }
 
@@ -178,7 +199,13 @@ class RedactingLogController extends ((LogController as typeof LogController | u
  * so the object spreads into every overload of `Fastify()` (http2, https, loggerInstance, ...).
  */
 export interface ServerOptions {
-  readonly ajv: NonNullable<FastifyServerOptions['ajv']>
+  /**
+   * The Ajv options the suite needs. An app with Ajv options of its own merges them in:
+   * `ajv: { ...serverOptions.ajv, customOptions: { ...serverOptions.ajv.customOptions, ...yours }, plugins: [...] }`.
+   */
+  readonly ajv: {
+    readonly customOptions: Readonly<{ allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true }>
+  }
   readonly schemaController: NonNullable<FastifyServerOptions['schemaController']>
   /** Fastify's request log lines without the credentials a client put in the URL. */
   readonly logController: NonNullable<FastifyServerOptions['logController']>

@@ -24,8 +24,25 @@ export function isThenable<T = unknown> (value: unknown): value is PromiseLike<T
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<T>).then === 'function'
 }
 
-/** The request a route's callbacks get (`validators`, `load`, `save`): params, query and body as the route's schemas made them. */
+/**
+ * The request a route's callbacks get (`validators`, `load`, `save`) where nothing tells its
+ * types (a route added with `app.addHook('onRoute')`, a config built apart from its route):
+ * params, query and body as the route's schemas made them, typed `any`. On a route declared
+ * with Fastify's route methods, the callbacks get the request as its handler does
+ * (`HandlerRequest`).
+ */
 export type RouteRequest = FastifyRequest & { params: any, query: any, body: any }
+
+/** `X`, or `any` where the route declares nothing for it (`unknown`, Fastify's default). */
+type Declared<X> = unknown extends X ? any : X
+
+/**
+ * The request a route's callbacks get on a route declared with Fastify's route methods: as its
+ * handler gets it, with params, query and body of the route's generics or its type provider's
+ * schemas (`request.params.idd` does not compile where Params declares `id`); a part the route
+ * declares nothing for stays `any`, as in `RouteRequest`.
+ */
+export type HandlerRequest<Req extends { params: unknown, query: unknown, body: unknown }> = Req & { params: Declared<Req['params']>, query: Declared<Req['query']>, body: Declared<Req['body']> }
 
 /**
  * What a step replaces, it releases: a stream payload that an onSend step drops (for a 401's

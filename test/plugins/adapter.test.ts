@@ -3,14 +3,14 @@
  * a release that changes it fails here instead of opening a route or resetting a connection.
  */
 import { test } from 'tap'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import http from 'node:http'
 import net from 'node:net'
 import { rawRequest } from '../helpers/raw'
 import fp from 'fastify-plugin'
 import {
   ajvStateKey, contextsBelow, gateRequests, hasOnlyFastifysErrorHandler, installedClientErrorHandler, isGated, isRootContext, lingerOnClose, routesDeclared,
-  sendAsGiven, takeOverHostCheck
+  sendAsGiven, takeOverHostCheck, isRouterRefusal
 } from '../../plugins/infrastructure/adapter'
 import { listen } from '../helpers/app'
 import { answerExpectations, continueRequestsOnFirstRead, isCorsPreflightRoute, readFastifyErrorBody, refusedMajorVersion } from '../../plugins/infrastructure/adapter'
@@ -416,4 +416,17 @@ test('Fastify\'s default error handler writes { statusCode, code, error, message
   t.equal(readFastifyErrorBody('null'), null)
   t.equal(readFastifyErrorBody('not json'), null, 'not JSON')
   t.equal(readFastifyErrorBody(`{"statusCode":410,"error":"Gone","message":"${'x'.repeat(70_000)}"}`), null, 'too long to be Fastify\'s')
+})
+
+test('Fastify hands frameworkErrors (and the log controller before it) a request with null params and query in a context without a route URL; routed and not-found requests have both', async (t) => {
+  const seen: Array<[string, boolean]> = []
+  const app = Fastify({ routerOptions: { maxParamLength: 5 }, frameworkErrors: (error, request, reply) => { seen.push([error.code, isRouterRefusal(request as FastifyRequest)]); (reply as FastifyReply).code(400).send('x') } })
+  t.teardown(() => app.close())
+  app.get('/p/:id', async (request) => { seen.push(['routed', isRouterRefusal(request)]); return 'x' })
+  app.setNotFoundHandler(async (request, reply) => { seen.push(['not found', isRouterRefusal(request)]); return reply.code(404).send('x') })
+  await app.inject('/p/%E0%A4%A')
+  await app.inject('/p/123456789')
+  await app.inject('/p/1')
+  await app.inject('/nowhere')
+  t.same(seen, [['FST_ERR_BAD_URL', true], ['FST_ERR_MAX_PARAM_LENGTH', true], ['routed', false], ['not found', false]])
 })

@@ -14,7 +14,7 @@ import {
   badFraming, badUrl, uriTooLong, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../../lib/errors'
-import { PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope as envelopeOf, type ErrorFormat, type PreparedError } from '../../lib/render'
+import { PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope as envelopeOf, type ErrorFormat, type HtmlAs, type PreparedError } from '../../lib/render'
 import { formatHttpDate } from '../../lib/headers/http-date'
 import { negotiateMediaType } from '../../lib/headers/qlist'
 import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../../lib/validation-errors'
@@ -155,6 +155,23 @@ export function formatFor (reply: FastifyReply, format: ErrorFormat, profile: Pr
   return negotiateMediaType(accept, FORMAT_OFFERS) === PROBLEM_TYPE ? 'problem' : 'envelope'
 }
 
+/** The bodies an HTML error (401, 403, 503) may have, the page first: a client that states no preference gets the page. */
+const PAGE_OFFERS = ['text/html', 'application/json', PROBLEM_TYPE] as const
+
+/**
+ * How an HTML error is written for this request (docs/conventions.md, Authentication): its
+ * page, or, for a client whose Accept prefers JSON to HTML (`application/json` or problem
+ * details), the route's JSON error body, in either profile. Its media type is then chosen by
+ * Accept, so the answer says `Vary: Accept` (RFC 9110 12.5.5) whichever body it has.
+ */
+function htmlAs (reply: FastifyReply): HtmlAs {
+  addVary(reply, 'Accept')
+  const accept = reply.request.headers.accept
+  if (accept === undefined || accept.indexOf('json') === -1) return 'page'
+  const chosen = negotiateMediaType(accept, PAGE_OFFERS)
+  return chosen === null || chosen === 'text/html' ? 'page' : 'json'
+}
+
 /**
  * The one adapter of the renderer (lib/render.ts, `renderError`) to a reply: sets the status
  * and headers of the error, in the format the route's `format` and the client's Accept choose
@@ -168,7 +185,8 @@ export function writeError (reply: FastifyReply, err: ConventionError | Prepared
   for (const name of Object.keys(headers)) reply.header(name, headers[name])
   // RFC 9113 8.2.2: no connection-specific field over HTTP/2 (the stream ends alone).
   if (err.closeConnection && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
-  const r = renderError(err, err.rendering === 'envelope' ? formatFor(reply, format, profile) : format, reply.request.url)
+  const page = err.rendering === 'html' ? htmlAs(reply) : 'page'
+  const r = renderError(err, err.rendering === 'envelope' || page === 'json' ? formatFor(reply, format, profile) : format, reply.request.url, page)
   // Sent as it is: the envelope's Content-Type stays exactly `application/json`
   // (docs/conventions.md (errors); RFC 8259 defines no charset parameter).
   reply.header('content-type', r.contentType)

@@ -253,9 +253,11 @@ const ENVELOPES: Record<ErrorMedia, Array<[string, Json]>> = {
 
 function bodyTypes (body: Exclude<ResponseBody, 'none'>, media: ErrorMedia): Array<[string, Json]> {
   if (body === 'envelope') return ENVELOPES[media]
-  return body === 'text' ? [['text/plain', { type: 'string' }]] : [['text/html', { type: 'string' }]]
+  // An HTML error (401, 403, 503) is the route's JSON error body to a client that prefers JSON (plugins/infrastructure/errors.ts).
+  return body === 'text' ? [['text/plain', { type: 'string' }]] : [['text/html', { type: 'string' }], ...ENVELOPES[media]]
 }
 
+const VARY_PAGE: Json = { type: 'string', description: 'Accept: the error body is an HTML page, or the JSON error body to a client that prefers JSON' }
 const VARY_NEGOTIATED: Json = { type: 'string', description: 'Accept: the error body is application/json, or application/problem+json to a client that prefers it' }
 
 /**
@@ -282,6 +284,7 @@ function openApiResponse (r: ConventionResponse, format: DocumentFormat, media: 
   if (r.headers !== undefined) out.headers = headerSchemas(r.headers)
   // RFC 9110 12.5.5: an error whose media type Accept chose says so.
   if (media === 'negotiated' && bodies.includes('envelope')) out.headers = { ...(out.headers as Json | undefined), Vary: VARY_NEGOTIATED }
+  if (bodies.includes('html')) out.headers = { ...(out.headers as Json | undefined), Vary: VARY_PAGE }
   return out
 }
 

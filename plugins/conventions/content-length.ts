@@ -20,6 +20,7 @@ import { continueRequestsOnFirstRead, lingerOnClose } from '../infrastructure/ad
 import { coalesceBody } from '../infrastructure/body-reader'
 import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../infrastructure/framing'
 import { answerAtServer } from '../infrastructure/server-answers'
+import { defineConvention } from '../infrastructure/suite'
 
 /** Options of the Content-Length plugin (RFC 9110 8.6, 15.5.12): the body limit and the statuses of its refusals. */
 export interface ContentLengthOptions {
@@ -42,6 +43,22 @@ export interface ContentLengthRouteConfig {
 }
 
 const PLUGIN = 'fastify-http-conventions-content-length'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'content-length',
+  plugin: 'fastify-http-conventions-content-length',
+  configKey: 'contentLength',
+  steps: [
+    // RFC 9112 6: 411/413 and repeated Host lines before any byte of the body is read, before credentials
+    { name: 'content-length', phase: 'preParsing', after: ['redirect'] },
+    // the body another parser reads, joined into blocks: its stream, once every refusal passed (RFC 9110 10.1.1: 100 Continue then)
+    { name: 'content-length:body', phase: 'preParsing', after: ['redirect', 'content-length', 'auth', 'content-type', 'patch:media-type'] },
+    { name: 'content-length:framing', phase: 'preValidation' }, // RFC 9112 6.3: a body longer than its Content-Length
+    { name: 'content-length:close', phase: 'onSend', after: ['auth:challenges'] } // an answer that closes its connection ends the connection's pipeline
+  ]
+})
+
 const WHERE = 'http-conventions/content-length'
 
 /** The plugin's options as JSON Schema, checked at registration. */

@@ -22,8 +22,17 @@ import { markClosing } from '../infrastructure/framing'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { recordPathOptions } from '../infrastructure/openapi'
 import { isCorsPreflightRoute } from '../infrastructure/adapter'
+import { defineConvention } from '../infrastructure/suite'
 
 const PLUGIN = 'fastify-http-conventions-methods'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts): no step on routes; it records each route's methods. */
+defineConvention({
+  key: 'methods',
+  plugin: PLUGIN,
+  configKey: 'methods',
+  steps: [{ name: 'methods', phase: 'unrouted', after: ['resource-policy', 'redirect'] }] // RFC 9110 15.5.6 / 9.3.7: 405 with Allow, OPTIONS
+})
 
 /** The methods convention has no options yet; an object keeps room for them. */
 export type MethodsOptions = Record<string, never>

@@ -14,14 +14,15 @@ import { applyJsonPatch, DEFAULT_PATCH_LIMITS, mergePatch, patchError, readOnlyV
 import { isUtf8Charset } from '../../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../../lib/validation-errors'
 import { type Profile } from '../../lib/profile'
-import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from '../infrastructure/suite'
+import { declareConvention, type Convention, type Next, type RouteCompiler } from '../infrastructure/suite'
 import { requestMediaType, useRequestMediaType } from '../infrastructure/media-type'
 import { type RouteRequest } from '../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { buildChecked, checkersOf, type SchemaCheckers } from '../infrastructure/schema-check'
-import { conditionalConvention } from './conditional'
 import { readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
 import { kLoaded } from '../infrastructure/symbols'
+import { defineConvention } from '../infrastructure/suite'
+import { PRECONDITIONS, VALIDATORS } from '../infrastructure/capabilities'
 
 /** A PATCH format a route accepts: JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396). */
 export type PatchFormat = 'json-patch' | 'merge-patch'
@@ -85,6 +86,25 @@ declare module 'fastify' {
 }
 
 const PLUGIN = 'fastify-http-conventions-patch'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'patch',
+  plugin: 'fastify-http-conventions-patch',
+  configKey: 'patch',
+  // A PATCH route's loader doubles as its validators provider (one read per request).
+  provides: [VALIDATORS.name],
+  // A PATCH route honours If-Match even where the conditional plugin is not registered: the
+  // kernel brings a provider of preconditions with its defaults; a write that lost a race
+  // answers `request.preconditions.failed()`.
+  needs: [PRECONDITIONS],
+  steps: [
+    { name: 'patch:media-type', phase: 'preParsing', after: ['content-type'] }, // 415 with Accept-Patch for a patch document of another type
+    { name: 'patch', phase: 'preHandler', after: ['conditional'] }, // the write happens where the handler would run, after the preconditions
+    { name: 'patch:accept-patch', phase: 'onSend', after: ['conditional'] } // RFC 5789 3.1: Accept-Patch on the 2xx and 415 answers
+  ]
+})
+
 const WHERE = PLUGIN
 const POSITIVE_INTEGER = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, [MESSAGE]: 'must be a positive integer' } as const
 
@@ -265,7 +285,7 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
   const route: PatchRoute = { load, save, schema, validate, limits, maxRetries: plan.maxRetries }
   declareAnswers(c)
   // The conditional convention evaluates If-Match against what `load` read: one read per request.
-  c.provide(PROVIDES.validators, async function patchValidators (request: FastifyRequest) {
+  c.provide(VALIDATORS, async function patchValidators (request: FastifyRequest) {
     const loaded = await load(request as RouteRequest)
     ;(request as Tracked)[kLoaded] = loaded ?? false
     return loaded === null || loaded === undefined ? null : { etag: loaded.etag, lastModified: loaded.lastModified }
@@ -295,9 +315,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     configKey: 'patch',
     compile,
     // 415 with Accept-Patch before the body is read.
-    refusesBodies: true,
-    // A PATCH route honours If-Match even where the conditional plugin is not registered.
-    needs: [{ key: 'conditional', make: (profile) => conditionalConvention({ profile }) }]
+    refusesBodies: true
   }
 }
 

@@ -21,10 +21,20 @@ import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../../lib/vali
 import { profileDefaults, type Profile } from '../../lib/profile'
 import envelopeSchema from '../../schemas/errors.json'
 import { addVary, profileError, replacePayload } from './shared'
-import { nearest, nodeOf } from '../kernel/registry'
+import { nearest, nodeOf } from '../kernel/index'
 import type { ErrorPolicy, KernelExtension } from '../kernel/types'
 import { kPassedOn, kOwnHandler } from './symbols'
 import { hasOnlyFastifysErrorHandler, readFastifyErrorBody, sendAsGiven } from './adapter'
+import { defineConvention } from '../kernel/index'
+
+/** The error handling's step in the pipeline (plugins/kernel/pipeline.ts), and what the catalogue's errors need Cache-Control to say. */
+defineConvention({
+  key: 'errors',
+  plugin: 'fastify-http-conventions-errors',
+  steps: [{ name: 'errors:passed-on', phase: 'onSend' }], // a suite error the app's handlers passed on to Fastify's is answered as the suite's
+  // lib/errors.ts: an answer about credentials or preconditions is never stored (RFC 9111 5.2.2.5).
+  headers: { 'cache-control': { says: { 401: 'no-store', 403: 'no-store', 428: 'no-store', 503: 'no-store' } } }
+})
 
 /** The `$id` under which the envelope's JSON Schema (schemas/errors.json) is added to Fastify: `$ref` it in a route's response schema. */
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id

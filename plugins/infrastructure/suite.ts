@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Profile } from '../../lib/profile'
 import * as kernel from '../kernel/index'
-import { formatOf, nodeOf } from '../kernel/registry'
+import { formatOf, nodeOf } from '../kernel/index'
 import type { Convention, ErrorFallback, KernelHost } from '../kernel/index'
 import { contextsBelow, isRootContext, routesDeclared } from './adapter'
 import { errorsExtension, sendConventionError, type ErrorFormat } from './errors'

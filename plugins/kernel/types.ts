@@ -37,12 +37,16 @@ export interface ErrorPolicy {
 
 /**
  * `weak`: the step rides along with the phase's other steps and adds no hook of its own (each
- * Fastify hook costs a request about 300 bytes); a phase of weak steps only is left out.
+ * Fastify hook phase costs a request about 280 bytes of allocation, docs/architecture.md); a
+ * phase of weak steps only is left out.
  */
 export interface StepOptions { readonly weak?: boolean }
 
-/** A typed key for what one convention provides to later ones while compiling a route. */
+/** A typed key for a capability one convention provides to later ones while compiling a route (`capability<T>(name)`). */
 export interface Provision<T> { readonly name: string, readonly type?: T }
+
+/** A typed key for the capability `name`: conventions that share it import the key, never each other. */
+export function capability<T> (name: string): Provision<T> { return { name } }
 
 /** What a convention sees of a route while compiling it. */
 export interface RouteCompiler {
@@ -54,15 +58,18 @@ export interface RouteCompiler {
   readonly methods: readonly string[]
   /** `route GET /x`, for boot errors. */
   readonly where: string
-  /** Adds a step; its position comes from the pipeline. */
-  step: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadStep : HookStep) => void
-  /** Adds a synchronous step (cheaper: no callback); its position comes from the pipeline. */
-  check: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadCheck : CheckStep, opts?: StepOptions) => void
+  /** Adds a step the convention declared in `phase` (`defineConvention`); its position comes from the declarations. */
+  step: <P extends RoutePhase>(phase: P, name: StepName, fn: P extends 'preSerialization' | 'onSend' ? PayloadStep : HookStep) => void
+  /** Adds a synchronous step (cheaper: no callback); its position comes from the declarations. */
+  check: <P extends RoutePhase>(phase: P, name: StepName, fn: P extends 'preSerialization' | 'onSend' ? PayloadCheck : CheckStep, opts?: StepOptions) => void
   /** Hands Fastify another stream of the body, in preParsing once every check passed (one such step per route). */
-  body: (name: StepName<'preParsing'>, fn: BodyStep) => void
-  /** A value an earlier convention provided for this route. */
+  body: (name: StepName, fn: BodyStep) => void
+  /** A value a convention compiled before this one provided for this route (a capability it declares in `uses`). */
   use: <T>(key: Provision<T>) => T | undefined
+  /** Provides a value to the conventions compiled after this one (a capability it declares in `provides`). */
   provide: <T>(key: Provision<T>, value: T) => void
+  /** The key of the convention in effect for the route that owns response header `name` (`headers: { name: { owns: true } }`), if any. */
+  headerOwner: (name: string) => ConventionKey | undefined
   /** Documents a response this route can give (OpenAPI). */
   respond: (status: number, response: ConventionResponse) => void
   /** Sets how the route's error handler renders framing and size errors. */
@@ -85,8 +92,6 @@ export interface Convention {
   compile?: (c: RouteCompiler) => void
   /** A context-wide policy: true when it covers a route of these methods that does not ask for the convention (`auth.protect`). */
   policy?: (methods: readonly string[]) => boolean
-  /** Conventions this one brings, with their defaults, to a route it provided something for where they are not registered. */
-  needs?: ReadonlyArray<{ key: ConventionKey, make: (profile: Profile | undefined) => Convention }>
   /** Headers every answer of the context carries, also those written where no route runs (framework and framing errors). */
   headers?: Readonly<Record<string, string>>
   /**

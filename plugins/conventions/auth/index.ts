@@ -17,7 +17,7 @@ import { bearerChallenge } from '../../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../../lib/errors'
 import { profileDefaults, type Profile } from '../../../lib/profile'
-import { declareConvention, PROVIDES, type RouteCompiler } from '../../infrastructure/suite'
+import { declareConvention, type RouteCompiler } from '../../infrastructure/suite'
 import { recordSecurity } from '../../infrastructure/openapi'
 import { writeError } from '../../infrastructure/errors'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
@@ -27,6 +27,20 @@ import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal,
 import { isThenable, methodsOf, replacePayload, routeWhere } from '../../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../../infrastructure/options'
 import { MAX_STORE_TIMEOUT_MS } from '../../../lib/stores/deadline'
+import { defineConvention } from '../../infrastructure/suite'
+import { AUTHENTICATED } from '../../infrastructure/capabilities'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'auth',
+  plugin: WHERE,
+  configKey: 'auth',
+  provides: [AUTHENTICATED.name],
+  steps: [
+    { name: 'auth', phase: 'preParsing', after: ['content-length'] }, // 401 before the body is parsed, after the 411 that needs no credentials
+    { name: 'auth:challenges', phase: 'onSend', after: ['errors:passed-on'] } // RFC 9110 15.5.2: a 401 another plugin wrote gets WWW-Authenticate
+  ]
+})
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
 export type { BasicAuthOptions, BasicVerifyResult } from './basic'
@@ -578,7 +592,7 @@ function compileRoute (c: RouteCompiler, s: Settings, plan: Planner, byDefault: 
   // OpenAPI: the schemes this route offers, and the scopes it needs.
   recordSecurity(c.route, { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes })
   // Later conventions key per-user state by `request.principal` on protected routes.
-  c.provide(PROVIDES.auth, p)
+  c.provide(AUTHENTICATED, p)
 }
 
 /**

@@ -23,6 +23,7 @@ import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infra
 import { recordPathOptions } from '../infrastructure/openapi'
 import { isCorsPreflightRoute } from '../infrastructure/adapter'
 import { defineConvention } from '../infrastructure/suite'
+import { ACCEPT_PATCH } from '../infrastructure/capabilities'
 
 const PLUGIN = 'fastify-http-conventions-methods'
 
@@ -31,6 +32,7 @@ defineConvention({
   key: 'methods',
   plugin: PLUGIN,
   configKey: 'methods',
+  uses: [ACCEPT_PATCH.name],
   steps: [{ name: 'methods', phase: 'unrouted', after: ['resource-policy', 'redirect'] }] // RFC 9110 15.5.6 / 9.3.7: 405 with Allow, OPTIONS
 })
 
@@ -49,8 +51,6 @@ export const methodsRouteConfigSchema = { const: false, [MESSAGE]: 'can only be 
 const checkOptions = optionsChecker(PLUGIN, methodsOptionsSchema)
 const checkRouteConfig = routeConfigChecker<MethodsRouteConfig>('methods', methodsRouteConfigSchema)
 
-const PATCH_TYPES: Record<string, string> = { 'json-patch': 'application/json-patch+json', 'merge-patch': 'application/merge-patch+json' }
-
 /** The router options Fastify matches paths with (initialConfig: the top-level ones, then routerOptions). */
 const ROUTER_KEYS = ['ignoreTrailingSlash', 'ignoreDuplicateSlashes', 'caseSensitive', 'maxParamLength', 'allowUnsafeRegex', 'useSemicolonDelimiter'] as const
 
@@ -61,14 +61,6 @@ function routerLike (fastify: FastifyInstance): PathRouter {
   for (const key of ROUTER_KEYS) if (config[key] !== undefined) options[key] = config[key]
   Object.assign(options, config.routerOptions)
   return findMyWay(options) as unknown as PathRouter
-}
-
-/** The media types of a route's `config.patch` (its 415 and Accept-Patch), or undefined. */
-function patchTypes (c: RouteCompiler): string | undefined {
-  const patch = c.config.patch as { formats?: unknown } | undefined | false
-  if (patch === undefined || patch === false || patch === null || typeof patch !== 'object' || !c.methods.includes('PATCH')) return undefined
-  const formats = Array.isArray(patch.formats) ? patch.formats as string[] : ['json-patch', 'merge-patch']
-  return formats.map((f) => PATCH_TYPES[f]).join(', ')
 }
 
 /** On the config of the OPTIONS routes the suite declares (beside @fastify/cors's preflight route). */
@@ -142,7 +134,8 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
   if (!own && c.methods.includes('OPTIONS') && s.ownOptions.has(url)) {
     throw invalidOption(c.where, `the suite already answers OPTIONS ${url} (beside @fastify/cors's preflight route): declare this OPTIONS route before the other routes of ${url}, or set config.methods: false on them`)
   }
-  const types = patchTypes(c)
+  // The patch convention's media types for a PATCH route (a capability it provides: this convention reads no other's config).
+  const types = c.use(ACCEPT_PATCH)
   const urls = [url]
   // Fastify also routes `/prefix/` to a route declared as '/' in a prefixed context (prefixTrailingSlash 'both').
   const r = c.route as typeof c.route & { routePath?: string }

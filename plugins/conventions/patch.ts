@@ -22,7 +22,7 @@ import { buildChecked, checkersOf, type SchemaCheckers } from '../infrastructure
 import { readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
 import { kLoaded } from '../infrastructure/symbols'
 import { defineConvention } from '../infrastructure/suite'
-import { PRECONDITIONS, VALIDATORS } from '../infrastructure/capabilities'
+import { ACCEPT_PATCH, PRECONDITIONS, VALIDATORS } from '../infrastructure/capabilities'
 
 /** A PATCH format a route accepts: JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396). */
 export type PatchFormat = 'json-patch' | 'merge-patch'
@@ -93,7 +93,7 @@ defineConvention({
   plugin: 'fastify-http-conventions-patch',
   configKey: 'patch',
   // A PATCH route's loader doubles as its validators provider (one read per request).
-  provides: [VALIDATORS.name],
+  provides: [VALIDATORS.name, ACCEPT_PATCH.name],
   // A PATCH route honours If-Match even where the conditional plugin is not registered: the
   // kernel brings a provider of preconditions with its defaults; a write that lost a race
   // answers `request.preconditions.failed()`.
@@ -278,6 +278,7 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
   const formats = config.formats ?? ['json-patch', 'merge-patch']
   const types = formats.map((f) => PATCH_MEDIA_TYPES[f])
   plan.cellFor(url).value = types.join(', ')
+  if (c.methods.includes('PATCH')) c.provide(ACCEPT_PATCH, types.join(', '))
   const validate = plan.compileResourceSchema({ schema: config.schema, method: 'PATCH', url, httpPart: 'body' })
   const { load, save, schema } = config
   const bodyLimit = c.route.bodyLimit ?? plan.serverBodyLimit

@@ -132,9 +132,27 @@ export function recordPathOptions (route: RouteOptions): void {
 /** The paths whose OPTIONS the suite answers, by document, as @fastify/swagger writes them (`/articles/{id}`). */
 const optionsPaths = new WeakMap<object, Set<string>>()
 
-/** A Fastify route pattern as @fastify/swagger writes the path (`:id(^\\d+)` is `{id}`, `*` is `{*}`). */
+/** A Fastify route pattern as the document writes the path (`:id(^\\d+)` is `{id}`, the wildcard `*` is `{path}`). */
 function documentPath (url: string): string {
-  return url.replace(/:([A-Za-z0-9_$-]+)(\([^)]*\))?/g, '{$1}').replace(/\*/g, '{*}')
+  return url.replace(/:([A-Za-z0-9_$-]+)(\([^)]*\))?/g, '{$1}').replace(/\*/g, `{${WILDCARD}}`)
+}
+
+/**
+ * A Fastify wildcard (`/v1/*`) in the document: @fastify/swagger writes it `{*}`, a template
+ * OpenAPI tools do not read as a variable (RFC 6570 names; Redocly's path-parameters-defined
+ * rule), so the transform names it `{path}` and declares the parameter: the rest of the path,
+ * slashes included (`x-rest-of-path`).
+ */
+const WILDCARD = 'path'
+
+function withWildcard (schema: Json | undefined, url: string): { schema: Json | undefined, url: string } {
+  if (!url.endsWith('*')) return { schema, url }
+  const params = schema?.params ?? {
+    type: 'object',
+    properties: { [WILDCARD]: { type: 'string', description: 'The rest of the path, slashes included (a wildcard of the route)', 'x-rest-of-path': true } },
+    required: [WILDCARD]
+  }
+  return { schema: { ...schema, params }, url: url.slice(0, -1) + `{${WILDCARD}}` }
 }
 
 function errorMediaOf (route: { config?: unknown }): ErrorMedia {
@@ -294,8 +312,18 @@ function isObject (v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-// The 404 of the app's not-found handler (Fastify's own by default).
-const NOT_FOUND: ConventionResponse = { description: 'Not Found: there is no resource to patch', body: 'envelope' }
+/**
+ * The 404 of a PATCH route whose `load` found nothing: the app's not-found handler answers it
+ * (RFC 5789 2.2), Fastify's own by default, whose body this is. An app with a not-found
+ * handler of its own records its 404 (`recordResponse`), which wins.
+ */
+const NOT_FOUND_DESCRIPTION = 'Not Found: there is no resource to patch (the answer of the app\'s not-found handler)'
+const FASTIFY_NOT_FOUND: Json = {
+  description: 'Fastify\'s not-found answer',
+  type: 'object',
+  required: ['message', 'error', 'statusCode'],
+  properties: { message: { type: 'string' }, error: { type: 'string', enum: ['Not Found'] }, statusCode: { type: 'integer', enum: [404] } }
+}
 
 /** A response with a JSON body, in the document's shape. */
 function jsonResponse (description: string, schema: Json, format: DocumentFormat): Json {
@@ -424,7 +452,7 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   for (const [status, answer] of EVERY_OPERATION) response[status] ??= openApiResponse(answer, format, media)
   // The patch plugin hands the request to the app's not-found handler when `load` finds no
   // resource (RFC 5789 2.2): that handler, not the suite, chooses the body's media type.
-  if (isPatchRoute(route)) response['404'] ??= openApiResponse(NOT_FOUND, format, 'json')
+  if (isPatchRoute(route)) response['404'] ??= jsonResponse(NOT_FOUND_DESCRIPTION, FASTIFY_NOT_FOUND, format)
   // The headers every answer carries (Cross-Origin-Resource-Policy), on every status.
   if (Object.keys(everyAnswer).length > 0) for (const status of Object.keys(response)) response[status] = addHeaders(isObject(response[status]) ? response[status] : {}, everyAnswer)
   return { ...schema, response }
@@ -654,8 +682,8 @@ function withoutSchemaKeyword (doc: OpenApiObject | undefined): void {
  * (or `swagger: {...}` for a Swagger 2.0 document). Security schemes are added to the
  * document being built (`openapiObject`, `swaggerObject`) when a protected route is met.
  */
-export function conventionsOpenApiTransform ({ schema, url, route, openapiObject, swaggerObject }: { schema?: unknown, url: string, route: { config?: unknown, method?: unknown }, openapiObject?: unknown, swaggerObject?: unknown }): { schema: Record<string, unknown>, url: string } {
-  const base = schema as Json | undefined
+export function conventionsOpenApiTransform ({ schema, url: routeUrl, route, openapiObject, swaggerObject }: { schema?: unknown, url: string, route: { config?: unknown, method?: unknown }, openapiObject?: unknown, swaggerObject?: unknown }): { schema: Record<string, unknown>, url: string } {
+  const { schema: base, url } = withWildcard(schema as Json | undefined, routeUrl)
   const doc = (openapiObject ?? swaggerObject) as OpenApiObject | undefined
   const format: DocumentFormat = swaggerObject !== undefined || doc?.swagger !== undefined ? 'swagger2' : 'openapi'
   if (format === 'swagger2') withoutSchemaKeyword(doc)

@@ -2,11 +2,12 @@
  * Conditional requests (docs/conventions.md (Conditional requests), the error table, row 412; RFC 9110 section 13; RFC 6585 3).
  *
  * A route opts in with `config.conditional`. With a `validators` provider, the current
- * ETag / Last-Modified of the resource are read in preHandler, i.e. after auth
- * (onRequest) and validation (RFC 9110 13.2.1), and the preconditions are evaluated
+ * ETag / Last-Modified of the resource are read in preHandler, i.e. after auth (a
+ * preParsing step) and validation (RFC 9110 13.2.1), and the preconditions are evaluated
  * there, before the handler runs. Without a provider (GET/HEAD routes only), the ETag
- * is computed from the response payload with @fastify/etag and the preconditions are
- * evaluated in onSend on it: only a safe method may run before its preconditions are
+ * is computed from the response payload (node:crypto, the value @fastify/etag would give:
+ * docs/architecture.md, "Libraries we use") and the preconditions are evaluated in onSend
+ * on it: only a safe method may run before its preconditions are
  * known (RFC 9110 13.2.1: deciding a write's preconditions in onSend would be after the write).
  *
  * The parsed preconditions are handed to the handler as `request.preconditions`, so a
@@ -29,7 +30,6 @@ import { profileDefaults, type Profile } from '../../lib/profile'
 import { writeError, type ErrorFormat } from '../infrastructure/errors'
 import { prepareError, type PreparedError } from '../../lib/render'
 import { declareConvention, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
-import { recordSuccessHeaders } from '../infrastructure/openapi'
 import { isThenable, release, replacePayload } from '../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { kOutcome, kCurrent } from '../infrastructure/symbols'
@@ -472,7 +472,7 @@ function documentRoute (c: RouteCompiler, s: Settings, plan: RoutePlan): void {
   const cached = s.cacheControl === false ? [] : ['Cache-Control']
   if (safe && s.notModifiedStatus === 304) c.respond(304, { description: 'Not Modified: the client\'s copy is current', body: 'none', headers: ['ETag', ...cached] })
   // RFC 9110 8.8: GET/HEAD answers carry the validators (Last-Modified where a provider gives it).
-  if (safe) recordSuccessHeaders(c.route, provider === undefined ? ['ETag', ...cached] : ['ETag', 'Last-Modified', ...cached])
+  if (safe) c.describe({ successHeaders: provider === undefined ? ['ETag', ...cached] : ['ETag', 'Last-Modified', ...cached] })
   if (plan.require && c.methods.some((m) => s.requireMethods.has(m))) c.respond(428, { description: 'Precondition Required: send If-Match with the ETag of a GET', body: 'envelope' })
 }
 

@@ -20,7 +20,6 @@ import { logConventionError, sendConventionError } from '../infrastructure/error
 import { declaresBody } from '../infrastructure/shared'
 import { markClosing } from '../infrastructure/framing'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { recordPathOptions } from '../infrastructure/openapi'
 import { isCorsPreflightRoute } from '../infrastructure/adapter'
 import { defineConvention } from '../infrastructure/suite'
 import { ACCEPT_PATCH } from '../infrastructure/capabilities'
@@ -145,7 +144,7 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
   for (const u of urls) for (const method of c.methods) s.table.add(method, u, config !== false, method === 'PATCH' ? types : undefined, constraints)
   if (own || config === false) return
   // The OpenAPI document lists the OPTIONS the suite answers on this path.
-  recordPathOptions(c.route)
+  c.describe({ pathOptions: true })
   if (c.methods.includes('OPTIONS') && isCorsPreflightRoute(s.fastify, url)) {
     // @fastify/cors registered after the suite: the paths seen so far get their OPTIONS route now.
     s.catchAll = true

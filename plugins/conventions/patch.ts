@@ -27,10 +27,35 @@ import { ACCEPT_PATCH, PRECONDITIONS, VALIDATORS } from '../infrastructure/capab
 /** A PATCH format a route accepts: JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396). */
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
-const PATCH_MEDIA_TYPES: Record<PatchFormat, string> = {
-  'json-patch': 'application/json-patch+json',
-  'merge-patch': 'application/merge-patch+json'
+/**
+ * The one table of the patch formats: each one's media type (RFC 6902 6, RFC 7396 4), and the
+ * schema of its documents for the OpenAPI records (`c.describe`).
+ */
+const PATCH_FORMATS: Record<PatchFormat, { readonly type: string, readonly schema: Record<string, unknown> }> = {
+  'json-patch': {
+    type: 'application/json-patch+json',
+    schema: {
+      description: 'A JSON Patch document (RFC 6902): operations applied in order, all or none',
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['op', 'path'],
+        properties: {
+          op: { type: 'string', enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
+          path: { type: 'string', description: 'JSON Pointer (RFC 6901)' },
+          from: { type: 'string', description: 'JSON Pointer, for move and copy' },
+          value: { description: 'For add, replace and test' }
+        }
+      }
+    }
+  },
+  'merge-patch': {
+    type: 'application/merge-patch+json',
+    schema: { description: 'A JSON Merge Patch (RFC 7396) of the resource: members to set, null to remove a member', type: 'object' }
+  }
 }
+
+const PATCH_MEDIA_TYPES: Record<PatchFormat, string> = { 'json-patch': PATCH_FORMATS['json-patch'].type, 'merge-patch': PATCH_FORMATS['merge-patch'].type }
 
 /** A resource as a route's `load` and `save` see it. */
 export interface PatchableResource<T = unknown> {
@@ -279,6 +304,12 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
   const types = formats.map((f) => PATCH_MEDIA_TYPES[f])
   plan.cellFor(url).value = types.join(', ')
   if (c.methods.includes('PATCH')) c.provide(ACCEPT_PATCH, types.join(', '))
+  c.describe({
+    requestBody: {
+      content: Object.fromEntries(formats.map((f) => [PATCH_FORMATS[f].type, PATCH_FORMATS[f].schema])),
+      summary: 'By Content-Type: application/json-patch+json, a JSON Patch document (RFC 6902: an array of operations); application/merge-patch+json, a JSON Merge Patch (RFC 7396: an object)'
+    }
+  })
   const validate = plan.compileResourceSchema({ schema: config.schema, method: 'PATCH', url, httpPart: 'body' })
   const { load, save, schema } = config
   const bodyLimit = c.route.bodyLimit ?? plan.serverBodyLimit

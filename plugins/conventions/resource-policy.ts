@@ -19,7 +19,6 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { addUnroutedStep, declareConvention, type RouteCompiler } from '../infrastructure/suite'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { recordAnswerHeader } from '../infrastructure/openapi'
 import { defineConvention } from '../infrastructure/suite'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
@@ -85,7 +84,7 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
     const value = config === undefined ? fallback : config
     if (value === false || value === null) return
     // OpenAPI: a header of every answer of the route, its value fixed.
-    recordAnswerHeader(c.route, 'Cross-Origin-Resource-Policy', { type: 'string', enum: [value], description: 'Who may embed the answer (Fetch standard): on every answer, errors included' })
+    c.describe({ answerHeaders: { 'Cross-Origin-Resource-Policy': { type: 'string', enum: [value], description: 'Who may embed the answer (Fetch standard): on every answer, errors included' } } })
     if (config !== undefined) {
       c.check('preParsing', 'resource-policy', function routeResourcePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
         reply.header(HEADER, value)

@@ -30,7 +30,7 @@
 import type { RouteOptions } from 'fastify'
 import envelopeSchema from '../../schemas/errors.json'
 import { methodsOf } from './shared'
-import type { ConventionResponse, KernelExtension, ResponseBody } from '../kernel/types'
+import type { ConventionResponse, HeaderSchema, KernelExtension, ResponseBody, RouteDescription } from '../kernel/types'
 
 const SWAGGER2_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'])
 
@@ -58,6 +58,7 @@ const kAnswerHeaders = Symbol.for('fastify-http-conventions.answer-headers')
 const kMoreBodies = Symbol.for('fastify-http-conventions.more-bodies')
 const kErrorMedia = Symbol.for('fastify-http-conventions.error-media')
 const kPathOptions = Symbol.for('fastify-http-conventions.path-options')
+const kRequestBody = Symbol.for('fastify-http-conventions.request-body')
 
 /**
  * The media type of a route's errors[] bodies: `application/json` always (the spec profile),
@@ -66,8 +67,7 @@ const kPathOptions = Symbol.for('fastify-http-conventions.path-options')
  */
 export type ErrorMedia = 'json' | 'problem' | 'negotiated'
 
-/** A response header's schema, as OpenAPI documents it: a string, or one of a few values. */
-export interface HeaderSchema { type: 'string', enum?: string[], description?: string }
+export type { HeaderSchema }
 
 interface Recorded {
   [kResponses]?: Record<string, ConventionResponse>
@@ -78,6 +78,7 @@ interface Recorded {
   [kMoreBodies]?: Record<string, ResponseBody[]>
   [kErrorMedia]?: ErrorMedia
   [kPathOptions]?: true
+  [kRequestBody]?: RouteDescription['requestBody']
 }
 
 function recordsOf (route: RouteOptions): Recorded {
@@ -118,7 +119,14 @@ export const openapiExtension: KernelExtension = {
   compile (c, errors) {
     recordErrorMedia(c.route, errors.policy.format === 'problem' ? 'problem' : errors.problemByAccept ? 'negotiated' : 'json')
   },
-  respond: recordResponse
+  respond: recordResponse,
+  describe (route, d) {
+    if (d.successHeaders !== undefined) recordSuccessHeaders(route, d.successHeaders)
+    for (const [name, schema] of Object.entries(d.answerHeaders ?? {})) recordAnswerHeader(route, name, schema)
+    if (d.security !== undefined) recordSecurity(route, d.security)
+    if (d.pathOptions === true) recordPathOptions(route)
+    if (d.requestBody !== undefined) recordsOf(route)[kRequestBody] = d.requestBody
+  }
 }
 
 /**
@@ -458,48 +466,16 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   return { ...schema, response }
 }
 
-const JSON_PATCH_SCHEMA = {
-  description: 'A JSON Patch document (RFC 6902): operations applied in order, all or none',
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['op', 'path'],
-    properties: {
-      op: { type: 'string', enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
-      path: { type: 'string', description: 'JSON Pointer (RFC 6901)' },
-      from: { type: 'string', description: 'JSON Pointer, for move and copy' },
-      value: { description: 'For add, replace and test' }
-    }
-  }
-}
-
-const MERGE_PATCH_SCHEMA = {
-  description: 'A JSON Merge Patch (RFC 7396) of the resource: members to set, null to remove a member',
-  type: 'object'
-}
-
-const PATCH_TYPES: Record<string, [string, Json]> = {
-  'json-patch': ['application/json-patch+json', JSON_PATCH_SCHEMA],
-  'merge-patch': ['application/merge-patch+json', MERGE_PATCH_SCHEMA]
-}
-
 /** A body in several media types: OpenAPI 3's `content`, or Swagger 2.0's one schema and `consumes`. */
 interface RequestBody { content: Json, consumes: string[], schema: Json }
 
-/** The request body of a PATCH route of the patch plugin: one entry per accepted format. */
-function patchBody (patch: Json): RequestBody {
-  const formats = Array.isArray(patch.formats) ? patch.formats : ['json-patch', 'merge-patch']
+/** The request body a convention described (`c.describe({ requestBody })`): one entry per media type it takes. */
+function describedBody (described: NonNullable<RouteDescription['requestBody']>): RequestBody {
   const content: Json = {}
-  const schemas: Json[] = []
-  for (const f of formats) {
-    const known = PATCH_TYPES[String(f)]
-    if (known !== undefined) { content[known[0]] = { schema: known[1] }; schemas.push(known[1]) }
-  }
-  // Swagger 2.0 has one body schema and no oneOf: both formats are told apart by Content-Type.
-  const schema = schemas.length === 1
-    ? schemas[0]
-    : { description: 'By Content-Type: application/json-patch+json, a JSON Patch document (RFC 6902: an array of operations); application/merge-patch+json, a JSON Merge Patch (RFC 7396: an object)' }
-  return { content, consumes: Object.keys(content), schema }
+  for (const [type, schema] of Object.entries(described.content)) content[type] = { schema }
+  const schemas = Object.values(described.content)
+  // Swagger 2.0 has one body schema and no oneOf: several types are told apart by Content-Type.
+  return { content, consumes: Object.keys(content), schema: schemas.length === 1 ? schemas[0] : { description: described.summary } }
 }
 
 /** The body schema in each media type the route accepts, when that is more than JSON. */
@@ -701,7 +677,8 @@ export function conventionsOpenApiTransform ({ schema, url: routeUrl, route, ope
   const headers = requestHeaders(out.headers, route, recorded)
   if (headers !== undefined) out.headers = headers
 
-  const body = isPatchRoute(route) && out.body === undefined ? patchBody(config.patch as Json) : bodyMedia(out.body, config.contentType)
+  const described = (route.config as Recorded | undefined)?.[kRequestBody]
+  const body = described !== undefined && out.body === undefined ? describedBody(described) : bodyMedia(out.body, config.contentType)
   if (body !== undefined && format === 'swagger2') {
     out.body = body.schema
     out.consumes ??= body.consumes

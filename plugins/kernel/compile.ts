@@ -70,6 +70,7 @@ function makeCompiler (route: RouteOptions, config: Record<string, unknown>, whe
     use: <T>(key: Provision<T>) => provided.get(key.name) as T | undefined,
     provide: (key, value) => { provided.set(key.name, value) },
     respond: (status, response) => { for (const extension of host.extensions) extension.respond?.(route, status, response) },
+    describe: (description) => { for (const extension of host.extensions) extension.describe?.(route, description) },
     errorPolicy: (p) => { Object.assign(policy, p) },
     errorFormat: policy.format
   }

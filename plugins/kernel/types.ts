@@ -26,6 +26,26 @@ export type ResponseBody = 'envelope' | 'text' | 'html' | 'none'
 /** A response a convention documents for a route (`c.respond`). */
 export interface ConventionResponse { description: string, body: ResponseBody, headers?: string[] }
 
+/** A response header's schema, as a document lists it: a string, or one of a few values. */
+export interface HeaderSchema { type: 'string', enum?: string[], description?: string }
+
+/**
+ * What a convention documents of a route besides its responses (`c.describe`): the kernel
+ * hands it to its extensions (the OpenAPI records), which know no convention.
+ */
+export interface RouteDescription {
+  /** Headers every 2xx answer of the route carries (ETag, Last-Modified, Cache-Control). */
+  readonly successHeaders?: readonly string[]
+  /** Headers every answer of the route carries, errors included, by name (Cross-Origin-Resource-Policy). */
+  readonly answerHeaders?: Readonly<Record<string, HeaderSchema>>
+  /** The authentication schemes that protect the route (any one is enough), and the scopes it needs. */
+  readonly security?: { readonly schemes: ReadonlyArray<'basic' | 'bearer' | 'digest'>, readonly scopes?: readonly string[] }
+  /** The server answers OPTIONS on the route's path (RFC 9110 9.3.7). */
+  readonly pathOptions?: boolean
+  /** The request body in each media type the route takes, by media type (a JSON schema each), and one sentence for a document with one body schema. */
+  readonly requestBody?: { readonly content: Readonly<Record<string, Record<string, unknown>>>, readonly summary: string }
+}
+
 /** How a route's error handler maps Fastify's framing and size errors (from its Content-Length convention). */
 export interface ErrorPolicy {
   limitStatus: 411 | 413
@@ -72,6 +92,8 @@ export interface RouteCompiler {
   headerOwner: (name: string) => ConventionKey | undefined
   /** Documents a response this route can give (OpenAPI). */
   respond: (status: number, response: ConventionResponse) => void
+  /** Documents the route's headers, security, OPTIONS and request bodies (OpenAPI). */
+  describe: (description: RouteDescription) => void
   /** Sets how the route's error handler renders framing and size errors. */
   errorPolicy: (policy: Partial<ErrorPolicy>) => void
   /** The route's error format; a convention that answers directly renders in it. */
@@ -124,6 +146,8 @@ export interface KernelExtension {
   compile?: (c: RouteCompiler, errors: RouteErrors) => void
   /** A response a convention documents for the route (`c.respond`). */
   respond?: (route: RouteOptions, status: number, response: ConventionResponse) => void
+  /** What a convention documents of the route besides its responses (`c.describe`). */
+  describe?: (route: RouteOptions, description: RouteDescription) => void
 }
 
 /**

@@ -18,7 +18,6 @@ import type { DigestAlgorithm } from '../../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../../lib/errors'
 import { profileDefaults, type Profile } from '../../../lib/profile'
 import { declareConvention, type RouteCompiler } from '../../infrastructure/suite'
-import { recordSecurity } from '../../infrastructure/openapi'
 import { writeError } from '../../infrastructure/errors'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
@@ -590,7 +589,7 @@ function compileRoute (c: RouteCompiler, s: Settings, plan: Planner, byDefault: 
   if (s.storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
   c.step('preParsing', 'auth', authHook(s, p))
   // OpenAPI: the schemes this route offers, and the scopes it needs.
-  recordSecurity(c.route, { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes })
+  c.describe({ security: { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes } })
   // Later conventions key per-user state by `request.principal` on protected routes.
   c.provide(AUTHENTICATED, p)
 }

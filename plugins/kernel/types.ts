@@ -5,7 +5,9 @@ import type { ErrorFormat } from '../../lib/render'
 import type { Profile } from '../../lib/profile'
 import type { ConventionKey, RoutePhase, StepName } from './pipeline'
 
+/** How a callback step goes on: with an error, the request takes the error path. */
 export type Next = (err?: Error) => void
+/** How a callback payload step goes on: an error, or the (new) payload. */
 export type PayloadNext = (err: Error | null, payload?: unknown) => void
 /** A step of onRequest, preParsing, preValidation or preHandler. */
 export type HookStep = (request: FastifyRequest, reply: FastifyReply, next: Next) => void
@@ -17,6 +19,7 @@ export type PayloadStep = (request: FastifyRequest, reply: FastifyReply, payload
 export type CheckStep = (request: FastifyRequest, reply: FastifyReply) => Error | typeof SENT | undefined
 /** A synchronous step of preSerialization or onSend: it sets or removes headers, and may return a new payload. */
 export type PayloadCheck = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown
+/** What a synchronous step returns when it answered the request itself (the joined hook ends there). */
 export const SENT = 'sent'
 export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 
@@ -100,6 +103,7 @@ export interface RouteCompiler {
   readonly errorFormat: ErrorFormat
 }
 
+/** A convention as its plugin registers it in a context (`declareConvention`): its key, and how it compiles a route. */
 export interface Convention {
   key: ConventionKey
   /** The plugin's name, for messages. */

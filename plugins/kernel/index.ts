@@ -30,7 +30,7 @@ import type { Convention, ErrorFallback, KernelHost } from './types'
 export { SENT, capability } from './types'
 export { addUnroutedStep } from './unrouted'
 export type { BodyStep, CheckStep, Convention, ConventionResponse, ErrorFallback, ErrorPolicy, HookStep, KernelExtension, KernelHost, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, ResponseBody, RouteCompiler, RouteDescription, RouteErrors, StepOptions, HeaderSchema } from './types'
-export { defineConvention, headerClaims, pipelineOrder, stepOrder, ROUTE_PHASES } from './pipeline'
+export { defineConvention, headerClaims, stepOrder } from './pipeline'
 export type { ConventionDeclaration, ConventionKey, HeaderDeclaration, Phase, RoutePhase, StepDeclaration, StepName, UnroutedStepName } from './pipeline'
 
 function install (host: KernelHost, fastify: FastifyInstance, plugin: string): void {

@@ -461,14 +461,14 @@ function challenges (s: Settings, p: RoutePlan, bearerLine: keyof NonNullable<Ro
 
 /**
  * A 401 another plugin or the app wrote without challenges gets the route's, and
- * `Cache-Control: no-store`. A body its producer chose (an HTML page, or JSON such as
- * @fastify/jwt's) is kept; any other (text, none) becomes the suite's, written by the one
- * writer in the media type the request accepts.
+ * `Cache-Control: no-store`. An HTML page its producer wrote is kept; any other body
+ * (@fastify/jwt's JSON, which says why a token was refused) becomes the suite's, written by
+ * the one writer in the media type the request accepts: never the other producer's reason.
  */
 function completeChallenges (s: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown, p: RoutePlan, format: ErrorFormat): unknown {
   if (reply.statusCode !== 401 || hasChallenge(reply.getHeader('www-authenticate'))) return undefined
   const err = unauthorized(request.headers.authorization === undefined ? MESSAGES.missing : MESSAGES.invalid, challenges(s, p, 'plain', false))
-  if (/^text\/html|^application\/(?:[^;]*\+)?json/i.test(String(reply.getHeader('content-type') ?? ''))) {
+  if (/^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))) {
     for (const name of Object.keys(err.headers)) reply.header(name, err.headers[name])
     return undefined
   }

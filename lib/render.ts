@@ -172,12 +172,29 @@ function ownRendering (err: ConventionError): RenderedError {
  * and HTML errors keep their own rendering in either format. A prepared error's own body is
  * the one made when it was prepared.
  */
-export function renderError (err: ConventionError | PreparedError, format: ErrorFormat, url?: string): RenderedError {
+export function renderError (err: ConventionError | PreparedError, format: ErrorFormat, url?: string, page: HtmlAs = 'page'): RenderedError {
+  if (err.rendering === 'html' && page === 'json') return htmlAsJson(err, format, url)
   if (format === 'problem' && err.rendering === 'envelope') {
     const headers = err.closeConnection ? { ...err.headers, connection: 'close' } : err.headers
     return { statusCode: err.statusCode, contentType: PROBLEM_TYPE, headers, body: problemBody(err.statusCode, err.errors, instanceOf(url)) }
   }
   return isPrepared(err) ? err.rendered : ownRendering(err)
+}
+
+/**
+ * How an HTML error (401, 403, 503) is written for a request: its small page (what
+ * docs/conventions.md describes, and what a browser or a client without Accept gets), or,
+ * for a client whose Accept prefers JSON, the JSON body every other error of the route has
+ * (the `errors[]` envelope, or problem details in that format).
+ */
+export type HtmlAs = 'page' | 'json'
+
+/** The JSON body of an HTML error: one entry, its message; its headers (WWW-Authenticate, Retry-After) unchanged. */
+function htmlAsJson (err: ConventionError | PreparedError, format: ErrorFormat, url: string | undefined): RenderedError {
+  const entries = err.errors.length > 0 ? err.errors : [{ message: isPrepared(err) ? reasonPhrase(err.statusCode) : reasonOf(err) }]
+  const headers = err.closeConnection ? { ...err.headers, connection: 'close' } : err.headers
+  if (format === 'problem') return { statusCode: err.statusCode, contentType: PROBLEM_TYPE, headers, body: problemBody(err.statusCode, entries, instanceOf(url)) }
+  return { statusCode: err.statusCode, contentType: ENVELOPE_CONTENT_TYPE, headers, body: serializeEnvelope({ errors: entries }) }
 }
 
 function isPrepared (err: ConventionError | PreparedError): err is PreparedError {

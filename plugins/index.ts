@@ -139,7 +139,7 @@ function umbrella (fastify: FastifyInstance, opts: HttpConventionsOptions, done:
     const prefer = options(opts.prefer)
     const methods = options(opts.methods)
 
-    // One place orders the steps (kernel/pipeline.ts): the registration order below does not matter.
+    // The conventions' declarations order the steps (kernel/pipeline.ts): the registration order below does not matter.
     configureContext(fastify, 'fastify-http-conventions', { profile, fallback: opts.errorHandler as ErrorFallback | undefined, format: opts.errorFormat })
     if (resourcePolicy !== false) fastify.register(httpConventionsResourcePolicy, resourcePolicy)
     if (redirect !== false) fastify.register(httpConventionsRedirect, redirect)
@@ -200,4 +200,10 @@ export {
   unsupportedMediaType, malformedBody, unauthorized, forbidden, serviceUnavailable, methodNotAllowed
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'
+// A convention of one's own (docs/adding-a-convention.md): declared to the pipeline, registered in a context.
+export { defineConvention, declareConvention, headerClaims, stepOrder, capability, SENT } from './infrastructure/suite'
+export type {
+  ConventionDeclaration, StepDeclaration, HeaderDeclaration, Phase, RoutePhase, Convention, RouteCompiler, CheckStep, HookStep, PayloadCheck, PayloadStep,
+  BodyStep, Next, PayloadNext, Provision, ConventionResponse, ResponseBody, StepOptions
+} from './infrastructure/suite'
 export type { Profile } from '../lib/profile'

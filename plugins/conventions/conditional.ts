@@ -2,11 +2,12 @@
  * Conditional requests (docs/conventions.md (Conditional requests), the error table, row 412; RFC 9110 section 13; RFC 6585 3).
  *
  * A route opts in with `config.conditional`. With a `validators` provider, the current
- * ETag / Last-Modified of the resource are read in preHandler, i.e. after auth
- * (onRequest) and validation (RFC 9110 13.2.1), and the preconditions are evaluated
+ * ETag / Last-Modified of the resource are read in preHandler, i.e. after auth (a
+ * preParsing step) and validation (RFC 9110 13.2.1), and the preconditions are evaluated
  * there, before the handler runs. Without a provider (GET/HEAD routes only), the ETag
- * is computed from the response payload with @fastify/etag and the preconditions are
- * evaluated in onSend on it: only a safe method may run before its preconditions are
+ * is computed from the response payload (node:crypto, the value @fastify/etag would give:
+ * docs/architecture.md, "Libraries we use") and the preconditions are evaluated in onSend
+ * on it: only a safe method may run before its preconditions are
  * known (RFC 9110 13.2.1: deciding a write's preconditions in onSend would be after the write).
  *
  * The parsed preconditions are handed to the handler as `request.preconditions`, so a
@@ -28,12 +29,13 @@ import { invalidOption, preconditionFailed, preconditionRequired, type Conventio
 import { profileDefaults, type Profile } from '../../lib/profile'
 import { writeError, type ErrorFormat } from '../infrastructure/errors'
 import { prepareError, type PreparedError } from '../../lib/render'
-import { declareConvention, PROVIDES, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
-import { recordSuccessHeaders } from '../infrastructure/openapi'
+import { declareConvention, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
 import { isThenable, release, replacePayload, type RouteRequest } from '../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { kOutcome, kCurrent } from '../infrastructure/symbols'
 import { isNodeStream, readBounded, replay, type BoundedRead } from '../infrastructure/bounded-stream'
+import { defineConvention } from '../infrastructure/suite'
+import { PRECONDITIONS, VALIDATORS } from '../infrastructure/capabilities'
 
 /** The validators a route's provider gives for the current state of its resource. */
 export interface ProvidedValidators {
@@ -133,6 +135,23 @@ declare module 'fastify' {
 }
 
 const PLUGIN = 'fastify-http-conventions-conditional'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'conditional',
+  plugin: PLUGIN,
+  configKey: 'conditional',
+  provides: [PRECONDITIONS],
+  uses: [VALIDATORS.name],
+  // Brought with its defaults to a route whose conventions need preconditions (a PATCH route).
+  byDefault: (profile) => conditionalConvention({ profile }),
+  steps: [
+    { name: 'conditional', phase: 'preHandler' }, // RFC 9110 13.2.1: after auth and validation, before the handler
+    { name: 'conditional:elsewhere', phase: 'onSend', after: ['content-length:close'] }, // a 304 another plugin wrote on an opted-in route becomes the 412
+    { name: 'conditional', phase: 'onSend', after: ['content-type:charset'] } // ETag, 412/304 for payload-hashed GET/HEAD
+  ]
+})
+
 /** The default and the largest `etag.maxStreamBytes`: a stream is read into memory up to it. */
 const DEFAULT_STREAM_BYTES = 1024 * 1024
 const MAX_STREAM_BYTES = 1024 * 1024 * 1024
@@ -351,6 +370,8 @@ interface Settings {
   readonly maxStreamBytes: number
   readonly notModifiedStatus: 412 | 304
   readonly cacheControl: string | false
+  /** The cacheControl option was given (not the profile's default). */
+  readonly cacheControlGiven: boolean
   readonly requireAll: boolean
   readonly requireMethods: ReadonlySet<string>
   /** The "not modified" 412s (If-None-Match, If-Modified-Since), rendered once: answered before the handler, and made of another's 304. */
@@ -382,7 +403,7 @@ function resolveSettings (opts: ConditionalOptions): Settings {
   const elsewhereEtag = prepareError(preconditionFailed('If-None-Match', elsewhereMessage('If-None-Match')))
   const elsewhereDate = prepareError(preconditionFailed('If-Modified-Since', elsewhereMessage('If-Modified-Since')))
   const maxStreamBytes = opts.etag?.maxStreamBytes ?? DEFAULT_STREAM_BYTES
-  return { httpDate, hashPayload, maxStreamBytes, notModifiedStatus, cacheControl, requireAll, requireMethods, notModifiedEtag, notModifiedDate, elsewhereEtag, elsewhereDate }
+  return { httpDate, hashPayload, maxStreamBytes, notModifiedStatus, cacheControl, cacheControlGiven: opts.cacheControl !== undefined, requireAll, requireMethods, notModifiedEtag, notModifiedDate, elsewhereEtag, elsewhereDate }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -452,7 +473,7 @@ function documentRoute (c: RouteCompiler, s: Settings, plan: RoutePlan): void {
   const cached = s.cacheControl === false ? [] : ['Cache-Control']
   if (safe && s.notModifiedStatus === 304) c.respond(304, { description: 'Not Modified: the client\'s copy is current', body: 'none', headers: ['ETag', ...cached] })
   // RFC 9110 8.8: GET/HEAD answers carry the validators (Last-Modified where a provider gives it).
-  if (safe) recordSuccessHeaders(c.route, provider === undefined ? ['ETag', ...cached] : ['ETag', 'Last-Modified', ...cached])
+  if (safe) c.describe({ successHeaders: provider === undefined ? ['ETag', ...cached] : ['ETag', 'Last-Modified', ...cached] })
   if (plan.require && c.methods.some((m) => s.requireMethods.has(m))) c.respond(428, { description: 'Precondition Required: send If-Match with the ETag of a GET', body: 'envelope' })
 }
 
@@ -536,14 +557,14 @@ function decide (s: Settings, plan: RoutePlan, request: FastifyRequest, reply: F
 }
 
 /** The onSend step of a GET/HEAD route: its validators, and for a payload-hashed route its preconditions. */
-function validatorsOnSend (s: Settings, plan: RoutePlan) {
+function validatorsOnSend (s: Settings, plan: RoutePlan, cacheControl: string | false) {
   return function conditionalOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadNext): void {
     const status = reply.statusCode
     // Validators describe a 2xx answer: of a GET/HEAD, or of a write (the state it stored); never an error.
     if (status < 200 || status > 299) return done(null, payload)
     if (!SAFE.has(request.method)) return plan.writes && WRITES.has(request.method) ? written(s, plan.provider as ValidatorsProvider, request, reply, payload, done) : done(null, payload)
     // RFC 9110 15.4.5: a 304 made of this answer keeps its Cache-Control too.
-    if (s.cacheControl !== false && reply.getHeader('cache-control') === undefined) reply.header('cache-control', s.cacheControl)
+    if (cacheControl !== false && reply.getHeader('cache-control') === undefined) reply.header('cache-control', cacheControl)
     const tracked = request as Tracked
     const current = tracked[kCurrent]
     if (current !== null) {
@@ -717,12 +738,27 @@ function compileRoute (c: RouteCompiler, s: Settings, elsewhere: Readonly<Record
   // writes (@fastify/static, swagger-ui's assets) stays a 304 unless the route opts in.
   if (s.notModifiedStatus === 412 && own !== null) c.check('onSend', 'conditional:elsewhere', elsewhere[c.errorFormat])
   // A PATCH route's loader doubles as its validators provider (one read per request).
-  const provided = c.use(PROVIDES.validators) as ValidatorsProvider | undefined
+  const provided = c.use(VALIDATORS) as ValidatorsProvider | undefined
   if (own === null && provided === undefined) return coveredByPolicy(c, s)
   const plan = planRoute(c, s, own, provided)
   documentRoute(c, s, plan)
   c.step('preHandler', 'conditional', plan.provider === undefined ? conditionalPreHandler : providerPreHandler(s, plan, plan.provider))
-  if (plan.safe || plan.writes) c.step('onSend', 'conditional', validatorsOnSend(s, plan))
+  if (plan.safe || plan.writes) c.step('onSend', 'conditional', validatorsOnSend(s, plan, cacheControlOf(c, s)))
+}
+
+/**
+ * The Cache-Control this convention writes on the route's GET/HEAD answers: its option's, or
+ * none where another convention in effect owns the header (plugins/kernel/pipeline.ts:
+ * `headers: { 'cache-control': { owns: true } }`). An option given beside that owner is a
+ * boot error naming both: one convention says what the header is.
+ */
+function cacheControlOf (c: RouteCompiler, s: Settings): string | false {
+  const owner = c.headerOwner('cache-control')
+  if (owner === undefined) return s.cacheControl
+  if (s.cacheControlGiven && s.cacheControl !== false) {
+    throw invalidOption(PLUGIN, `${c.where}: Cache-Control is owned by the ${owner} convention in this route's context, and the conditional convention's cacheControl option says "${s.cacheControl}"; give that value to ${owner}, or leave conditional.cacheControl unset`)
+  }
+  return false
 }
 
 /** The conditional convention with its options: registered by the plugin, and used by PATCH routes when none is. */

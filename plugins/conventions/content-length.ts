@@ -14,12 +14,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, contentTooLarge, lengthRequired, notImplemented, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
 import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
-import { declaresBody } from '../infrastructure/shared'
+import { declaresBody, hostLines } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { continueRequestsOnFirstRead, lingerOnClose } from '../infrastructure/adapter'
 import { coalesceBody } from '../infrastructure/body-reader'
 import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../infrastructure/framing'
 import { answerAtServer } from '../infrastructure/server-answers'
+import { defineConvention } from '../infrastructure/suite'
 
 /** Options of the Content-Length plugin (RFC 9110 8.6, 15.5.12): the body limit and the statuses of its refusals. */
 export interface ContentLengthOptions {
@@ -42,6 +43,22 @@ export interface ContentLengthRouteConfig {
 }
 
 const PLUGIN = 'fastify-http-conventions-content-length'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'content-length',
+  plugin: 'fastify-http-conventions-content-length',
+  configKey: 'contentLength',
+  steps: [
+    // RFC 9112 6: 411/413 and repeated Host lines before any byte of the body is read, before credentials
+    { name: 'content-length', phase: 'preParsing', after: ['redirect'] },
+    // the body another parser reads, joined into blocks: its stream, once every refusal passed (RFC 9110 10.1.1: 100 Continue then)
+    { name: 'content-length:body', phase: 'preParsing', after: ['redirect', 'content-length', 'auth', 'content-type', 'patch:media-type'] },
+    { name: 'content-length:framing', phase: 'preValidation' }, // RFC 9112 6.3: a body longer than its Content-Length
+    { name: 'content-length:close', phase: 'onSend', after: ['auth:challenges'] } // an answer that closes its connection ends the connection's pipeline
+  ]
+})
+
 const WHERE = 'http-conventions/content-length'
 
 /** The plugin's options as JSON Schema, checked at registration. */
@@ -143,16 +160,6 @@ function planRoute (c: RouteCompiler, s: Settings): RoutePlan {
 // ---------------------------------------------------------------------------------------
 // Hooks
 
-/** RFC 9112 3.2: more than one Host line (Node keeps the first and drops the rest). No allocation. */
-function repeatsHost (raw: readonly string[]): boolean {
-  let hosts = 0
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]
-    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host') && ++hosts > 1) return true
-  }
-  return false
-}
-
 /** Refuses a request whose body will not be read: its connection closes after the answer (RFC 9112 9.6). */
 function refuse (request: FastifyRequest, reply: FastifyReply, err: ConventionError): ConventionError {
   markClosing(request.raw, reply.raw)
@@ -195,7 +202,7 @@ function makeHooks (s: Settings) {
     /** preParsing of GET/HEAD: Host lines; a body (never read) refused when chunked or over the limit. */
     checkUnreadBody (limit: number) {
       return function checkUnreadBody (request: FastifyRequest, reply: FastifyReply): ConventionError | undefined {
-        if (repeatsHost(request.raw.rawHeaders)) return refuseHosts(request, reply)
+        if (hostLines(request.raw.rawHeaders, 2) > 1) return refuseHosts(request, reply)
         const headers = request.headers
         if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return undefined
         const problem = bodyProblem(s, request, limit, false)
@@ -206,7 +213,7 @@ function makeHooks (s: Settings) {
     checkLength (limit: number) {
       return function checkLength (request: FastifyRequest, reply: FastifyReply): ConventionError | undefined {
         const raw = request.raw
-        if (repeatsHost(raw.rawHeaders)) return refuseHosts(request, reply)
+        if (hostLines(raw.rawHeaders, 2) > 1) return refuseHosts(request, reply)
         // RFC 9112 9.3.2: bytes pipelined behind a request whose body was never read cannot be framed.
         if (behindClosing(raw)) return refuse(request, reply, lengthRequired('an earlier request on this connection was refused; send this one on a new connection'))
         const problem = bodyProblem(s, request, limit, true)

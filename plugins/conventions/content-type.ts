@@ -18,6 +18,7 @@ import { requestMediaType, useRequestMediaType } from '../infrastructure/media-t
 import { addVary, declaresBody } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { isBareEssence, readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
+import { defineConvention } from '../infrastructure/suite'
 
 /** How a route's JSON answers are written as XML: the root element and the names of array items. */
 export interface XmlConfig {
@@ -51,6 +52,19 @@ const OFFERS = ['application/json', 'application/xml'] as const
 const XML_CHARSETS = new Set(['iso-8859-1', 'latin1', 'us-ascii', 'utf-16', 'utf-16le', 'utf-16be'])
 
 const PLUGIN = 'fastify-http-conventions-content-type'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'content-type',
+  plugin: 'fastify-http-conventions-content-type',
+  configKey: 'contentType',
+  steps: [
+    { name: 'content-type', phase: 'preParsing', after: ['auth'] }, // 415 from the headers alone, once credentials passed
+    { name: 'content-type:xml', phase: 'preSerialization' }, // RFC 9110 12.5.1: XML when the client prefers it
+    { name: 'content-type:charset', phase: 'onSend', after: ['conditional:elsewhere'], before: ['conditional'] } // the charset is settled before the ETag is computed
+  ]
+})
+
 const WHERE = 'http-conventions/content-type'
 
 /** The plugin's options as JSON Schema, checked at registration. */

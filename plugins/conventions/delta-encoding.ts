@@ -39,9 +39,11 @@ import type { InstanceStore } from '../../lib/stores/instance-store'
 import { MemoryInstanceStore } from '../../lib/stores/instance-memory'
 import { DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS, withDeadline } from '../../lib/stores/deadline'
 import { clientKey, digestKey, InsertBudget, RecentInstances } from '../../lib/delta-bookkeeping'
-import { declareConvention, PROVIDES, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
+import { declareConvention, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
 import { release, replacePayload } from '../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
+import { defineConvention } from '../infrastructure/suite'
+import { AUTHENTICATED } from '../infrastructure/capabilities'
 
 /** The instance manipulations this plugin applies (RFC 3229 10.1.1; RFC 3284 for vcdiff). */
 export type InstanceManipulation = 'vcdiff' | 'gzip'
@@ -101,10 +103,24 @@ export interface DeltaEncodingRouteOptions {
 export type DeltaEncodingRouteConfig = DeltaEncodingRouteOptions | boolean
 
 const PLUGIN = 'fastify-http-conventions-delta-encoding'
+
 const WHERE = PLUGIN
 const SAFE = new Set(['GET', 'HEAD'])
 // RFC 3229 10.8.2: an IM-aware cache may keep the 226 (im); every other cache must not (no-store).
 const CACHE_CONTROL_226 = 'no-store, im'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'delta-encoding',
+  plugin: PLUGIN,
+  configKey: 'deltaEncoding',
+  uses: [AUTHENTICATED.name],
+  steps: [
+    { name: 'delta-encoding', phase: 'onSend', after: ['conditional', 'patch:accept-patch'] } // RFC 3229 10.5.3: the delta is made of the final payload and ETag
+  ],
+  // RFC 3229 10.5.3 (and 10.6): a 226 is not stored by a cache that does not know IM.
+  headers: { 'cache-control': { says: { 226: CACHE_CONTROL_226 } } }
+})
 const ASYNC_GZIP_BYTES = 64 * 1024
 /** Bodies of unsettled store writes are bounded by twice maxInstanceBytes, and at least this. */
 const MIN_PENDING_BYTES = 16 * 1024 * 1024
@@ -379,7 +395,7 @@ function routeSettings (c: RouteCompiler, plan: DeltaPlan, interests: Map<string
   if (config === undefined || config === false) return null
   // Of the route, not of its config: code.
   if (!c.methods.some((m) => SAFE.has(m))) throw invalidOption(c.where, 'config.deltaEncoding belongs on a GET or HEAD route (RFC 3229 10.4.1: 226 answers a GET)')
-  const protectedRoute = c.use(PROVIDES.auth) !== undefined
+  const protectedRoute = c.use(AUTHENTICATED) !== undefined
   const { manipulations, ttl } = plan
   // A GET route and the HEAD route Fastify makes of it answer one path: one interest.
   let interest = interests.get(c.route.url)

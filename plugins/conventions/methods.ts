@@ -20,10 +20,20 @@ import { logConventionError, sendConventionError } from '../infrastructure/error
 import { declaresBody } from '../infrastructure/shared'
 import { markClosing } from '../infrastructure/framing'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { recordPathOptions } from '../infrastructure/openapi'
 import { isCorsPreflightRoute } from '../infrastructure/adapter'
+import { defineConvention } from '../infrastructure/suite'
+import { ACCEPT_PATCH } from '../infrastructure/capabilities'
 
 const PLUGIN = 'fastify-http-conventions-methods'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts): no step on routes; it records each route's methods. */
+defineConvention({
+  key: 'methods',
+  plugin: PLUGIN,
+  configKey: 'methods',
+  uses: [ACCEPT_PATCH.name],
+  steps: [{ name: 'methods', phase: 'unrouted', after: ['resource-policy', 'redirect'] }] // RFC 9110 15.5.6 / 9.3.7: 405 with Allow, OPTIONS
+})
 
 /** The methods convention has no options yet; an object keeps room for them. */
 export type MethodsOptions = Record<string, never>
@@ -40,8 +50,6 @@ export const methodsRouteConfigSchema = { const: false, [MESSAGE]: 'can only be 
 const checkOptions = optionsChecker(PLUGIN, methodsOptionsSchema)
 const checkRouteConfig = routeConfigChecker<MethodsRouteConfig>('methods', methodsRouteConfigSchema)
 
-const PATCH_TYPES: Record<string, string> = { 'json-patch': 'application/json-patch+json', 'merge-patch': 'application/merge-patch+json' }
-
 /** The router options Fastify matches paths with (initialConfig: the top-level ones, then routerOptions). */
 const ROUTER_KEYS = ['ignoreTrailingSlash', 'ignoreDuplicateSlashes', 'caseSensitive', 'maxParamLength', 'allowUnsafeRegex', 'useSemicolonDelimiter'] as const
 
@@ -52,14 +60,6 @@ function routerLike (fastify: FastifyInstance): PathRouter {
   for (const key of ROUTER_KEYS) if (config[key] !== undefined) options[key] = config[key]
   Object.assign(options, config.routerOptions)
   return findMyWay(options) as unknown as PathRouter
-}
-
-/** The media types of a route's `config.patch` (its 415 and Accept-Patch), or undefined. */
-function patchTypes (c: RouteCompiler): string | undefined {
-  const patch = c.config.patch as { formats?: unknown } | undefined | false
-  if (patch === undefined || patch === false || patch === null || typeof patch !== 'object' || !c.methods.includes('PATCH')) return undefined
-  const formats = Array.isArray(patch.formats) ? patch.formats as string[] : ['json-patch', 'merge-patch']
-  return formats.map((f) => PATCH_TYPES[f]).join(', ')
 }
 
 /** On the config of the OPTIONS routes the suite declares (beside @fastify/cors's preflight route). */
@@ -133,7 +133,8 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
   if (!own && c.methods.includes('OPTIONS') && s.ownOptions.has(url)) {
     throw invalidOption(c.where, `the suite already answers OPTIONS ${url} (beside @fastify/cors's preflight route): declare this OPTIONS route before the other routes of ${url}, or set config.methods: false on them`)
   }
-  const types = patchTypes(c)
+  // The patch convention's media types for a PATCH route (a capability it provides: this convention reads no other's config).
+  const types = c.use(ACCEPT_PATCH)
   const urls = [url]
   // Fastify also routes `/prefix/` to a route declared as '/' in a prefixed context (prefixTrailingSlash 'both').
   const r = c.route as typeof c.route & { routePath?: string }
@@ -143,7 +144,7 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
   for (const u of urls) for (const method of c.methods) s.table.add(method, u, config !== false, method === 'PATCH' ? types : undefined, constraints)
   if (own || config === false) return
   // The OpenAPI document lists the OPTIONS the suite answers on this path.
-  recordPathOptions(c.route)
+  c.describe({ pathOptions: true })
   if (c.methods.includes('OPTIONS') && isCorsPreflightRoute(s.fastify, url)) {
     // @fastify/cors registered after the suite: the paths seen so far get their OPTIONS route now.
     s.catchAll = true

@@ -14,22 +14,48 @@ import { applyJsonPatch, DEFAULT_PATCH_LIMITS, mergePatch, patchError, readOnlyV
 import { isUtf8Charset } from '../../lib/headers/media-type'
 import { ajvErrorsToEntries, type AjvErrorLike } from '../../lib/validation-errors'
 import { type Profile } from '../../lib/profile'
-import { declareConvention, PROVIDES, type Convention, type Next, type RouteCompiler } from '../infrastructure/suite'
+import { declareConvention, type Convention, type Next, type RouteCompiler } from '../infrastructure/suite'
 import { requestMediaType, useRequestMediaType } from '../infrastructure/media-type'
 import { type RouteRequest } from '../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { buildChecked, checkersOf, type SchemaCheckers } from '../infrastructure/schema-check'
-import { conditionalConvention } from './conditional'
 import { readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
 import { kLoaded } from '../infrastructure/symbols'
+import { defineConvention } from '../infrastructure/suite'
+import { ACCEPT_PATCH, PRECONDITIONS, VALIDATORS } from '../infrastructure/capabilities'
 
 /** A PATCH format a route accepts: JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396). */
 export type PatchFormat = 'json-patch' | 'merge-patch'
 
-const PATCH_MEDIA_TYPES: Record<PatchFormat, string> = {
-  'json-patch': 'application/json-patch+json',
-  'merge-patch': 'application/merge-patch+json'
+/**
+ * The one table of the patch formats: each one's media type (RFC 6902 6, RFC 7396 4), and the
+ * schema of its documents for the OpenAPI records (`c.describe`).
+ */
+const PATCH_FORMATS: Record<PatchFormat, { readonly type: string, readonly schema: Record<string, unknown> }> = {
+  'json-patch': {
+    type: 'application/json-patch+json',
+    schema: {
+      description: 'A JSON Patch document (RFC 6902): operations applied in order, all or none',
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['op', 'path'],
+        properties: {
+          op: { type: 'string', enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
+          path: { type: 'string', description: 'JSON Pointer (RFC 6901)' },
+          from: { type: 'string', description: 'JSON Pointer, for move and copy' },
+          value: { description: 'For add, replace and test' }
+        }
+      }
+    }
+  },
+  'merge-patch': {
+    type: 'application/merge-patch+json',
+    schema: { description: 'A JSON Merge Patch (RFC 7396) of the resource: members to set, null to remove a member', type: 'object' }
+  }
 }
+
+const PATCH_MEDIA_TYPES: Record<PatchFormat, string> = { 'json-patch': PATCH_FORMATS['json-patch'].type, 'merge-patch': PATCH_FORMATS['merge-patch'].type }
 
 /** A resource as a route's `load` and `save` see it. */
 export interface PatchableResource<T = unknown> {
@@ -90,6 +116,25 @@ declare module 'fastify' {
 }
 
 const PLUGIN = 'fastify-http-conventions-patch'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'patch',
+  plugin: 'fastify-http-conventions-patch',
+  configKey: 'patch',
+  // A PATCH route's loader doubles as its validators provider (one read per request).
+  provides: [VALIDATORS.name, ACCEPT_PATCH.name],
+  // A PATCH route honours If-Match even where the conditional plugin is not registered: the
+  // kernel brings a provider of preconditions with its defaults; a write that lost a race
+  // answers `request.preconditions.failed()`.
+  needs: [PRECONDITIONS],
+  steps: [
+    { name: 'patch:media-type', phase: 'preParsing', after: ['content-type'] }, // 415 with Accept-Patch for a patch document of another type
+    { name: 'patch', phase: 'preHandler', after: ['conditional'] }, // the write happens where the handler would run, after the preconditions
+    { name: 'patch:accept-patch', phase: 'onSend', after: ['conditional'] } // RFC 5789 3.1: Accept-Patch on the 2xx and 415 answers
+  ]
+})
+
 const WHERE = PLUGIN
 const POSITIVE_INTEGER = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, [MESSAGE]: 'must be a positive integer' } as const
 
@@ -281,6 +326,13 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
   const formats = config.formats ?? ['json-patch', 'merge-patch']
   const types = formats.map((f) => PATCH_MEDIA_TYPES[f])
   plan.cellFor(url).value = types.join(', ')
+  if (c.methods.includes('PATCH')) c.provide(ACCEPT_PATCH, types.join(', '))
+  c.describe({
+    requestBody: {
+      content: Object.fromEntries(formats.map((f) => [PATCH_FORMATS[f].type, PATCH_FORMATS[f].schema])),
+      summary: 'By Content-Type: application/json-patch+json, a JSON Patch document (RFC 6902: an array of operations); application/merge-patch+json, a JSON Merge Patch (RFC 7396: an object)'
+    }
+  })
   const validate = resourceValidator(plan, c, config.schema)
   const { load, save, schema } = config
   const bodyLimit = c.route.bodyLimit ?? plan.serverBodyLimit
@@ -288,7 +340,7 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
   const route: PatchRoute = { load, save, schema, validate, limits, maxRetries: plan.maxRetries }
   declareAnswers(c)
   // The conditional convention evaluates If-Match against what `load` read: one read per request.
-  c.provide(PROVIDES.validators, async function patchValidators (request: FastifyRequest) {
+  c.provide(VALIDATORS, async function patchValidators (request: FastifyRequest) {
     // After the write (the answer's validators, RFC 9110 8.8.3): the resource as `save` stored it.
     const stored = request.patched
     if (stored !== null) return { etag: stored.etag, lastModified: stored.lastModified }
@@ -321,9 +373,7 @@ function patchConvention (opts: PatchOptions, maxRetries: number, serverBodyLimi
     configKey: 'patch',
     compile,
     // 415 with Accept-Patch before the body is read.
-    refusesBodies: true,
-    // A PATCH route honours If-Match even where the conditional plugin is not registered.
-    needs: [{ key: 'conditional', make: (profile) => conditionalConvention({ profile }) }]
+    refusesBodies: true
   }
 }
 

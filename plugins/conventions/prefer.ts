@@ -14,8 +14,17 @@ import { prefersMinimal } from '../../lib/prefer'
 import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { addVary, replacePayload } from '../infrastructure/shared'
+import { defineConvention } from '../infrastructure/suite'
 
 const PLUGIN = 'fastify-http-conventions-prefer'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'prefer',
+  plugin: PLUGIN,
+  configKey: 'prefer',
+  steps: [{ name: 'prefer', phase: 'onSend', after: ['delta-encoding'] }] // RFC 7240 4.2: the minimal answer is made of the final one
+})
 
 /** The Prefer convention has no options yet; an object keeps room for them. */
 export type PreferOptions = Record<string, never>

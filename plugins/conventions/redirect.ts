@@ -11,6 +11,7 @@ import { addUnroutedStep, contextHeaders, declareConvention, SENT, type RouteCom
 import { declaresBody } from '../infrastructure/shared'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
 import { markClosing } from '../infrastructure/framing'
+import { defineConvention } from '../infrastructure/suite'
 
 export type { RedirectMatch, RedirectRule } from '../../lib/redirect'
 
@@ -36,6 +37,18 @@ declare module 'fastify' {
 }
 
 const PLUGIN = 'fastify-http-conventions-redirect'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'redirect',
+  plugin: 'fastify-http-conventions-redirect',
+  configKey: 'redirect',
+  steps: [
+    { name: 'redirect', phase: 'preParsing', after: ['resource-policy'] }, // RFC 9110 15.4.8: 307 before any body is read
+    { name: 'redirect', phase: 'unrouted', after: ['resource-policy'] } // a rule's 307 for a URL no route serves, before the methods convention's 405
+  ]
+})
+
 const WHERE = PLUGIN
 
 /** The plugin's options as JSON Schema, checked at registration; each rule is checked as it compiles (lib/redirect.ts). */

@@ -19,7 +19,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { addUnroutedStep, declareConvention, type RouteCompiler } from '../infrastructure/suite'
 import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { recordAnswerHeader } from '../infrastructure/openapi'
+import { defineConvention } from '../infrastructure/suite'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
 export type ResourcePolicy = 'same-origin' | 'same-site' | 'cross-origin'
@@ -34,6 +34,19 @@ export interface ResourcePolicyOptions {
 export type ResourcePolicyRouteConfig = ResourcePolicy | false
 
 const PLUGIN = 'fastify-http-conventions-resource-policy'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'resource-policy',
+  plugin: PLUGIN,
+  configKey: 'resourcePolicy',
+  steps: [
+    { name: 'resource-policy', phase: 'preParsing', before: ['redirect'] }, // Fetch: the route's policy travels with every answer, errors included
+    { name: 'resource-policy:missing', phase: 'onSend', before: ['errors:passed-on'] }, // an answer given before preParsing (a 429 in onRequest) gets the policy too
+    { name: 'resource-policy', phase: 'unrouted', before: ['redirect'] } // the context's policy on the 405, the 307 and the not-found handler's answer alike
+  ]
+})
+
 const WHERE = PLUGIN
 const HEADER = 'cross-origin-resource-policy'
 const POLICY = { enum: ['same-origin', 'same-site', 'cross-origin', false], [MESSAGE]: "must be 'same-origin', 'same-site', 'cross-origin' or false, got {value}" } as const
@@ -71,7 +84,7 @@ function resourcePolicyPlugin (fastify: FastifyInstance, opts: ResourcePolicyOpt
     const value = config === undefined ? fallback : config
     if (value === false || value === null) return
     // OpenAPI: a header of every answer of the route, its value fixed.
-    recordAnswerHeader(c.route, 'Cross-Origin-Resource-Policy', { type: 'string', enum: [value], description: 'Who may embed the answer (Fetch standard): on every answer, errors included' })
+    c.describe({ answerHeaders: { 'Cross-Origin-Resource-Policy': { type: 'string', enum: [value], description: 'Who may embed the answer (Fetch standard): on every answer, errors included' } } })
     if (config !== undefined) {
       c.check('preParsing', 'resource-policy', function routeResourcePolicy (_request: FastifyRequest, reply: FastifyReply): undefined {
         reply.header(HEADER, value)

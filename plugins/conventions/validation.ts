@@ -11,6 +11,7 @@ import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY 
 import { type Profile } from '../../lib/profile'
 import { declareConvention } from '../infrastructure/suite'
 import { isSuiteValidatorCompiler, serverOptionsProblem } from '../infrastructure/server-options'
+import { defineConvention } from '../infrastructure/suite'
 
 /** Options of the Validation plugin (422 with every problem). */
 export interface ValidationOptions {
@@ -20,6 +21,10 @@ export interface ValidationOptions {
 }
 
 const PLUGIN = 'fastify-http-conventions-validation'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts): no step of its own (Fastify validates; the errors become 422). */
+defineConvention({ key: 'validation', plugin: 'fastify-http-conventions-validation' })
+
 const WHERE = 'http-conventions/validation'
 
 /** The plugin's options as JSON Schema, checked at registration. */

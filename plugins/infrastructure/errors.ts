@@ -14,17 +14,27 @@ import {
   badFraming, badUrl, uriTooLong, contentTooLarge, invalidOption, isConventionError, lengthRequired, logEntryOf, malformedBody,
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../../lib/errors'
-import { PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope as envelopeOf, type ErrorFormat, type PreparedError } from '../../lib/render'
+import { PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope as envelopeOf, type ErrorFormat, type HtmlAs, type PreparedError } from '../../lib/render'
 import { formatHttpDate } from '../../lib/headers/http-date'
 import { negotiateMediaType } from '../../lib/headers/qlist'
 import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../../lib/validation-errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
 import envelopeSchema from '../../schemas/errors.json'
 import { addVary, profileError, replacePayload } from './shared'
-import { nearest, nodeOf } from '../kernel/registry'
+import { nearest, nodeOf } from '../kernel/index'
 import type { ErrorPolicy, KernelExtension } from '../kernel/types'
 import { kPassedOn, kOwnHandler } from './symbols'
 import { hasOnlyFastifysErrorHandler, readFastifyErrorBody, sendAsGiven } from './adapter'
+import { defineConvention } from '../kernel/index'
+
+/** The error handling's step in the pipeline (plugins/kernel/pipeline.ts), and what the catalogue's errors need Cache-Control to say. */
+defineConvention({
+  key: 'errors',
+  plugin: 'fastify-http-conventions-errors',
+  steps: [{ name: 'errors:passed-on', phase: 'onSend' }], // a suite error the app's handlers passed on to Fastify's is answered as the suite's
+  // lib/errors.ts: an answer about credentials or preconditions is never stored (RFC 9111 5.2.2.5).
+  headers: { 'cache-control': { says: { 401: 'no-store', 403: 'no-store', 428: 'no-store', 503: 'no-store' } } }
+})
 
 /** The `$id` under which the envelope's JSON Schema (schemas/errors.json) is added to Fastify: `$ref` it in a route's response schema. */
 export const ERRORS_SCHEMA_ID = envelopeSchema.$id
@@ -155,6 +165,23 @@ export function formatFor (reply: FastifyReply, format: ErrorFormat, profile: Pr
   return negotiateMediaType(accept, FORMAT_OFFERS) === PROBLEM_TYPE ? 'problem' : 'envelope'
 }
 
+/** The bodies an HTML error (401, 403, 503) may have, the page first: a client that states no preference gets the page. */
+const PAGE_OFFERS = ['text/html', 'application/json', PROBLEM_TYPE] as const
+
+/**
+ * How an HTML error is written for this request (docs/conventions.md, Authentication): its
+ * page, or, for a client whose Accept prefers JSON to HTML (`application/json` or problem
+ * details), the route's JSON error body, in either profile. Its media type is then chosen by
+ * Accept, so the answer says `Vary: Accept` (RFC 9110 12.5.5) whichever body it has.
+ */
+function htmlAs (reply: FastifyReply): HtmlAs {
+  addVary(reply, 'Accept')
+  const accept = reply.request.headers.accept
+  if (accept === undefined || accept.indexOf('json') === -1) return 'page'
+  const chosen = negotiateMediaType(accept, PAGE_OFFERS)
+  return chosen === null || chosen === 'text/html' ? 'page' : 'json'
+}
+
 /**
  * The one adapter of the renderer (lib/render.ts, `renderError`) to a reply: sets the status
  * and headers of the error, in the format the route's `format` and the client's Accept choose
@@ -168,7 +195,8 @@ export function writeError (reply: FastifyReply, err: ConventionError | Prepared
   for (const name of Object.keys(headers)) reply.header(name, headers[name])
   // RFC 9113 8.2.2: no connection-specific field over HTTP/2 (the stream ends alone).
   if (err.closeConnection && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
-  const r = renderError(err, err.rendering === 'envelope' ? formatFor(reply, format, profile) : format, reply.request.url)
+  const page = err.rendering === 'html' ? htmlAs(reply) : 'page'
+  const r = renderError(err, err.rendering === 'envelope' || page === 'json' ? formatFor(reply, format, profile) : format, reply.request.url, page)
   // Sent as it is: the envelope's Content-Type stays exactly `application/json`
   // (docs/conventions.md (errors); RFC 8259 defines no charset parameter).
   reply.header('content-type', r.contentType)

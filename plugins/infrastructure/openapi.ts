@@ -30,7 +30,7 @@
 import type { RouteOptions } from 'fastify'
 import envelopeSchema from '../../schemas/errors.json'
 import { methodsOf } from './shared'
-import type { ConventionResponse, KernelExtension, ResponseBody } from '../kernel/types'
+import type { ConventionResponse, HeaderSchema, KernelExtension, ResponseBody, RouteDescription } from '../kernel/types'
 
 const SWAGGER2_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'])
 
@@ -58,6 +58,7 @@ const kAnswerHeaders = Symbol.for('fastify-http-conventions.answer-headers')
 const kMoreBodies = Symbol.for('fastify-http-conventions.more-bodies')
 const kErrorMedia = Symbol.for('fastify-http-conventions.error-media')
 const kPathOptions = Symbol.for('fastify-http-conventions.path-options')
+const kRequestBody = Symbol.for('fastify-http-conventions.request-body')
 
 /**
  * The media type of a route's errors[] bodies: `application/json` always (the spec profile),
@@ -66,8 +67,7 @@ const kPathOptions = Symbol.for('fastify-http-conventions.path-options')
  */
 export type ErrorMedia = 'json' | 'problem' | 'negotiated'
 
-/** A response header's schema, as OpenAPI documents it: a string, or one of a few values. */
-export interface HeaderSchema { type: 'string', enum?: string[], description?: string }
+export type { HeaderSchema }
 
 interface Recorded {
   [kResponses]?: Record<string, ConventionResponse>
@@ -78,6 +78,7 @@ interface Recorded {
   [kMoreBodies]?: Record<string, ResponseBody[]>
   [kErrorMedia]?: ErrorMedia
   [kPathOptions]?: true
+  [kRequestBody]?: RouteDescription['requestBody']
 }
 
 function recordsOf (route: RouteOptions): Recorded {
@@ -118,7 +119,14 @@ export const openapiExtension: KernelExtension = {
   compile (c, errors) {
     recordErrorMedia(c.route, errors.policy.format === 'problem' ? 'problem' : errors.problemByAccept ? 'negotiated' : 'json')
   },
-  respond: recordResponse
+  respond: recordResponse,
+  describe (route, d) {
+    if (d.successHeaders !== undefined) recordSuccessHeaders(route, d.successHeaders)
+    for (const [name, schema] of Object.entries(d.answerHeaders ?? {})) recordAnswerHeader(route, name, schema)
+    if (d.security !== undefined) recordSecurity(route, d.security)
+    if (d.pathOptions === true) recordPathOptions(route)
+    if (d.requestBody !== undefined) recordsOf(route)[kRequestBody] = d.requestBody
+  }
 }
 
 /**
@@ -132,9 +140,27 @@ export function recordPathOptions (route: RouteOptions): void {
 /** The paths whose OPTIONS the suite answers, by document, as @fastify/swagger writes them (`/articles/{id}`). */
 const optionsPaths = new WeakMap<object, Set<string>>()
 
-/** A Fastify route pattern as @fastify/swagger writes the path (`:id(^\\d+)` is `{id}`, `*` is `{*}`). */
+/** A Fastify route pattern as the document writes the path (`:id(^\\d+)` is `{id}`, the wildcard `*` is `{path}`). */
 function documentPath (url: string): string {
-  return url.replace(/:([A-Za-z0-9_$-]+)(\([^)]*\))?/g, '{$1}').replace(/\*/g, '{*}')
+  return url.replace(/:([A-Za-z0-9_$-]+)(\([^)]*\))?/g, '{$1}').replace(/\*/g, `{${WILDCARD}}`)
+}
+
+/**
+ * A Fastify wildcard (`/v1/*`) in the document: @fastify/swagger writes it `{*}`, a template
+ * OpenAPI tools do not read as a variable (RFC 6570 names; Redocly's path-parameters-defined
+ * rule), so the transform names it `{path}` and declares the parameter: the rest of the path,
+ * slashes included (`x-rest-of-path`).
+ */
+const WILDCARD = 'path'
+
+function withWildcard (schema: Json | undefined, url: string): { schema: Json | undefined, url: string } {
+  if (!url.endsWith('*')) return { schema, url }
+  const params = schema?.params ?? {
+    type: 'object',
+    properties: { [WILDCARD]: { type: 'string', description: 'The rest of the path, slashes included (a wildcard of the route)', 'x-rest-of-path': true } },
+    required: [WILDCARD]
+  }
+  return { schema: { ...schema, params }, url: url.slice(0, -1) + `{${WILDCARD}}` }
 }
 
 function errorMediaOf (route: { config?: unknown }): ErrorMedia {
@@ -253,9 +279,11 @@ const ENVELOPES: Record<ErrorMedia, Array<[string, Json]>> = {
 
 function bodyTypes (body: Exclude<ResponseBody, 'none'>, media: ErrorMedia): Array<[string, Json]> {
   if (body === 'envelope') return ENVELOPES[media]
-  return body === 'text' ? [['text/plain', { type: 'string' }]] : [['text/html', { type: 'string' }]]
+  // An HTML error (401, 403, 503) is the route's JSON error body to a client that prefers JSON (plugins/infrastructure/errors.ts).
+  return body === 'text' ? [['text/plain', { type: 'string' }]] : [['text/html', { type: 'string' }], ...ENVELOPES[media]]
 }
 
+const VARY_PAGE: Json = { type: 'string', description: 'Accept: the error body is an HTML page, or the JSON error body to a client that prefers JSON' }
 const VARY_NEGOTIATED: Json = { type: 'string', description: 'Accept: the error body is application/json, or application/problem+json to a client that prefers it' }
 
 /**
@@ -282,6 +310,7 @@ function openApiResponse (r: ConventionResponse, format: DocumentFormat, media: 
   if (r.headers !== undefined) out.headers = headerSchemas(r.headers)
   // RFC 9110 12.5.5: an error whose media type Accept chose says so.
   if (media === 'negotiated' && bodies.includes('envelope')) out.headers = { ...(out.headers as Json | undefined), Vary: VARY_NEGOTIATED }
+  if (bodies.includes('html')) out.headers = { ...(out.headers as Json | undefined), Vary: VARY_PAGE }
   return out
 }
 
@@ -291,8 +320,18 @@ function isObject (v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-// The 404 of the app's not-found handler (Fastify's own by default).
-const NOT_FOUND: ConventionResponse = { description: 'Not Found: there is no resource to patch', body: 'envelope' }
+/**
+ * The 404 of a PATCH route whose `load` found nothing: the app's not-found handler answers it
+ * (RFC 5789 2.2), Fastify's own by default, whose body this is. An app with a not-found
+ * handler of its own records its 404 (`recordResponse`), which wins.
+ */
+const NOT_FOUND_DESCRIPTION = 'Not Found: there is no resource to patch (the answer of the app\'s not-found handler)'
+const FASTIFY_NOT_FOUND: Json = {
+  description: 'Fastify\'s not-found answer',
+  type: 'object',
+  required: ['message', 'error', 'statusCode'],
+  properties: { message: { type: 'string' }, error: { type: 'string', enum: ['Not Found'] }, statusCode: { type: 'integer', enum: [404] } }
+}
 
 /** A response with a JSON body, in the document's shape. */
 function jsonResponse (description: string, schema: Json, format: DocumentFormat): Json {
@@ -421,54 +460,22 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   for (const [status, answer] of EVERY_OPERATION) response[status] ??= openApiResponse(answer, format, media)
   // The patch plugin hands the request to the app's not-found handler when `load` finds no
   // resource (RFC 5789 2.2): that handler, not the suite, chooses the body's media type.
-  if (isPatchRoute(route)) response['404'] ??= openApiResponse(NOT_FOUND, format, 'json')
+  if (isPatchRoute(route)) response['404'] ??= jsonResponse(NOT_FOUND_DESCRIPTION, FASTIFY_NOT_FOUND, format)
   // The headers every answer carries (Cross-Origin-Resource-Policy), on every status.
   if (Object.keys(everyAnswer).length > 0) for (const status of Object.keys(response)) response[status] = addHeaders(isObject(response[status]) ? response[status] : {}, everyAnswer)
   return { ...schema, response }
 }
 
-const JSON_PATCH_SCHEMA = {
-  description: 'A JSON Patch document (RFC 6902): operations applied in order, all or none',
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['op', 'path'],
-    properties: {
-      op: { type: 'string', enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
-      path: { type: 'string', description: 'JSON Pointer (RFC 6901)' },
-      from: { type: 'string', description: 'JSON Pointer, for move and copy' },
-      value: { description: 'For add, replace and test' }
-    }
-  }
-}
-
-const MERGE_PATCH_SCHEMA = {
-  description: 'A JSON Merge Patch (RFC 7396) of the resource: members to set, null to remove a member',
-  type: 'object'
-}
-
-const PATCH_TYPES: Record<string, [string, Json]> = {
-  'json-patch': ['application/json-patch+json', JSON_PATCH_SCHEMA],
-  'merge-patch': ['application/merge-patch+json', MERGE_PATCH_SCHEMA]
-}
-
 /** A body in several media types: OpenAPI 3's `content`, or Swagger 2.0's one schema and `consumes`. */
 interface RequestBody { content: Json, consumes: string[], schema: Json }
 
-/** The request body of a PATCH route of the patch plugin: one entry per accepted format. */
-function patchBody (patch: Json): RequestBody {
-  const formats = Array.isArray(patch.formats) ? patch.formats : ['json-patch', 'merge-patch']
+/** The request body a convention described (`c.describe({ requestBody })`): one entry per media type it takes. */
+function describedBody (described: NonNullable<RouteDescription['requestBody']>): RequestBody {
   const content: Json = {}
-  const schemas: Json[] = []
-  for (const f of formats) {
-    const known = PATCH_TYPES[String(f)]
-    if (known !== undefined) { content[known[0]] = { schema: known[1] }; schemas.push(known[1]) }
-  }
-  // Swagger 2.0 has one body schema and no oneOf: both formats are told apart by Content-Type.
-  const schema = schemas.length === 1
-    ? schemas[0]
-    : { description: 'By Content-Type: application/json-patch+json, a JSON Patch document (RFC 6902: an array of operations); application/merge-patch+json, a JSON Merge Patch (RFC 7396: an object)' }
-  return { content, consumes: Object.keys(content), schema }
+  for (const [type, schema] of Object.entries(described.content)) content[type] = { schema }
+  const schemas = Object.values(described.content)
+  // Swagger 2.0 has one body schema and no oneOf: several types are told apart by Content-Type.
+  return { content, consumes: Object.keys(content), schema: schemas.length === 1 ? schemas[0] : { description: described.summary } }
 }
 
 /** The body schema in each media type the route accepts, when that is more than JSON. */
@@ -651,8 +658,8 @@ function withoutSchemaKeyword (doc: OpenApiObject | undefined): void {
  * (or `swagger: {...}` for a Swagger 2.0 document). Security schemes are added to the
  * document being built (`openapiObject`, `swaggerObject`) when a protected route is met.
  */
-export function conventionsOpenApiTransform ({ schema, url, route, openapiObject, swaggerObject }: { schema?: unknown, url: string, route: { config?: unknown, method?: unknown }, openapiObject?: unknown, swaggerObject?: unknown }): { schema: Record<string, unknown>, url: string } {
-  const base = schema as Json | undefined
+export function conventionsOpenApiTransform ({ schema, url: routeUrl, route, openapiObject, swaggerObject }: { schema?: unknown, url: string, route: { config?: unknown, method?: unknown }, openapiObject?: unknown, swaggerObject?: unknown }): { schema: Record<string, unknown>, url: string } {
+  const { schema: base, url } = withWildcard(schema as Json | undefined, routeUrl)
   const doc = (openapiObject ?? swaggerObject) as OpenApiObject | undefined
   const format: DocumentFormat = swaggerObject !== undefined || doc?.swagger !== undefined ? 'swagger2' : 'openapi'
   if (format === 'swagger2') withoutSchemaKeyword(doc)
@@ -670,7 +677,8 @@ export function conventionsOpenApiTransform ({ schema, url, route, openapiObject
   const headers = requestHeaders(out.headers, route, recorded)
   if (headers !== undefined) out.headers = headers
 
-  const body = isPatchRoute(route) && out.body === undefined ? patchBody(config.patch as Json) : bodyMedia(out.body, config.contentType)
+  const described = (route.config as Recorded | undefined)?.[kRequestBody]
+  const body = described !== undefined && out.body === undefined ? describedBody(described) : bodyMedia(out.body, config.contentType)
   if (body !== undefined && format === 'swagger2') {
     out.body = body.schema
     out.consumes ??= body.consumes

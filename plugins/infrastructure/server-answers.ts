@@ -12,7 +12,7 @@ import { reasonPhrase, renderError } from '../../lib/render'
 import { fromFastifyError, logConventionError, rawResponse, sendConventionError } from './errors'
 import { contextHeaders, formatOf, nearest, nodeOf } from '../kernel/index'
 import { answerExpectations, gateRequests, isGated, lingerOnClose, refusedMajorVersion, takeOverHostCheck } from './adapter'
-import { declaresBody } from './shared'
+import { declaresBody, hostLines } from './shared'
 
 /**
  * Fastify's `frameworkErrors`: a request its router refused before any route or hook (a path
@@ -79,7 +79,7 @@ export function answerAtServer (app: FastifyInstance): void {
   function refusal (request: IncomingMessage): ConventionError | null {
     // The common request: HTTP/1.1 with Host, or HTTP/1.0.
     if (request.httpVersionMajor === 1) {
-      return hostRequired && request.httpVersionMinor === 1 && !hasHost(request.rawHeaders)
+      return hostRequired && request.httpVersionMinor === 1 && hostLines(request.rawHeaders, 1) === 0
         ? badFraming('an HTTP/1.1 request must carry a Host field (RFC 9112 3.2)')
         : null
     }
@@ -102,19 +102,6 @@ export function answerAtServer (app: FastifyInstance): void {
     if (err !== null) closing.add(request.socket)
     answerAtServerWith(app, request, response, err ?? expectationFailed('the only expectation this server meets is 100-continue (RFC 9110 10.1.1)'))
   })
-}
-
-/**
- * Whether the header lines hold a Host line: read from the lines themselves, so that a request
- * nothing else asks `headers` of never has them built (Node builds them on first read). Host
- * is most often the first line. No allocation.
- */
-function hasHost (raw: readonly string[]): boolean {
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]
-    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host')) return true
-  }
-  return false
 }
 
 function answerAtServerWith (app: FastifyInstance, request: IncomingMessage, response: ServerResponse, err: ConventionError): void {

@@ -88,3 +88,18 @@ export function addVary (reply: FastifyReply, name: string): void {
   for (const n of names) if (n === '*' || n.toLowerCase() === lower) return
   reply.header('vary', `${names.join(', ')}, ${name}`)
 }
+
+/**
+ * How many Host lines the header lines hold, counted up to `upTo` (RFC 9112 3.2: exactly one):
+ * read from the lines themselves, so that a request nothing else asks `headers` of never has
+ * them built (Node builds them on first read, keeping the first Host and dropping the rest).
+ * Host is most often the first line. No allocation.
+ */
+export function hostLines (raw: readonly string[], upTo: number): number {
+  let hosts = 0
+  for (let i = 0; i < raw.length && hosts < upTo; i += 2) {
+    const name = raw[i]
+    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host')) hosts++
+  }
+  return hosts
+}

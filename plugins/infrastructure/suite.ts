@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Profile } from '../../lib/profile'
 import * as kernel from '../kernel/index'
-import { formatOf, nodeOf } from '../kernel/registry'
+import { formatOf, nodeOf } from '../kernel/index'
 import type { Convention, ErrorFallback, KernelHost } from '../kernel/index'
 import { contextsBelow, declaredRoutes, isRootContext, otherFastifyCopy, routesDeclared } from './adapter'
 import { invalidOption } from '../../lib/errors'

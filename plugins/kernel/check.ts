@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption, misconfigured } from '../../lib/errors'
 import { nearKey } from '../../lib/near-key'
 import { asArray, methodsOf, routeWhere } from './routes'
-import { CONFIG_KEYS, pluginOf, type ConventionKey, type RoutePhase } from './pipeline'
+import { configKeys, pluginOf, type ConventionKey, type RoutePhase } from './pipeline'
 import { lookup, nodeOf, type Node } from './registry'
 import { kApp, kRecord } from './symbols'
 import type { Convention, KernelHost } from './types'
@@ -67,7 +67,7 @@ export function appOf (instance: FastifyInstance): AppState {
 
 /** The conventions a config asks for (a config key set to anything but false). */
 export function asksFor (config: Record<string | symbol, unknown>): ConventionKey[] {
-  return CONFIG_KEYS.filter((a) => config[a.configKey] !== undefined && config[a.configKey] !== false).map((a) => a.key)
+  return configKeys().filter((a) => config[a.configKey] !== undefined && config[a.configKey] !== false).map((a) => a.key)
 }
 
 export function fixFor (key: ConventionKey): string {
@@ -76,7 +76,7 @@ export function fixFor (key: ConventionKey): string {
 
 export function snapshotOf (config: Record<string | symbol, unknown>): Map<string, unknown> {
   const out = new Map<string, unknown>()
-  for (const { configKey } of CONFIG_KEYS) out.set(configKey, copyDeep(config[configKey], new Map()))
+  for (const { configKey } of configKeys()) out.set(configKey, copyDeep(config[configKey], new Map()))
   return out
 }
 
@@ -107,7 +107,7 @@ function copyDeep (value: unknown, seen: Map<object, unknown>): unknown {
 export function typos (config: Record<string | symbol, unknown>, where: string): string[] {
   const out: string[] = []
   for (const key of Object.keys(config)) {
-    const near = nearKey(key, CONFIG_KEYS.map((a) => a.configKey))
+    const near = nearKey(key, configKeys().map((a) => a.configKey))
     if (near !== undefined) out.push(`${where} has config.${key}, which no convention reads: did you mean config.${near}?`)
   }
   return out
@@ -148,7 +148,7 @@ function sameUrl (record: RouteRecord): boolean {
 /** Why a compiled route's final config or context differs from what it was compiled for (null: it does not). */
 export function difference (record: RouteRecord): string | null {
   const config = (record.route.config ?? {}) as Record<string, unknown>
-  for (const { key, configKey } of CONFIG_KEYS) {
+  for (const { key, configKey } of configKeys()) {
     if (!sameValue(record.snapshot.get(configKey), config[configKey])) {
       return `${record.where} asks for ${key} with config.${configKey} = ${describe(config[configKey])}, but the suite compiled it with ${describe(record.snapshot.get(configKey))}: an onRoute hook that runs after the suite changed the route's config; register that plugin before the suite, or set config.${configKey} where the route is declared`
     }
@@ -218,7 +218,7 @@ export function guardUnseen (this: FastifyInstance, request: FastifyRequest, rep
 function answerHeaders (context: FastifyInstance, config: Record<string | symbol, unknown>): Readonly<Record<string, string>> {
   const node = nodeOf(context)
   const out: Record<string, string> = {}
-  for (const a of CONFIG_KEYS) if (config[a.configKey] !== false) Object.assign(out, lookup(node, a.key)?.headers)
+  for (const a of configKeys()) if (config[a.configKey] !== false) Object.assign(out, lookup(node, a.key)?.headers)
   return out
 }
 
@@ -257,7 +257,7 @@ function refusal (context: FastifyInstance, config: Record<string | symbol, unkn
   const node = nodeOf(context)
   const methods = methodsOf({ method })
   const c = config ?? {}
-  const covered = CONFIG_KEYS.filter((a) => c[a.configKey] !== false && lookup(node, a.key)?.policy?.(methods) === true).map((a) => a.key)
+  const covered = configKeys().filter((a) => c[a.configKey] !== false && lookup(node, a.key)?.policy?.(methods) === true).map((a) => a.key)
   const asked = [...new Set([...asksFor(c), ...covered])]
   if (asked.length === 0) return null
   return `${routeWhere({ method, url })} asks for ${asked.join(', ')}, but it ${because}; ${fixFor(asked[0])}`

@@ -1,7 +1,7 @@
 /**
  * The route compiler (an `onRoute` hook of the root, which every context made after it
- * inherits): the conventions in effect for a route's context compile it, in the pipeline's
- * order, into at most one hook per phase holding only what its config asks for. A route
+ * inherits): the conventions in effect for a route's context compile it, in the order their
+ * declarations give (pipeline.ts), into at most one hook per phase holding only what its config asks for. A route
  * that uses no convention gets no hook at all. What was compiled is recorded; check.ts
  * compares every record with the route's final config when the app gets ready.
  */
@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload, Rou
 import { invalidOption } from '../../lib/errors'
 import { profileDefaults } from '../../lib/profile'
 import { asArray, methodsOf, routeWhere } from './routes'
-import { CONVENTIONS, PIPELINE, type ConventionKey, type RoutePhase } from './pipeline'
+import { declarationOf, pipelineOrder, providersOf, ROUTE_PHASES, stepOrder, stepOwner, type ConventionKey, type RoutePhase } from './pipeline'
 import { formatOf, lookup, nearest, nodeOf, type Node } from './registry'
 import { kPreParsing, kRecord } from './symbols'
 import { unlessRanFirst } from './unrouted'
@@ -35,7 +35,7 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   const phases: Phases = { preParsing: [], preValidation: [], preHandler: [], preSerialization: [], onSend: [] }
   const defaults = profileDefaults(nearest(node, (n) => n.profile))
   const policy: ErrorPolicy = { limitStatus: defaults.limitStatus, mismatchStatus: defaults.mismatchStatus, format: formatOf(node) }
-  const compiler = makeCompiler(route, config as Record<string, unknown>, where, phases, policy, app.host)
+  const compiler = makeCompiler(route, config as Record<string, unknown>, where, phases, policy, app.host, node)
   const entries = compileConventions(node, compiler)
   for (const key of asksFor(config)) {
     if (entries.get(key) === undefined) app.problems.push(`${where} asks for ${key}, which is not registered in its context; ${fixFor(key)}`)
@@ -49,7 +49,13 @@ export function compileRoute (this: FastifyInstance, route: RouteOptions): void 
   app.records.push(record)
 }
 
-function makeCompiler (route: RouteOptions, config: Record<string, unknown>, where: string, phases: Phases, policy: ErrorPolicy, host: KernelHost): RouteCompiler & { provided: Map<string, unknown> } {
+/** A step's name must be declared in its phase (`defineConvention`): its place comes from the declaration. */
+function declared (phase: RoutePhase, name: string, where: string): string {
+  if (stepOwner(phase, name) === undefined) throw invalidOption('fastify-http-conventions', `${where}: no convention declares the ${phase} step ${name}; declare it in the convention's steps (defineConvention)`)
+  return name
+}
+
+function makeCompiler (route: RouteOptions, config: Record<string, unknown>, where: string, phases: Phases, policy: ErrorPolicy, host: KernelHost, node: Node): RouteCompiler & { provided: Map<string, unknown> } {
   const provided = new Map<string, unknown>()
   return {
     route,
@@ -57,26 +63,35 @@ function makeCompiler (route: RouteOptions, config: Record<string, unknown>, whe
     methods: methodsOf(route),
     where,
     provided,
-    step (phase, name, fn) { phases[phase].push({ name, fn, sync: false }) },
-    check (phase, name, fn, opts) { phases[phase].push({ name, fn, sync: true, weak: opts?.weak }) },
-    body (name, fn) { phases.preParsing.push({ name, fn, sync: false, body: true }) },
+    step (phase, name, fn) { phases[phase].push({ name: declared(phase, name, where), fn, sync: false }) },
+    check (phase, name, fn, opts) { phases[phase].push({ name: declared(phase, name, where), fn, sync: true, weak: opts?.weak }) },
+    body (name, fn) { phases.preParsing.push({ name: declared('preParsing', name, where), fn, sync: false, body: true }) },
+    headerOwner: (name) => headerOwnerIn(node, name),
     use: <T>(key: Provision<T>) => provided.get(key.name) as T | undefined,
     provide: (key, value) => { provided.set(key.name, value) },
     respond: (status, response) => { for (const extension of host.extensions) extension.respond?.(route, status, response) },
+    describe: (description) => { for (const extension of host.extensions) extension.describe?.(route, description) },
     errorPolicy: (p) => { Object.assign(policy, p) },
     errorFormat: policy.format
   }
 }
 
+/** The convention in effect in `node`'s context that owns response header `name`. */
+function headerOwnerIn (node: Node, name: string): ConventionKey | undefined {
+  const lower = name.toLowerCase()
+  return pipelineOrder().conventions.find((key) => declarationOf(key)?.headers?.[lower]?.owns === true && lookup(node, key) !== undefined)
+}
+
 /**
- * Each convention in effect compiles the route, in the pipeline's order. One that provided
- * something for the route brings what it needs (with its defaults) where that is not
- * registered: a PATCH route still honours If-Match. A route that makes no sense throws.
+ * Each convention in effect compiles the route, in the declarations' order. One that provided
+ * something for the route brings, where no convention in effect provides a capability it
+ * needs, the provider's defaults (its declaration's `byDefault`): a PATCH route still
+ * honours If-Match. A route that makes no sense throws.
  */
 function compileConventions (node: Node, c: RouteCompiler & { provided: Map<string, unknown> }): Map<ConventionKey, Convention | undefined> {
   const entries = new Map<ConventionKey, Convention | undefined>()
   const needed = new Map<ConventionKey, Convention>()
-  for (const { key } of CONVENTIONS) {
+  for (const key of pipelineOrder().conventions) {
     const registered = lookup(node, key)
     entries.set(key, registered)
     const convention = registered ?? needed.get(key)
@@ -84,24 +99,30 @@ function compileConventions (node: Node, c: RouteCompiler & { provided: Map<stri
     const before = c.provided.size
     convention.compile(c)
     if (c.provided.size === before) continue
-    for (const need of convention.needs ?? []) {
-      if (lookup(node, need.key) !== undefined || needed.has(need.key)) continue
-      let made = node.made.get(need.key)
-      if (made === undefined) node.made.set(need.key, made = need.make(nearest(node, (n) => n.profile)))
-      needed.set(need.key, made)
-      entries.set(need.key, made)
-    }
+    for (const capability of declarationOf(key)?.needs ?? []) bringProvider(node, capability, needed, entries)
   }
   return entries
+}
+
+/** The first provider of `capability` with defaults, where no provider is in effect in the context. */
+function bringProvider (node: Node, capability: string, needed: Map<ConventionKey, Convention>, entries: Map<ConventionKey, Convention | undefined>): void {
+  const providers = providersOf(capability)
+  if (providers.some((p) => lookup(node, p.key) !== undefined || needed.has(p.key))) return
+  const provider = providers.find((p) => p.byDefault !== undefined)
+  if (provider?.byDefault === undefined) return
+  let made = node.made.get(provider.key)
+  if (made === undefined) node.made.set(provider.key, made = provider.byDefault(nearest(node, (n) => n.profile)))
+  needed.set(provider.key, made)
+  entries.set(provider.key, made)
 }
 
 /** One hook per phase that has steps, in the pipeline's order; returns what was attached. */
 function attachHooks (route: RouteOptions, phases: Phases, config: Record<string | symbol, unknown>): Array<readonly [RoutePhase, unknown]> {
   const hooks: Array<readonly [RoutePhase, unknown]> = []
-  for (const phase of Object.keys(PIPELINE) as RoutePhase[]) {
+  for (const phase of ROUTE_PHASES) {
     const steps = phases[phase]
     if (steps.every((s) => s.weak === true)) continue
-    const order: readonly string[] = PIPELINE[phase]
+    const order = stepOrder(phase)
     steps.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name))
     let hook: unknown
     if (phase === 'preParsing') {

@@ -19,29 +19,19 @@ import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../../lib/errors'
 import type { Profile } from '../../lib/profile'
 import type { ErrorFormat } from '../../lib/render'
-import { CONVENTIONS } from './pipeline'
+import { checkDependencies, pipelineOrder } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
 import { appOf, checkRoutes, dressUnseen, guardUnseen, noteUncompiled, type AppState } from './check'
 import { kApp, kNode, kRouteOptions } from './symbols'
 import { firstHookOf } from './unrouted'
-import type { Convention, ErrorFallback, KernelHost, Provision } from './types'
+import type { Convention, ErrorFallback, KernelHost } from './types'
 
-export { SENT } from './types'
+export { SENT, capability } from './types'
 export { addUnroutedStep, routeOptionsOf } from './unrouted'
-export type { BodyStep, CheckStep, Convention, ConventionResponse, ErrorFallback, ErrorPolicy, HookStep, KernelExtension, KernelHost, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, ResponseBody, RouteCompiler, RouteErrors } from './types'
-export type { ConventionKey, StepName, UnroutedStepName } from './pipeline'
-
-function provision<T> (name: string): Provision<T> { return { name } }
-/**
- * What conventions provide to each other while compiling a route. `validators`: a PATCH
- * route's loader doubles as its validators provider (one read per request). `auth`: the
- * route is protected (later conventions key per-user state by `request.principal`).
- */
-export const PROVIDES = {
-  validators: provision<(request: import('fastify').FastifyRequest) => unknown>('validators'),
-  auth: provision<{ readonly scopes: readonly string[] }>('auth')
-} as const
+export type { BodyStep, CheckStep, Convention, ConventionResponse, ErrorFallback, ErrorPolicy, HookStep, KernelExtension, KernelHost, Next, PayloadCheck, PayloadNext, PayloadStep, Provision, ResponseBody, RouteCompiler, RouteDescription, RouteErrors, StepOptions, HeaderSchema } from './types'
+export { defineConvention, headerClaims, stepOrder } from './pipeline'
+export type { ConventionDeclaration, ConventionKey, HeaderDeclaration, Phase, RoutePhase, StepDeclaration, StepName, UnroutedStepName } from './pipeline'
 
 function install (host: KernelHost, fastify: FastifyInstance, plugin: string): void {
   if (!host.isRootContext(fastify)) {
@@ -74,6 +64,8 @@ function install (host: KernelHost, fastify: FastifyInstance, plugin: string): v
 
 /** Declares a convention in `fastify`'s context (each plugin of the suite, when registered); the first installs the kernel with `host`. */
 export function declareConvention (host: KernelHost, fastify: FastifyInstance, convention: Convention, opts: { profile?: Profile } = {}): void {
+  // Its declaration (pipeline.ts): what it needs is provided, what it is ordered against exists.
+  checkDependencies(convention.key, convention.plugin)
   if (!fastify.hasDecorator(kNode)) install(host, fastify, convention.plugin)
   const node = nodeOf(fastify)!
   if (node.entries.has(convention.key)) {
@@ -99,7 +91,7 @@ export function configureContext (host: KernelHost, fastify: FastifyInstance, pl
 export function contextHeaders (instance: FastifyInstance): Record<string, string> {
   const out: Record<string, string> = {}
   const node = nodeOf(instance)
-  for (const { key } of CONVENTIONS) Object.assign(out, lookup(node, key)?.headers)
+  for (const key of pipelineOrder().conventions) Object.assign(out, lookup(node, key)?.headers)
   return out
 }
 

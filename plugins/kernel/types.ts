@@ -5,7 +5,9 @@ import type { ErrorFormat } from '../../lib/render'
 import type { Profile } from '../../lib/profile'
 import type { ConventionKey, RoutePhase, StepName } from './pipeline'
 
+/** How a callback step goes on: with an error, the request takes the error path. */
 export type Next = (err?: Error) => void
+/** How a callback payload step goes on: an error, or the (new) payload. */
 export type PayloadNext = (err: Error | null, payload?: unknown) => void
 /** A step of onRequest, preParsing, preValidation or preHandler. */
 export type HookStep = (request: FastifyRequest, reply: FastifyReply, next: Next) => void
@@ -17,6 +19,7 @@ export type PayloadStep = (request: FastifyRequest, reply: FastifyReply, payload
 export type CheckStep = (request: FastifyRequest, reply: FastifyReply) => Error | typeof SENT | undefined
 /** A synchronous step of preSerialization or onSend: it sets or removes headers, and may return a new payload. */
 export type PayloadCheck = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown
+/** What a synchronous step returns when it answered the request itself (the joined hook ends there). */
 export const SENT = 'sent'
 export type ErrorFallback = (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 
@@ -25,6 +28,26 @@ export type ResponseBody = 'envelope' | 'text' | 'html' | 'none'
 
 /** A response a convention documents for a route (`c.respond`). */
 export interface ConventionResponse { description: string, body: ResponseBody, headers?: string[] }
+
+/** A response header's schema, as a document lists it: a string, or one of a few values. */
+export interface HeaderSchema { type: 'string', enum?: string[], description?: string }
+
+/**
+ * What a convention documents of a route besides its responses (`c.describe`): the kernel
+ * hands it to its extensions (the OpenAPI records), which know no convention.
+ */
+export interface RouteDescription {
+  /** Headers every 2xx answer of the route carries (ETag, Last-Modified, Cache-Control). */
+  readonly successHeaders?: readonly string[]
+  /** Headers every answer of the route carries, errors included, by name (Cross-Origin-Resource-Policy). */
+  readonly answerHeaders?: Readonly<Record<string, HeaderSchema>>
+  /** The authentication schemes that protect the route (any one is enough), and the scopes it needs. */
+  readonly security?: { readonly schemes: ReadonlyArray<'basic' | 'bearer' | 'digest'>, readonly scopes?: readonly string[] }
+  /** The server answers OPTIONS on the route's path (RFC 9110 9.3.7). */
+  readonly pathOptions?: boolean
+  /** The request body in each media type the route takes, by media type (a JSON schema each), and one sentence for a document with one body schema. */
+  readonly requestBody?: { readonly content: Readonly<Record<string, Record<string, unknown>>>, readonly summary: string }
+}
 
 /** How a route's error handler maps Fastify's framing and size errors (from its Content-Length convention). */
 export interface ErrorPolicy {
@@ -37,12 +60,16 @@ export interface ErrorPolicy {
 
 /**
  * `weak`: the step rides along with the phase's other steps and adds no hook of its own (each
- * Fastify hook costs a request about 300 bytes); a phase of weak steps only is left out.
+ * Fastify hook phase costs a request about 280 bytes of allocation, docs/architecture.md); a
+ * phase of weak steps only is left out.
  */
 export interface StepOptions { readonly weak?: boolean }
 
-/** A typed key for what one convention provides to later ones while compiling a route. */
+/** A typed key for a capability one convention provides to later ones while compiling a route (`capability<T>(name)`). */
 export interface Provision<T> { readonly name: string, readonly type?: T }
+
+/** A typed key for the capability `name`: conventions that share it import the key, never each other. */
+export function capability<T> (name: string): Provision<T> { return { name } }
 
 /** What a convention sees of a route while compiling it. */
 export interface RouteCompiler {
@@ -54,23 +81,29 @@ export interface RouteCompiler {
   readonly methods: readonly string[]
   /** `route GET /x`, for boot errors. */
   readonly where: string
-  /** Adds a step; its position comes from the pipeline. */
-  step: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadStep : HookStep) => void
-  /** Adds a synchronous step (cheaper: no callback); its position comes from the pipeline. */
-  check: <P extends RoutePhase>(phase: P, name: StepName<P>, fn: P extends 'preSerialization' | 'onSend' ? PayloadCheck : CheckStep, opts?: StepOptions) => void
+  /** Adds a step the convention declared in `phase` (`defineConvention`); its position comes from the declarations. */
+  step: <P extends RoutePhase>(phase: P, name: StepName, fn: P extends 'preSerialization' | 'onSend' ? PayloadStep : HookStep) => void
+  /** Adds a synchronous step (cheaper: no callback); its position comes from the declarations. */
+  check: <P extends RoutePhase>(phase: P, name: StepName, fn: P extends 'preSerialization' | 'onSend' ? PayloadCheck : CheckStep, opts?: StepOptions) => void
   /** Hands Fastify another stream of the body, in preParsing once every check passed (one such step per route). */
-  body: (name: StepName<'preParsing'>, fn: BodyStep) => void
-  /** A value an earlier convention provided for this route. */
+  body: (name: StepName, fn: BodyStep) => void
+  /** A value a convention compiled before this one provided for this route (a capability it declares in `uses`). */
   use: <T>(key: Provision<T>) => T | undefined
+  /** Provides a value to the conventions compiled after this one (a capability it declares in `provides`). */
   provide: <T>(key: Provision<T>, value: T) => void
+  /** The key of the convention in effect for the route that owns response header `name` (`headers: { name: { owns: true } }`), if any. */
+  headerOwner: (name: string) => ConventionKey | undefined
   /** Documents a response this route can give (OpenAPI). */
   respond: (status: number, response: ConventionResponse) => void
+  /** Documents the route's headers, security, OPTIONS and request bodies (OpenAPI). */
+  describe: (description: RouteDescription) => void
   /** Sets how the route's error handler renders framing and size errors. */
   errorPolicy: (policy: Partial<ErrorPolicy>) => void
   /** The route's error format; a convention that answers directly renders in it. */
   readonly errorFormat: ErrorFormat
 }
 
+/** A convention as its plugin registers it in a context (`declareConvention`): its key, and how it compiles a route. */
 export interface Convention {
   key: ConventionKey
   /** The plugin's name, for messages. */
@@ -85,8 +118,6 @@ export interface Convention {
   compile?: (c: RouteCompiler) => void
   /** A context-wide policy: true when it covers a route of these methods that does not ask for the convention (`auth.protect`). */
   policy?: (methods: readonly string[]) => boolean
-  /** Conventions this one brings, with their defaults, to a route it provided something for where they are not registered. */
-  needs?: ReadonlyArray<{ key: ConventionKey, make: (profile: Profile | undefined) => Convention }>
   /** Headers every answer of the context carries, also those written where no route runs (framework and framing errors). */
   headers?: Readonly<Record<string, string>>
   /**
@@ -119,6 +150,8 @@ export interface KernelExtension {
   compile?: (c: RouteCompiler, errors: RouteErrors) => void
   /** A response a convention documents for the route (`c.respond`). */
   respond?: (route: RouteOptions, status: number, response: ConventionResponse) => void
+  /** What a convention documents of the route besides its responses (`c.describe`). */
+  describe?: (route: RouteOptions, description: RouteDescription) => void
 }
 
 /**

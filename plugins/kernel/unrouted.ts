@@ -4,7 +4,8 @@
  * Requests no route serves. Fastify's not-found handler runs the hooks of its context, so a
  * convention that answers some of them (the resource policy of the not-found answer, a
  * redirect rule's 307, the methods convention's 405 and OPTIONS) needs a hook of the context.
- * They share this one, which runs the context's steps in UNROUTED order, whatever order their
+ * They share this one, which runs the context's steps in the order of their declarations
+ * (phase `unrouted`, pipeline.ts), whatever order their
  * plugins were registered in.
  *
  * Requests that declare a body. A route's own preParsing hooks run after every preParsing
@@ -21,7 +22,8 @@
  * any byte of its body is read.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
-import { UNROUTED, type UnroutedStepName } from './pipeline'
+import { stepOrder, stepOwner, type UnroutedStepName } from './pipeline'
+import { invalidOption } from '../../lib/errors'
 import { SENT, type BodyStep, type CheckStep } from './types'
 import { kPreParsing, kRouteOptions } from './symbols'
 
@@ -32,9 +34,11 @@ const contexts = new WeakMap<FastifyInstance, Entry[]>()
 
 /** Adds a step for the requests of `fastify`'s context (and the contexts made after it) that no route serves. */
 export function addUnroutedStep (fastify: FastifyInstance, name: UnroutedStepName, fn: CheckStep): void {
+  if (stepOwner('unrouted', name) === undefined) throw invalidOption('fastify-http-conventions', `no convention declares the unrouted step ${name}: declare it in the convention's steps (phase 'unrouted')`)
   const steps = firstHookOf(fastify)
   steps.push({ name, fn })
-  steps.sort((a, b) => UNROUTED.indexOf(a.name) - UNROUTED.indexOf(b.name))
+  const order = stepOrder('unrouted')
+  steps.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name))
 }
 
 /** The context's first preParsing hook (added now if it has none); returns its unrouted steps. */

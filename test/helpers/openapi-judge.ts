@@ -48,11 +48,31 @@ function essence (type: string): string {
   return type.split(';')[0].trim().toLowerCase()
 }
 
-/** A path template as a pattern: `{name}` is one segment; `{*}` (a Fastify wildcard, as @fastify/swagger writes it) is the rest of the path. */
-function templatePattern (template: string): RegExp {
+/** The path parameters of an operation (its own, and the path item's), by name. */
+function pathParameters (item: Json, operation: unknown): Map<string, Json> {
+  const out = new Map<string, Json>()
+  for (const list of [item.parameters, isObject(operation) ? operation.parameters : undefined]) {
+    for (const p of Array.isArray(list) ? list : []) if (isObject(p) && p.in === 'path' && typeof p.name === 'string') out.set(p.name, p)
+  }
+  return out
+}
+
+const OPERATIONS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+
+/** The names of a path item's template variables that a parameter declares the rest of the path (`x-rest-of-path`: a Fastify wildcard). */
+function restOfPath (item: Json | undefined): Set<string> {
+  const out = new Set<string>()
+  for (const method of OPERATIONS) {
+    for (const [name, p] of pathParameters(item ?? {}, item?.[method])) if (isObject(p.schema) && p.schema['x-rest-of-path'] === true) out.add(name)
+  }
+  return out
+}
+
+/** A path template as a pattern: `{name}` is one segment, or the rest of the path where its parameter says so (`x-rest-of-path`). */
+function templatePattern (template: string, rest: ReadonlySet<string> = new Set()): RegExp {
   let out = '^'
   for (const part of template.split(/(\{[^}]*\})/)) {
-    if (part === '{*}') out += '(.*)'
+    if (part.startsWith('{') && rest.has(part.slice(1, -1))) out += '(.*)'
     else if (part.startsWith('{') && part.endsWith('}')) out += '([^/]+)'
     else out += part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
   }
@@ -64,7 +84,30 @@ function templatesOf (doc: Document): Array<[string, RegExp]> {
   const literal = (t: string): number => t.replace(/\{[^}]*\}/g, '').length
   return Object.keys(doc.paths ?? {})
     .sort((a, b) => Number(a.includes('{')) - Number(b.includes('{')) || literal(b) - literal(a))
-    .map((t) => [t, templatePattern(t)])
+    .map((t) => [t, templatePattern(t, restOfPath(doc.paths?.[t]))])
+}
+
+/** Redocly's template variable: letters, digits, `_`, `.` and `-` (path-parameters-defined). */
+const VARIABLE = /^[A-Za-z0-9_.-]+$/
+
+/**
+ * The rules of Redocly's `spec` ruleset about path parameters (path-parameters-defined), one
+ * line per problem: each template variable is a name, and each operation declares a path
+ * parameter for every variable of its template and none that is not in it.
+ */
+export function pathParameterProblems (doc: unknown): string[] {
+  const problems: string[] = []
+  for (const [template, item] of Object.entries((doc as Document).paths ?? {})) {
+    const names = [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1])
+    for (const n of names) if (!VARIABLE.test(n)) problems.push(`path-parameters-defined: ${template}: {${n}} is not a template variable`)
+    for (const method of OPERATIONS) {
+      if (item[method] === undefined) continue
+      const declared = pathParameters(item, item[method])
+      for (const n of names) if (VARIABLE.test(n) && !declared.has(n)) problems.push(`path-parameters-defined: ${method.toUpperCase()} ${template} declares no path parameter ${n}`)
+      for (const n of declared.keys()) if (!names.includes(n) || !VARIABLE.test(n)) problems.push(`path-parameters-defined: ${method.toUpperCase()} ${template}: the path parameter ${n} is not in the template`)
+    }
+  }
+  return problems
 }
 
 export class OpenApiJudge {

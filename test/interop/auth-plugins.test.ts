@@ -97,6 +97,12 @@ test('RFC 9110 15.5.2: every 401 of the app carries the challenges of the route,
   const jwt = await app.inject({ url: '/jwt', headers: { authorization: 'Bearer not-a-jwt' } })
   t.equal(jwt.statusCode, 401)
   t.notMatch(jwt.body, /not-a-jwt|malformed/i, 'nothing of the credentials or of the other plugin\'s reason is echoed')
+  // docs/conventions.md (Authentication): to a client that prefers JSON, @fastify/jwt's 401 is the suite's JSON error body.
+  const json = await app.inject({ url: '/jwt', headers: { authorization: 'Bearer not-a-jwt', accept: 'application/json' } })
+  t.equal(json.statusCode, 401)
+  t.equal(json.headers['content-type'], 'application/json')
+  t.same(json.json(), { errors: [{ message: 'The credentials sent are not valid for this resource.' }] }, 'the envelope, nothing of the other plugin\'s reason')
+  t.ok(challengesOf(json.headers['www-authenticate']).length >= 2, 'with the challenges')
 })
 
 test('Conventions (Authentication): "a session or Basic" on one route, with config.auth.schemes and with @fastify/auth', async (t) => {

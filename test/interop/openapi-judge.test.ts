@@ -8,7 +8,7 @@
  */
 import { test } from 'tap'
 import fc from 'fast-check'
-import { OpenApiJudge, type Exchange } from '../helpers/openapi-judge'
+import { OpenApiJudge, pathParameterProblems, type Exchange } from '../helpers/openapi-judge'
 import { jsonToXml } from '../../lib/xml'
 import { buildService } from '../../example/app'
 
@@ -35,7 +35,7 @@ const DOC = {
       }
     },
     '/notes/new': { get: { responses: { default: { description: 'any', content: { '*/*': { schema: { type: 'string', maxLength: 3 } } } } } } },
-    '/v1/{*}': { post: { responses: { 307: { description: 'moved', headers: { Location: { schema: { type: 'string' } } } } } } },
+    '/v1/{path}': { post: { parameters: [{ in: 'path', name: 'path', required: true, schema: { type: 'string', 'x-rest-of-path': true } }], responses: { 307: { description: 'moved', headers: { Location: { schema: { type: 'string' } } } } } } },
     '/other': { get: { responses: { 200: { description: 'ok', content: { 'image/png': { schema: { type: 'object' } } } } } } }
   }
 }
@@ -58,7 +58,7 @@ test('a documented answer passes: path template, operation, status, media type, 
   t.same(judge.judge(ok({ status: 404, headers: { 'content-type': 'text/plain' }, body: 'gone' })).answer, 'GET /notes/{id} 404 text/*', 'a status range, a media range')
   t.same(judge.judge(ok({ path: '/notes/new', headers: { 'content-type': 'text/html' }, body: 'abc' })).problems, [], 'a literal path before a template; default; */*')
   t.same(judge.judge(ok({ status: 204, headers: {}, body: '' })).problems, [], 'no content documented, none sent')
-  t.same(judge.judge({ method: 'POST', path: '/v1/a/b/c', status: 307, headers: { location: '/a/b/c' }, body: '' }).problems, [], '{*}: the rest of the path, slashes included')
+  t.same(judge.judge({ method: 'POST', path: '/v1/a/b/c', status: 307, headers: { location: '/a/b/c' }, body: '' }).problems, [], 'a wildcard parameter (x-rest-of-path): the rest of the path, slashes included')
 })
 
 test('an undocumented answer fails, naming what the document lacks', async (t) => {
@@ -134,4 +134,30 @@ test('property: every article the schema allows is an answer of the reference se
     return true
   }), { seed: SEED, numRuns: RUNS })
   t.ok(xmlSeen > 0 && jsonSeen > 0, `both sides generated: ${jsonSeen} JSON, ${xmlSeen} XML`)
+})
+
+test('Redocly path-parameters-defined: a template variable that is no name, or without its parameter, is a problem; the reference service has none', async (t) => {
+  const bad = {
+    paths: {
+      '/v1/{*}': { get: { parameters: [{ in: 'path', name: '*', required: true }], responses: {} } },
+      '/notes/{id}': { get: { responses: {} }, put: { parameters: [{ in: 'path', name: 'id' }, { in: 'path', name: 'other' }], responses: {} } }
+    }
+  }
+  t.same(pathParameterProblems(bad), [
+    'path-parameters-defined: /v1/{*}: {*} is not a template variable',
+    'path-parameters-defined: GET /v1/{*}: the path parameter * is not in the template',
+    'path-parameters-defined: GET /notes/{id} declares no path parameter id',
+    'path-parameters-defined: PUT /notes/{id}: the path parameter other is not in the template'
+  ])
+  for (const profile of ['spec', 'rfc9110'] as const) {
+    const app = await buildService({ database: ':memory:', bodyLimit: 4096, profile })
+    await app.ready()
+    const doc = app.swagger() as { paths: Record<string, unknown> }
+    t.same(pathParameterProblems(doc), [], `${profile}: the reference service's document`)
+    t.ok(doc.paths['/v1/{path}'] !== undefined, `${profile}: the /v1/ wildcard is the template variable {path}`)
+    const judge = new OpenApiJudge(doc)
+    const redirect = await app.inject({ method: 'GET', url: '/v1/articles/x' })
+    t.same(judge.judge({ method: 'GET', path: '/v1/articles/x', status: redirect.statusCode, headers: redirect.headers as Exchange['headers'], body: redirect.body }).problems, [], `${profile}: the 307 of a path of several segments is the documented answer`)
+    await app.close()
+  }
 })

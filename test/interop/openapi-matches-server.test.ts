@@ -179,7 +179,8 @@ function notProvoked (profile: Profile): Record<string, string> {
   const ops = ['GET /articles', 'HEAD /articles', 'POST /articles', 'GET /articles/{id}', 'HEAD /articles/{id}', 'PUT /articles/{id}', 'PATCH /articles/{id}', 'DELETE /articles/{id}']
   return {
     // The in-memory SQLite store is never out of reach (the PostgreSQL failure tests provoke this 503 by stopping the database).
-    ...Object.fromEntries(ops.map((op) => [`${op} 503 text/html`, 'the database out of reach: the SQLite store in memory never is'])),
+    ...Object.fromEntries(ops.flatMap((op) => ['text/html', 'application/json', ...(profile === 'rfc9110' ? ['application/problem+json'] : [])]
+      .map((type) => [`${op} 503 ${type}`, 'the database out of reach: the SQLite store in memory never is']))),
     // rfc9110: a body shorter or longer than its Content-Length is 400 text/plain; undici frames
     // every body it sends itself (the content-length plugin's tests send such bodies on raw sockets).
     ...(profile === 'rfc9110' ? Object.fromEntries(['POST /articles', 'PUT /articles/{id}', 'PATCH /articles/{id}'].map((op) => [`${op} 400 text/plain`, 'a body whose length differs from Content-Length: no HTTP client sends one'])) : {})
@@ -269,11 +270,13 @@ function cases (ids: { id: () => string, victim: () => string, oldEtag: (accept:
     const own = c.headers
     return { ...c, name: `${c.name}, problem details`, headers: async () => ({ ...(typeof own === 'function' ? await own() : own), ...PROBLEM }) }
   }
-  const envelope = (c: Case): boolean => (c.status.spec >= 400 || c.status.rfc9110 >= 400) && c.status.spec !== 401 && c.status.spec !== 411 && typeof c.headers !== 'function' && c.headers?.accept === undefined
+  const envelope = (c: Case): boolean => (c.status.spec >= 400 || c.status.rfc9110 >= 400) && c.status.spec !== 411 && typeof c.headers !== 'function' && c.headers?.accept === undefined
   const problems = list.filter((c) => envelope(c) || c.name.startsWith('read, current copy')).map(withProblem)
+  // A 401 (403) is the JSON error body to a client that prefers JSON (docs/conventions.md, Authentication).
+  const jsonClients = list.filter((c) => c.status.spec === 401 && typeof c.headers !== 'function').map((c) => ({ ...c, name: `${c.name}, a JSON client`, headers: { ...(c.headers as Headers | undefined), accept: 'application/json' } }))
   // HEAD makes GET's decision (RFC 9110 9.3.2): every GET again, without its body.
   const heads = [...list, ...problems].filter((c) => c.method === 'GET').map((c) => ({ ...c, name: `HEAD: ${c.name}`, method: 'HEAD' }))
-  return [...list, ...problems, ...heads]
+  return [...list, ...problems, ...jsonClients, ...heads]
 }
 
 interface DocumentShape { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown>, headers?: Record<string, unknown> }> }>> }

@@ -39,7 +39,8 @@ const esm = (code: string): string => run(['--input-type=module', '-e', code])
 
 /**
  * What the root exports at run time: the plugins, the error catalogue an app throws from and
- * its handler's helper (sendConventionError), the envelope schema's id, serverOptions.
+ * its handler's helper (sendConventionError), the envelope schema's id, serverOptions, and
+ * the public way to add a convention (defineConvention, declareConvention and their helpers).
  */
 const ROOT = [
   'httpConventions', 'httpConventionsErrors', 'httpConventionsContentLength', 'httpConventionsContentType', 'httpConventionsValidation',
@@ -47,7 +48,7 @@ const ROOT = [
   'httpConventionsResourcePolicy', 'httpConventionsPrefer', 'httpConventionsMethods',
   'errorCodes', 'isConventionError', 'unprocessable', 'preconditionFailed', 'preconditionRequired', 'unsupportedMediaType',
   'malformedBody', 'unauthorized', 'forbidden', 'serviceUnavailable', 'methodNotAllowed', 'sendConventionError', 'ERRORS_SCHEMA_ID',
-  'serverOptions'
+  'serverOptions', 'defineConvention', 'declareConvention', 'headerClaims', 'stepOrder', 'capability', 'SENT'
 ]
 
 /** What each subpath exports at run time. */

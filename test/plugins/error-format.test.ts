@@ -79,15 +79,18 @@ test('docs/plugins.md (Errors): profile x errorFormat x Accept decides the media
   }
 })
 
-test('RFC 9110 12.5.5: an error that is not in the envelope (a 411\'s text, a 401\'s page) never varies with Accept', async (t) => {
+test('RFC 9110 12.5.5: a text error (a 411) never varies with Accept; a 401, whose body Accept chooses, says Vary: Accept', async (t) => {
   const app = await buildApp({ profile: 'rfc9110', contentLength: { requireContentLength: true }, auth: { basic: { users: { u: 'p' } } } })
   app.get('/secret', { config: { auth: true } }, async () => ({ secret: true }))
   app.post('/things', async () => ({ ok: true }))
   t.teardown(() => app.close())
-  const page = await app.inject({ url: '/secret', headers: { accept: PROBLEM } })
+  const page = await app.inject({ url: '/secret', headers: { accept: 'text/html' } })
   t.equal(page.statusCode, 401)
   t.match(page.headers['content-type'], /^text\/html/)
-  t.equal(page.headers.vary, undefined)
+  t.equal(page.headers.vary, 'Accept')
+  const problem = await app.inject({ url: '/secret', headers: { accept: PROBLEM } })
+  t.equal(problem.headers['content-type'], PROBLEM, 'a client that prefers problem details gets them (docs/conventions.md, Authentication)')
+  t.equal(problem.headers.vary, 'Accept')
   // Over a real socket: a chunked body (refused with 411 under the spec profile's Content-Length rule).
   const port = await listen(app)
   const text = await rawRequest(port, `POST /things HTTP/1.1\r\nHost: x\r\nAccept: ${PROBLEM}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`)

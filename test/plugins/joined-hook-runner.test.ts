@@ -10,7 +10,7 @@
 import { test } from 'tap'
 import fc from 'fast-check'
 import Fastify from 'fastify'
-import { declareConvention } from '../../plugins/infrastructure/suite'
+import { declareConvention, defineConvention } from '../../plugins/infrastructure/suite'
 import { SENT, type CheckStep, type HookStep, type PayloadCheck, type PayloadStep, type RouteCompiler } from '../../plugins/kernel/types'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0) || 20261207
@@ -53,24 +53,38 @@ function payloadStep (kind: Kind): { sync: boolean, fn: PayloadCheck | PayloadSt
 const fails = (k: Kind): boolean => k !== 'sync ok' && k !== 'async ok'
 const isUndefinedThrow = (k: Kind): boolean => k === 'sync throw undefined'
 
+// A convention of the test's own, declared as any third party's is: one step in each phase it uses.
+defineConvention({
+  key: 'joined-hook-runner-test',
+  plugin: 'joined-hook-runner-test',
+  configKey: 'joinedHookRunnerTest',
+  steps: [
+    { name: 'test:step', phase: 'preHandler' },
+    { name: 'test:answer', phase: 'preHandler', after: ['test:step'] },
+    { name: 'test:step', phase: 'onSend' },
+    { name: 'test:check', phase: 'preParsing' },
+    { name: 'test:body', phase: 'preParsing', after: ['test:check'] }
+  ]
+})
+
 async function serve (phase: 'preHandler' | 'onSend', kinds: readonly Kind[]): Promise<{ status: number, handled: boolean }> {
   const app = Fastify()
   let handled = false
   // A convention of the test's own: its steps, in the order given, under names of the phase.
   declareConvention(app, {
-    key: 'prefer',
+    key: 'joined-hook-runner-test',
     plugin: 'joined-hook-runner-test',
-    configKey: 'prefer',
+    configKey: 'joinedHookRunnerTest',
     compile: (c: RouteCompiler) => {
       for (const kind of kinds) {
         if (phase === 'preHandler') {
           const s = hookStep(kind)
-          if (s.sync) c.check('preHandler', 'conditional', s.fn as CheckStep)
-          else c.step('preHandler', 'conditional', s.fn as HookStep)
+          if (s.sync) c.check('preHandler', 'test:step', s.fn as CheckStep)
+          else c.step('preHandler', 'test:step', s.fn as HookStep)
         } else {
           const s = payloadStep(kind)
-          if (s.sync) c.check('onSend', 'prefer', s.fn as PayloadCheck)
-          else c.step('onSend', 'prefer', s.fn as PayloadStep)
+          if (s.sync) c.check('onSend', 'test:step', s.fn as PayloadCheck)
+          else c.step('onSend', 'test:step', s.fn as PayloadStep)
         }
       }
     }
@@ -119,12 +133,12 @@ test('a throw after an asynchronous step resumed is the route\'s error, not an u
 test('a step that answers (SENT) ends the joined hook without the handler', async (t) => {
   const app = Fastify()
   declareConvention(app, {
-    key: 'prefer',
+    key: 'joined-hook-runner-test',
     plugin: 'joined-hook-runner-test',
-    configKey: 'prefer',
+    configKey: 'joinedHookRunnerTest',
     compile: (c: RouteCompiler) => {
-      c.step('preHandler', 'conditional', (_q, _r, next) => { setImmediate(() => next()) })
-      c.check('preHandler', 'patch', (_q, reply) => { reply.code(204).send(); return SENT })
+      c.step('preHandler', 'test:step', (_q, _r, next) => { setImmediate(() => next()) })
+      c.check('preHandler', 'test:answer', (_q, reply) => { reply.code(204).send(); return SENT })
     }
   } as never)
   let handled = false
@@ -139,12 +153,12 @@ test('a preParsing check that throws before the body step takes the error path, 
   const app = Fastify()
   let bodySteps = 0
   declareConvention(app, {
-    key: 'prefer',
+    key: 'joined-hook-runner-test',
     plugin: 'joined-hook-runner-test',
-    configKey: 'prefer',
+    configKey: 'joinedHookRunnerTest',
     compile: (c: RouteCompiler) => {
-      c.check('preParsing', 'auth', (request) => { if (request.headers['x-throw'] !== undefined) throw refusal(); return undefined })
-      c.body('content-length:body', (_q, _r, payload, done) => { bodySteps++; done(null, payload) })
+      c.check('preParsing', 'test:check', (request) => { if (request.headers['x-throw'] !== undefined) throw refusal(); return undefined })
+      c.body('test:body', (_q, _r, payload, done) => { bodySteps++; done(null, payload) })
     }
   } as never)
   let handled = 0

@@ -73,7 +73,9 @@ function shapeOf (status: number, type: string | undefined, body: string): strin
 /** What every path must give for `err`: its own media type, or for the envelope the format, profile and Accept's (docs/plugins.md, Errors). */
 function expected (err: ConventionError, profile: Profile, format: ErrorFormat, accept: AcceptName): { type: string, vary: string | undefined } {
   if (err.rendering === 'text') return { type: TEXT, vary: undefined }
-  if (err.rendering === 'html') return { type: HTML, vary: undefined }
+  // docs/conventions.md (Authentication): an HTML error is the route's JSON error body to a client that prefers JSON, chosen by Accept.
+  if (err.rendering === 'html' && accept === 'none') return { type: HTML, vary: 'Accept' }
+  if (err.rendering === 'html') return { ...expected({ ...err, rendering: 'envelope' } as ConventionError, profile, format, accept), vary: 'Accept' }
   if (format === 'problem') return { type: PROBLEM, vary: undefined }
   if (profile === 'spec') return { type: JSON_TYPE, vary: undefined }
   return { type: accept === 'problem' ? PROBLEM : JSON_TYPE, vary: 'Accept' }

@@ -107,7 +107,10 @@ for (const version of VERSIONS) {
     t.equal(paths['/items/{id}'].delete.responses['204'].description, 'No Content: the resource is deleted')
     t.notOk(paths['/items/{id}'].delete.responses['204'].content, '204 has no content')
     t.match(paths['/items/{id}'].patch.responses['200'], { content: { 'application/json': { schema: { type: 'object', required: ['name'] } } } }, 'PATCH answers the patched resource')
-    t.match(paths['/items/{id}'].patch.responses['404'], { content: { 'application/json': { schema: { required: ['errors'] } } } }, 'PATCH of a missing resource is a 404, in the envelope')
+    t.match(paths['/items/{id}'].patch.responses['404'], { content: { 'application/json': { schema: { required: ['message', 'error', 'statusCode'] } } } }, 'PATCH of a missing resource is the not-found handler\'s 404: Fastify\'s body')
+    const missing = await app.inject({ method: 'PATCH', url: '/merge-only/1', headers: { 'content-type': 'application/merge-patch+json' }, payload: '{}' })
+    t.equal(missing.statusCode, 404)
+    t.same(Object.keys(missing.json()).sort(), ['error', 'message', 'statusCode'], 'the body sent is the one documented')
 
     // 226 and its headers; the precondition and A-IM request headers.
     const get = paths['/items/{id}'].get
@@ -176,7 +179,7 @@ test('Swagger 2.0 (@fastify/swagger\'s `swagger` mode): a small app\'s document 
   t.same(patch.consumes, ['application/json-patch+json', 'application/merge-patch+json'], 'both PATCH formats, by Content-Type')
   t.match(patch.parameters.find((p: Json) => p.in === 'body'), { name: 'body', schema: { description: /application\/json-patch\+json/ } })
   t.match(patch.responses['200'].schema, { type: 'object', required: ['name'] }, 'PATCH answers the patched resource')
-  t.match(patch.responses['404'].schema, { type: 'object', required: ['errors'] })
+  t.match(patch.responses['404'].schema, { type: 'object', required: ['message', 'error', 'statusCode'] })
   t.match(patch.responses['401'], { headers: { 'WWW-Authenticate': { type: 'string' } }, schema: { type: 'string' } }, 'the 401 page')
   t.ok(patch.produces.includes('text/html'), 'the 401 page is HTML')
   t.ok(patch.produces.includes('text/plain'), 'the 411 is plain text')

@@ -1,22 +1,24 @@
 /**
  * Authentication (docs/conventions.md, Authentication: the 401 row; RFC 9110 11, RFC 7617,
- * RFC 6750, RFC 7616): Basic, Bearer and Digest behind one onRequest hook, so that an
+ * RFC 6750, RFC 7616): Basic, Bearer and Digest in one preParsing step of a protected route
+ * (after every onRequest hook of the app, before any byte of the body is read), so that an
  * unauthenticated body is never parsed. Routes opt in with `config.auth`; a global
  * default protects every route. Every refusal is an error (401, or 403 for lacking
- * scope under rfc9110) that the suite's error handler renders as a small HTML page with
- * one `WWW-Authenticate` line per challenge; handlers read `request.principal`.
+ * scope under rfc9110) that the suite's one writer renders (plugins/infrastructure/errors.ts)
+ * with one `WWW-Authenticate` line per challenge: a small HTML page, or the route's JSON
+ * error body for a client whose Accept prefers JSON. Handlers read `request.principal`.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
-import { renderError } from '../../../lib/render'
+import type { ErrorFormat } from '../../../lib/render'
 import { parseAuthorization, type AuthorizationResult } from '../../../lib/headers/authorization'
 import { basicChallenge } from '../../../lib/auth/basic'
 import { bearerChallenge } from '../../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../../lib/errors'
 import { profileDefaults, type Profile } from '../../../lib/profile'
-import { declareConvention, PROVIDES, type RouteCompiler } from '../../infrastructure/suite'
-import { recordSecurity } from '../../infrastructure/openapi'
+import { declareConvention, type RouteCompiler } from '../../infrastructure/suite'
+import { writeError } from '../../infrastructure/errors'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
@@ -24,6 +26,20 @@ import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal,
 import { isThenable, methodsOf, replacePayload, routeWhere } from '../../infrastructure/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../../infrastructure/options'
 import { MAX_STORE_TIMEOUT_MS } from '../../../lib/stores/deadline'
+import { defineConvention } from '../../infrastructure/suite'
+import { AUTHENTICATED } from '../../infrastructure/capabilities'
+
+/** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
+defineConvention({
+  key: 'auth',
+  plugin: WHERE,
+  configKey: 'auth',
+  provides: [AUTHENTICATED.name],
+  steps: [
+    { name: 'auth', phase: 'preParsing', after: ['content-length'] }, // 401 before the body is parsed, after the 411 that needs no credentials
+    { name: 'auth:challenges', phase: 'onSend', after: ['errors:passed-on'] } // RFC 9110 15.5.2: a 401 another plugin wrote gets WWW-Authenticate
+  ]
+})
 
 export type { AuthPrincipal, AuthScheme, AuthUser } from './common'
 export type { BasicAuthOptions, BasicVerifyResult } from './basic'
@@ -443,17 +459,21 @@ function challenges (s: Settings, p: RoutePlan, bearerLine: keyof NonNullable<Ro
   return s.single ? [lines.join(', ')] : lines
 }
 
-/** A 401 another plugin or the app wrote without challenges gets the route's (an HTML page of the suite's is kept). */
-function completeChallenges (s: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown, p: RoutePlan): unknown {
+/**
+ * A 401 another plugin or the app wrote without challenges gets the route's, and
+ * `Cache-Control: no-store`. An HTML page its producer wrote is kept; any other body
+ * (@fastify/jwt's JSON, which says why a token was refused) becomes the suite's, written by
+ * the one writer in the media type the request accepts: never the other producer's reason.
+ */
+function completeChallenges (s: Settings, request: FastifyRequest, reply: FastifyReply, payload: unknown, p: RoutePlan, format: ErrorFormat): unknown {
   if (reply.statusCode !== 401 || hasChallenge(reply.getHeader('www-authenticate'))) return undefined
-  const lines = challenges(s, p, 'plain', false)
-  const html = /^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))
-  const r = renderError(unauthorized(request.headers.authorization === undefined ? MESSAGES.missing : MESSAGES.invalid, lines), 'envelope')
-  for (const name of Object.keys(r.headers)) reply.header(name, r.headers[name])
-  if (html) return undefined
-  reply.header('content-type', r.contentType)
+  const err = unauthorized(request.headers.authorization === undefined ? MESSAGES.missing : MESSAGES.invalid, challenges(s, p, 'plain', false))
+  if (/^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))) {
+    for (const name of Object.keys(err.headers)) reply.header(name, err.headers[name])
+    return undefined
+  }
   // What a step replaces, it releases: the other plugin's body (a file, a proxied upstream's stream).
-  return replacePayload(payload, r.body)
+  return replacePayload(payload, writeError(reply, err, format))
 }
 
 function refuse (s: Settings, p: RoutePlan, request: FastifyRequest, scheme: string, kind: FailureKind, reason: string): ConventionError {
@@ -548,7 +568,7 @@ function byHeader (s: Settings, p: RoutePlan, request: FastifyRequest, next: Hoo
   verdict.then((outcome) => conclude(s, p, request, outcome, scheme, next), (err: unknown) => conclude(s, p, request, asRefusal(scheme, err), scheme, next))
 }
 
-/** The onRequest hook of a protected route (or a `conventionAuth` strategy). */
+/** The preParsing step of a protected route (or, as an onRequest or preHandler hook, a `conventionAuth` strategy). */
 function authHook (s: Settings, p: RoutePlan): (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction) => void {
   return function authOnRequest (request: FastifyRequest, _reply: FastifyReply, next: HookHandlerDoneFunction): void {
     if (p.app !== undefined) return byApp(s, p, request, p.app, next)
@@ -560,7 +580,8 @@ function authHook (s: Settings, p: RoutePlan): (request: FastifyRequest, reply: 
 function compileRoute (c: RouteCompiler, s: Settings, plan: Planner, byDefault: RoutePlan): void {
   const p = plan(c.route)
   // RFC 9110 15.5.2: every 401 carries WWW-Authenticate, whoever produced it (another plugin, the app).
-  c.check('onSend', 'auth:challenges', (request, reply, payload) => completeChallenges(s, request, reply, payload, p ?? byDefault), { weak: true })
+  const format = c.errorFormat
+  c.check('onSend', 'auth:challenges', (request, reply, payload) => completeChallenges(s, request, reply, payload, p ?? byDefault, format), { weak: true })
   if (p === null) return
   c.respond(401, { description: 'Unauthorized: no, invalid, expired or insufficient credentials', body: 'html', headers: ['WWW-Authenticate', 'Cache-Control'] })
   // RFC 6750 3.1: the 403 of insufficient_scope carries its challenge too.
@@ -568,9 +589,9 @@ function compileRoute (c: RouteCompiler, s: Settings, plan: Planner, byDefault: 
   if (s.storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
   c.step('preParsing', 'auth', authHook(s, p))
   // OpenAPI: the schemes this route offers, and the scopes it needs.
-  recordSecurity(c.route, { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes })
+  c.describe({ security: { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes } })
   // Later conventions key per-user state by `request.principal` on protected routes.
-  c.provide(PROVIDES.auth, p)
+  c.provide(AUTHENTICATED, p)
 }
 
 /**

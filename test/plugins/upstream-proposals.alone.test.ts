@@ -9,7 +9,8 @@
  * `patch` fails.
  */
 import { test, type Test } from 'tap'
-import { join } from 'node:path'
+import { join, sep } from 'node:path'
+import { registerHooks } from 'node:module'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { ROOT } from '../helpers/paths'
 import { httpConventions, serverOptions, type AuthOptions } from '../../plugins/index'
@@ -25,30 +26,43 @@ const skip = !upstream.hasPatch() && process.env.CI !== 'true' ? NO_PATCH : fals
 
 /** Makes an app with the suite's server options (and `options`). */
 type Make = (options?: object) => FastifyInstance
+/** A Fastify and the suite bound to it. */
+interface Side { make: Make, suite: Pick<typeof import('../../plugins/index'), 'httpConventions' | 'serverOptions'> }
 
-/** Fastify with every proposal: built by the first call of a test, removed at that test's end. */
-let patched: Patched | undefined
-function withProposals (t: Test): Make {
-  if (patched === undefined) {
-    patched = upstream.buildPatched(['routes', 'route-options', 'contexts'])
-    t.teardown(() => { patched?.remove(); patched = undefined })
-  }
-  const make = require(patched.fastify) as (options: object) => FastifyInstance
-  return (options = {}) => make({ ...PATCHED_OPTIONS, ...options })
+/**
+ * Fastify with every proposal, and the suite as an app of it loads it: one process holds one
+ * Fastify for the suite and the app (the suite refuses an app made by another copy), so this
+ * file runs alone. Built at the first call: from then on every `require('fastify')` of the
+ * process resolves to the patched copy (Node's documented module.registerHooks), and the
+ * suite's modules are loaded once more, from the same files, bound to it. The stock Fastify
+ * and suite imported above stay as they were loaded. The copy is removed when the file ends.
+ */
+let patched: Side | undefined
+function withProposals (t: Test): Side {
+  if (patched !== undefined) return patched
+  const copy = upstream.buildPatched(['routes', 'route-options', 'contexts'])
+  process.once('exit', () => copy.remove())
+  registerHooks({
+    resolve (specifier, context, next) {
+      if (specifier === 'fastify' || specifier.startsWith('fastify/')) return next(copy.fastify + specifier.slice('fastify'.length), context)
+      return next(specifier, context)
+    }
+  })
+  const plugins = join(ROOT, '.test-build', 'plugins') + sep
+  for (const key of Object.keys(require.cache)) if (key.startsWith(plugins)) Reflect.deleteProperty(require.cache, key)
+  const suite = require('../../plugins/index') as typeof import('../../plugins/index')
+  const make = require(copy.fastify) as (options: object) => FastifyInstance
+  patched = { make: (options = {}) => make({ ...suite.serverOptions, ...options }), suite }
+  return patched
 }
 
-// The patched copy is another module than the installed Fastify: the suite's logController, an
-// instance of a subclass of the installed Fastify's LogController (it redacts log lines), is
-// refused by it; everything else of the server options is given.
-const { logController: _redacting, ...PATCHED_OPTIONS } = serverOptions
-
-const stock: Make = (options = {}) => Fastify({ ...serverOptions, ...options })
+const stock: Side = { make: (options = {}) => Fastify({ ...serverOptions, ...options }), suite: { httpConventions, serverOptions } }
 
 /** The suite registered without await, then a DELETE with config.auth: what ready() and a request with its credentials give. */
-async function registeredWithoutAwait (make: Make): Promise<{ ready: string } | { status: number }> {
+async function registeredWithoutAwait ({ make, suite }: Side): Promise<{ ready: string } | { status: number }> {
   const app = make()
   try {
-    app.register(httpConventions, { auth: A })
+    app.register(suite.httpConventions, { auth: A })
     app.delete('/admin', { config: { auth: true } }, async () => 'deleted')
     try {
       await app.ready()
@@ -68,11 +82,11 @@ test('a route that asks for a convention, declared before the suite (register wi
 })
 
 test('where Fastify lists its routes, a route declared before the suite that asks for nothing is served, as on stock Fastify', { skip }, async (t) => {
-  for (const [name, make] of [['stock', stock], ['patched', withProposals(t)]] as const) {
+  for (const [name, { make, suite }] of [['stock', stock], ['patched', withProposals(t)]] as const) {
     const app = make()
     t.teardown(() => app.close())
     app.get('/health', async () => 'up')
-    await app.register(httpConventions, { auth: A })
+    await app.register(suite.httpConventions, { auth: A })
     const res = await app.inject({ method: 'GET', url: '/health' })
     t.equal(res.statusCode, 200, `${name}: served`)
     t.equal(res.body, 'up', `${name}: by its handler`)
@@ -80,28 +94,28 @@ test('where Fastify lists its routes, a route declared before the suite that ask
 })
 
 test('where Fastify has isRoot and children(): a route of a context made before the suite that asks for a convention fails ready(); the suite registered in a child is refused', { skip }, async (t) => {
-  const make = withProposals(t)
+  const { make, suite } = withProposals(t)
   const app = make()
   t.teardown(() => app.close())
   app.register(async (child) => {
     child.get('/inner', { config: { auth: true } }, async () => 'inner')
   })
-  app.register(httpConventions, { auth: A })
+  app.register(suite.httpConventions, { auth: A })
   // One problem: the HEAD route Fastify adds beside the GET is not named again.
   await t.rejects(async () => { await app.ready() }, /1 route\(s\) cannot be served as they ask:\n- route GET \/inner asks for auth, but it was declared before fastify-http-conventions was registered[^\n]*$/)
   const nested = make()
   t.teardown(() => nested.close())
-  nested.register(async (child) => { await child.register(httpConventions, { auth: A }) })
+  nested.register(async (child) => { await child.register(suite.httpConventions, { auth: A }) })
   await t.rejects(async () => { await nested.ready() }, /the suite is installed in the root context of the app/)
 })
 
 /** A JSON route answered by the suite's 415 for a body of a type it does not take: the answer and the request's log lines of an error. */
-async function refusedBody (t: Test, make: Make, own: boolean): Promise<{ status: number, body: string, logged: Array<Record<string, unknown>> }> {
+async function refusedBody (t: Test, { make, suite }: Side, own: boolean): Promise<{ status: number, body: string, logged: Array<Record<string, unknown>> }> {
   const logged: Array<Record<string, unknown>> = []
   const app = make({ logger: { level: 'info', stream: { write: (line: string) => { logged.push(JSON.parse(line) as Record<string, unknown>) } } } })
   t.teardown(() => app.close())
   if (own) app.setErrorHandler(async (_err, _request, reply) => reply.code(503).type('text/plain').send('own handler'))
-  await app.register(httpConventions, {})
+  await app.register(suite.httpConventions, {})
   app.post('/doc', { schema: { body: { type: 'object' } } }, async () => 'stored')
   const res = await app.inject({ method: 'POST', url: '/doc', headers: { 'content-type': 'application/x-foo' }, payload: 'x' })
   return { status: res.statusCode, body: res.body, logged: logged.filter((l) => l.err !== undefined).map(({ level, msg, err }) => ({ level, msg, err })) }
@@ -125,7 +139,7 @@ test('an app\'s own `routes` decorator, not a list of routes, is not taken for F
       app.decorate('routes', value as never)
       return app
     }
-    t.same(await registeredWithoutAwait(made), { status: 500 }, typeof value === 'function' ? 'a function that returns a Map' : 'a Map (@fastify/routes)')
+    t.same(await registeredWithoutAwait({ make: made, suite: stock.suite }), { status: 500 }, typeof value === 'function' ? 'a function that returns a Map' : 'a Map (@fastify/routes)')
   }
 })
 

@@ -7,7 +7,7 @@
  * that the server was made with them (serverOptionsProblem).
  */
 import { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import { createUrlRedactor } from '../../lib/redact'
+import { createUrlRedactor } from '@http-conventions/grammar'
 import { answerFrameworkError } from './server-answers'
 import { answerFramingError } from './framing'
 import { installedClientErrorHandler } from './adapter'

@@ -7,7 +7,7 @@
 //   .test-build/packages/<name>/package.json   the package's own, its dist/ paths read src/
 //   .test-build/node_modules/@http-conventions/<name> -> ../../packages/<name>
 // Without it, a name would resolve to the package's built dist/ through the workspace link.
-const { mkdirSync, readFileSync, symlinkSync, writeFileSync } = require('node:fs')
+const { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } = require('node:fs')
 const { join } = require('node:path')
 
 const root = join(__dirname, '..')
@@ -20,5 +20,6 @@ for (const dir of workspaces) {
   writeFileSync(join(out, dir, 'package.json'), JSON.stringify(pkg, null, 2) + '\n')
   const link = join(out, 'node_modules', ...pkg.name.split('/'))
   mkdirSync(join(link, '..'), { recursive: true })
+  rmSync(link, { force: true })
   symlinkSync(join('..', '..', dir), link, 'dir')
 }

@@ -61,7 +61,7 @@ function calls (text, name) {
   return new RegExp(`(?<![.\\w])${name}\\s*\\(`).test(text)
 }
 
-/** Every test file of test/ and packages/*/test/ that needs a peer, as the compiled path tap runs. */
+/** Every test file of test/ and of each package (packages/<name>/test/) that needs a peer, as the compiled path tap runs. */
 function peerTestFiles () {
   const dirs = [join(root, 'test'), ...readdirSync(join(root, 'packages')).map((p) => join(root, 'packages', p, 'test'))]
   const sources = new Map(dirs.filter((d) => existsSync(d)).flatMap((d) => files(d)).map((f) => [f, readFileSync(f, 'utf8')]))

@@ -1,6 +1,6 @@
 /**
  * Instance manipulation (docs/conventions.md (Delta encoding); RFC 3229): A-IM, IM, Delta-Base and 226 IM Used, with
- * VCDIFF deltas (RFC 3284, our encoder in lib/vcdiff) and gzip.
+ * VCDIFF deltas (RFC 3284, our encoder in packages/vcdiff) and gzip.
  *
  * A route opts in with `config.deltaEncoding`. Once a request with A-IM has reached such a
  * route, every 200 of it to GET/HEAD keeps the instance it sent in the instance store, under

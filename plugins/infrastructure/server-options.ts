@@ -112,7 +112,7 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
 
 const redactUrl = createUrlRedactor()
 
-/** Only a query, a fragment or a userinfo can carry a secret (lib/redact.ts). */
+/** Only a query, a fragment or a userinfo can carry a secret (packages/grammar/src/redact.ts). */
 function mayCarrySecret (url: unknown): url is string {
   return typeof url === 'string' && (url.includes('?') || url.includes('#') || url.includes('@'))
 }
@@ -139,7 +139,7 @@ function redacted (request: FastifyRequest): FastifyRequest {
 }
 
 /**
- * Fastify's own request log lines with the secrets of the URL redacted (lib/redact.ts):
+ * Fastify's own request log lines with the secrets of the URL redacted (packages/grammar/src/redact.ts):
  * "Route GET:/x?access_token=... not found" (the default not-found handler, also reached
  * by `reply.callNotFound()`), and the `req` of "incoming request" and of 5xx error lines,
  * whatever the logger's serializers. A URL without query, fragment or userinfo is passed

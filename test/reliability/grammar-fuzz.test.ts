@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing of every header grammar in lib/headers (and the parsers built on
+ * Property-based fuzzing of every header grammar in packages/grammar (and the parsers built on
  * them): on arbitrary input they never throw, they stay linear, and format/parse
  * round-trips hold.
  */

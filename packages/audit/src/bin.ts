@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * The package's `bin`: `npx fastify-http-conventions audit http://127.0.0.1:3000` audits a
- * running service against the conventions (docs/audit.md). The work is in lib/audit/cli.ts.
+ * The auditor's `bin`: `npx fastify-http-conventions audit http://127.0.0.1:3000` audits a
+ * running service against the conventions (docs/audit.md). The work is in cli.ts.
  */
 import { main } from './cli'
 

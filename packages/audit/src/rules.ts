@@ -1,6 +1,6 @@
 /**
- * Every rule the auditor checks, as a registry (lib/audit/rule.ts says what a rule is): one
- * rule a statement of the conventions (docs/conventions.md, lib/audit/statements.ts), and the
+ * Every rule the auditor checks, as a registry (packages/audit/src/rule.ts says what a rule is): one
+ * rule a statement of the conventions (docs/conventions.md, packages/audit/src/statements.ts), and the
  * RFC behaviour a client relies on beside them (`advice`). The coverage table of docs/audit.md
  * is generated from it (`coverageTable`).
  */

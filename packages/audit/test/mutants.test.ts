@@ -1,6 +1,6 @@
 /**
  * A mutation test of the auditor (docs/audit.md): the reference service broken in one way (a
- * proxy of its answers, test/audit/helpers.ts) makes exactly the rule meant for that way fail,
+ * proxy of its answers, packages/audit/test/helpers.ts) makes exactly the rule meant for that way fail,
  * and no other. Mutants are kept per statement of the conventions, several for a rule; the
  * mutants are keyed by rule id, so a rule added without one fails the first test.
  */

@@ -1,7 +1,7 @@
 /**
  * The pure parts of the client, alone: the request header shapes undici accepts, and the
  * handler that passes answers through or sends a request again (the WWW-Authenticate list
- * grammar it reads is tested in test/lib/headers/challenges.test.ts).
+ * grammar it reads is tested in packages/grammar/test/challenges.test.ts).
  */
 import { test } from 'tap'
 import type { Dispatcher } from 'undici'

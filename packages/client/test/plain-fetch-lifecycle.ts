@@ -2,7 +2,7 @@
  * The lifecycle of docs/client.md written with plain `fetch`, for the line count beside the
  * client's: the same steps and the same rules (Digest SHA-256 login with nonce counts, If-Match
  * and a re-read on 412, Accept-Patch and a JSON Patch from fast-json-patch's compare, A-IM with
- * the VCDIFF and gzip decoding, a 307 repeated with its method and body). test/client/
+ * the VCDIFF and gzip decoding, a 307 repeated with its method and body). packages/client/test/
  * lifecycle.test.ts runs it against the reference service.
  */
 import { createHash, randomBytes } from 'node:crypto'

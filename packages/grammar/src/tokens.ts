@@ -1,6 +1,6 @@
 /**
  * Primitives of the RFC 9110 section 5.6 grammar shared by every header parser
- * in lib/headers: tokens, optional whitespace, quoted strings and list elements.
+ * in packages/grammar: tokens, optional whitespace, quoted strings and list elements.
  * Every function is linear in its input (no regular expressions that backtrack).
  */
 

@@ -25,7 +25,7 @@
  * - null also when the delta would not be smaller than the target (the encoder
  *   gives up early, see `tryEncode`), or when a worker failed.
  *
- * The worker script: `pool-worker.js` next to this file (dist/lib/vcdiff/
+ * The worker script: `pool-worker.js` next to this file (the package's dist/
  * after `npm run build`). When this file runs as TypeScript (under a loader
  * such as ts-node or tsx), there is no .js next to it: the worker loads
  * `pool-worker.ts`, and since a Worker inherits `process.execArgv`, the same
@@ -36,7 +36,7 @@
  * directory (CommonJS) or does not exist (ESM). There the worker runs the
  * script of `pool-worker-embedded.js`: pool-worker.ts and the encoder it
  * imports, bundled into one script by esbuild when the package is built
- * (scripts/postbuild.js) and exported as a string. The app's bundler
+ * (scripts/embed-worker.js) and exported as a string. The app's bundler
  * takes that module in through the static `require` below.
  * test/package/bundle.test.ts runs an ESM and a CommonJS bundle.
  */

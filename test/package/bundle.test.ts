@@ -73,6 +73,9 @@ function bundle (t: Test, format: 'esm' | 'cjs'): string {
   // The app imports the package by its name, as an installed dependency (the built dist/).
   symlinkSync(root, join(src, 'node_modules', 'fastify-http-conventions'), 'dir')
   writeFileSync(join(src, 'app.mjs'), APP)
+  // The app's own tsconfig: the repository's maps the packages' names to their sources, which
+  // an app that installed the package has not (esbuild reads a tsconfig.json above a file).
+  writeFileSync(join(src, 'tsconfig.json'), '{}')
   const outfile = join(dir, 'out', format === 'esm' ? 'app.mjs' : 'app.cjs')
   buildSync({
     entryPoints: [join(src, 'app.mjs')],
@@ -82,6 +85,7 @@ function bundle (t: Test, format: 'esm' | 'cjs'): string {
     target: 'node20',
     outfile,
     nodePaths: [join(root, 'node_modules')],
+    tsconfig: join(src, 'tsconfig.json'),
     logLevel: 'silent',
     // esbuild's recipe for an ESM bundle of CommonJS packages (Fastify's require of Node's modules).
     banner: format === 'esm' ? { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" } : undefined

@@ -168,3 +168,24 @@ test('the auditor installed alone: its bin prints its usage, and audits a tiny l
   t.ok(requests > 0, `the server was asked ${requests} times`)
   t.ok([0, 1, 3].includes(run.code), `an audit's exit status (0 hold, 1 a rule failed, 3 too little checked): ${run.code}`)
 })
+
+test('the suite installed from its tarball, with the packages: its subpaths are the packages, and the command comes with the auditor', async (t) => {
+  const dir = tempDir(t, 'pack-suite-')
+  const packed = [...(await packAll(dir)).values()]
+  const { stdout } = await exec(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, env: childEnv(), maxBuffer: 64 << 20 })
+  const suite = (JSON.parse(stdout) as Packed[])[0]
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'install-suite', version: '1.0.0', private: true }))
+  const tarballs = [suite, ...packed].map((p) => `./${p.filename}`)
+  await exec(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs], { cwd: dir, env: childEnv(), maxBuffer: 64 << 20 })
+  const out = await node(dir, `
+    const same = (a, b, name) => require(a)[name] === require(b)[name]
+    console.log(JSON.stringify([
+      same('fastify-http-conventions/client', '@http-conventions/client', 'DeltaClient'),
+      same('fastify-http-conventions/vcdiff', '@http-conventions/vcdiff', 'encode'),
+      same('fastify-http-conventions/headers', '@http-conventions/grammar', 'negotiateMediaType'),
+      typeof require('fastify-http-conventions').httpConventions
+    ]))`)
+  t.same(JSON.parse(out), [true, true, true, 'function'])
+  const help = await exec(join(dir, 'node_modules', '.bin', 'fastify-http-conventions'), ['--help'], { cwd: dir, env: childEnv() })
+  t.match(help.stdout, /^Usage: fastify-http-conventions audit <url>/, 'npx fastify-http-conventions audit works where the suite is installed')
+})

@@ -19,7 +19,7 @@ import { MemoryNonceStore } from '../stores/memory-nonce'
 import { isGeneration, UNKNOWN_GENERATION, type NonceCountStore } from '../stores/nonce-store'
 
 // The credential computation both sides share (RFC 7616 3.4), for the server's users and tests.
-export { digestHash, digestHa1, digestUserhash, digestResponse, isPrintableAscii, type DigestHash, type DigestAlgorithm, type DigestResponseInput } from '@http-conventions/grammar'
+export { digestHash, digestHa1, digestUserhash, digestResponse, type DigestHash, type DigestAlgorithm, type DigestResponseInput } from '@http-conventions/grammar'
 
 /** What the user lookup is asked. */
 export interface DigestUserQuery {

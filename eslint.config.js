@@ -1,5 +1,5 @@
 'use strict'
 module.exports = require('neostandard')({
   ts: true,
-  ignores: ['dist/**', '.test-build/**', 'node_modules/**', 'coverage/**', '.tap/**', 'data/**']
+  ignores: ['dist/**', 'packages/*/dist/**', '.test-build/**', 'node_modules/**', 'coverage/**', '.tap/**', 'data/**']
 })

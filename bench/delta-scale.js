@@ -392,7 +392,7 @@ const status = (ok) => (ok ? 'MET' : 'MISSED')
 /** Runs the benchmark; prints its tables with console.log; returns medians, ratios and the targets' inputs. */
 async function run (opts = {}) {
   const { Client } = require('undici')
-  const { decode } = require('../dist/lib/vcdiff/index.js')
+  const { decode } = require('../packages/vcdiff/dist/index.js')
   const s = settingsFrom(opts)
   const server = await startServer(s.server)
   const big = new Client(`http://127.0.0.1:${server.port}`, { bodyTimeout: 60_000, headersTimeout: 60_000 })

@@ -18,7 +18,7 @@ const vm = require('node:vm')
 const Fastify = require('fastify')
 const { httpConventions, serverOptions } = require('../dist/plugins/index.js')
 const { MemoryInstanceStore } = require('../dist/plugins/entries/stores.js')
-const { decode } = require('../dist/lib/vcdiff/index.js')
+const { decode } = require('../packages/vcdiff/dist/index.js')
 
 v8.setFlagsFromString('--expose-gc')
 const gc = vm.runInNewContext('gc')

@@ -2,8 +2,8 @@
 /**
  * VCDIFF encoder benchmark: our encoder, at both levels, against xdelta3 on one generated corpus.
  *
- *   npx tsc -p tsconfig.build.json && node bench/vcdiff.js
- *   VCDIFF_DIST=/tmp/vcdiff-build node bench/vcdiff.js   # compiled elsewhere (tsc --outDir)
+ *   npm run build -w @http-conventions/vcdiff && node bench/vcdiff.js
+ *   VCDIFF_DIST=/tmp/vcdiff-build node bench/vcdiff.js   # the package compiled elsewhere (tsc --outDir)
  *   BENCH_ONLY='8MB' node bench/vcdiff.js   # only the documents whose label contains this
  *   BENCH_FULL=1 node bench/vcdiff.js     # adds the 32 MB documents
  *   VCDIFF_OPTIONS='{"maxProbes":8}' node bench/vcdiff.js   # encoder options (JSON), both levels
@@ -46,8 +46,8 @@ const os = require('node:os')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const { spawnSync } = require('node:child_process')
-const DIST = process.env.VCDIFF_DIST !== undefined ? path.resolve(process.env.VCDIFF_DIST) : path.join(__dirname, '..', 'dist')
-const { encode: encode0, decode, prepareSource } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
+const DIST = process.env.VCDIFF_DIST !== undefined ? path.resolve(process.env.VCDIFF_DIST) : path.join(__dirname, '..', 'packages', 'vcdiff', 'dist')
+const { encode: encode0, decode, prepareSource } = require(path.join(DIST, 'index.js'))
 const OPTIONS = process.env.VCDIFF_OPTIONS ? JSON.parse(process.env.VCDIFF_OPTIONS) : {}
 const LEVELS = (process.env.VCDIFF_LEVELS ?? 'default,fast').split(',')
 /** The options of one level (a dist/ built before levels existed ignores `level`). */
@@ -55,7 +55,7 @@ const optionsOf = (level) => ({ ...OPTIONS, level })
 const OTHER = process.env.VCDIFF_COMPARE !== undefined
   ? require(path.join(path.resolve(process.env.VCDIFF_COMPARE), 'lib', 'vcdiff', 'index.js'))
   : null
-const { tryEncode } = require(path.join(DIST, 'lib', 'vcdiff', 'index.js'))
+const { tryEncode } = require(path.join(DIST, 'index.js'))
 const { decode: ablyDecode } = require('@ably/vcdiff-decoder')
 const { inFreshProcess } = require('./harness')
 

@@ -22,9 +22,8 @@
  * - No clock: an If-Modified-Since later than the server's time is compared as
  *   is (RFC 9110 13.1.3 lets the server choose).
  */
-import { parseEntityTagList, toEntityTag, strongCompare, weakCompare, INVALID } from './headers/etag'
-import type { EntityTag, EntityTagList, EntityTagListLimits } from './headers/etag'
-import { parseHttpDate } from './headers/http-date'
+import { INVALID, parseEntityTagList, parseHttpDate, strongCompare, toEntityTag, weakCompare } from '@http-conventions/grammar'
+import type { EntityTag, EntityTagList, EntityTagListLimits } from '@http-conventions/grammar'
 
 /** Raw values of the precondition fields, as Node gives them or as lists of field lines. */
 export interface ConditionalHeaders {

@@ -2,7 +2,7 @@
  * The Prefer request header (RFC 7240): the preferences a client states, by name.
  * Framework-free; the Prefer convention (plugins/conventions/prefer.ts) wires it to a route.
  */
-import { headerLines, isToken, parseQuotedString, skipOws, splitList, tokenEnd, type Parsed } from './headers/tokens'
+import { headerLines, isToken, parseQuotedString, skipOws, splitList, tokenEnd, type Parsed } from '@http-conventions/grammar'
 
 /** A preference's value: its `=` value (unquoted), or true for a bare name. */
 export type PreferenceValue = string | true

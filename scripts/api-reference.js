@@ -9,6 +9,10 @@
 //   node scripts/api-reference.js --entry FILE --tsconfig FILE --out DIR
 //                                                 documents FILE alone (the test's fixture)
 //
+// The sources are read through tsconfig.api.json: the packages of packages/ that the subpaths
+// re-export (/vcdiff, /client, /headers) from their TypeScript sources, not their built
+// declarations, so that defaults and literals read as written.
+//
 // Fails, naming them, when an export has no TSDoc summary. The output holds no date and no
 // absolute path: the same sources give the same bytes.
 const { existsSync, readFileSync, rmSync, writeFileSync } = require('node:fs')
@@ -32,7 +36,7 @@ function entryPoints () {
 }
 
 function parseArgs (argv) {
-  const args = { out: join(root, 'docs', 'api'), entries: [], tsconfig: join(root, 'tsconfig.build.json') }
+  const args = { out: join(root, 'docs', 'api'), entries: [], tsconfig: join(root, 'tsconfig.api.json') }
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1]
     if (argv[i] === '--out') args.out = resolve(value)

@@ -1,16 +1,16 @@
 'use strict'
 /*
  * Writes the coverage table of docs/audit.md (between its coverage markers) from the
- * auditor's rule registry, built in dist/ (`npm run build` first). test/audit/coverage.test.ts
+ * auditor's rule registry, built in packages/audit/dist/ (`npm run build` first). packages/audit/test/coverage.test.ts
  * fails when the table in the document differs from the registry.
  */
 const { readFileSync, writeFileSync } = require('node:fs')
 const { join } = require('node:path')
-const { coverageTable } = require('../dist/lib/audit/rules.js')
+const { coverageTable } = require('../packages/audit/dist/rules.js')
 
 const file = join(__dirname, '..', 'docs', 'audit.md')
 const text = readFileSync(file, 'utf8')
-const start = '<!-- coverage: generated from lib/audit/rules.ts by scripts/audit-coverage.js -->\n'
+const start = '<!-- coverage: generated from packages/audit/src/rules.ts by scripts/audit-coverage.js -->\n'
 const end = '<!-- coverage end -->'
 const a = text.indexOf(start)
 const b = text.indexOf(end)

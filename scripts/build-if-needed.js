@@ -1,5 +1,6 @@
 'use strict'
-// `npm start` builds first when dist/ is missing or older than a source file.
+// `npm start` builds first (the packages, then the suite) when dist/ is missing or older than
+// a source file.
 const { statSync, readdirSync, existsSync } = require('node:fs')
 const { join } = require('node:path')
 const { execSync } = require('node:child_process')
@@ -10,6 +11,8 @@ const out = join(root, 'dist', 'example', 'server.js')
 function newest (dir) {
   let max = 0
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    // a package's own build output and installed modules are not its sources
+    if (entry.name === 'dist' || entry.name === 'node_modules') continue
     const p = join(dir, entry.name)
     const m = entry.isDirectory() ? newest(p) : statSync(p).mtimeMs
     if (m > max) max = m
@@ -17,7 +20,7 @@ function newest (dir) {
   return max
 }
 
-const sources = ['plugins', 'lib', 'schemas', 'example'].map((d) => join(root, d))
+const sources = ['packages', 'plugins', 'lib', 'schemas', 'example'].map((d) => join(root, d))
 const built = existsSync(out) ? statSync(out).mtimeMs : 0
 if (sources.some((d) => existsSync(d) && newest(d) > built)) {
   execSync('npm run build', { cwd: root, stdio: 'inherit' })

@@ -61,9 +61,10 @@ function calls (text, name) {
   return new RegExp(`(?<![.\\w])${name}\\s*\\(`).test(text)
 }
 
-/** Every test file of test/ that needs a peer, as the compiled path tap runs. */
+/** Every test file of test/ and of each package (packages/<name>/test/) that needs a peer, as the compiled path tap runs. */
 function peerTestFiles () {
-  const sources = new Map(files(join(root, 'test')).map((f) => [f, readFileSync(f, 'utf8')]))
+  const dirs = [join(root, 'test'), ...readdirSync(join(root, 'packages')).map((p) => join(root, 'packages', p, 'test'))]
+  const sources = new Map(dirs.filter((d) => existsSync(d)).flatMap((d) => files(d)).map((f) => [f, readFileSync(f, 'utf8')]))
   const names = peerFunctions(sources)
   return [...sources]
     .filter(([f, text]) => f.endsWith('.test.ts') && !f.startsWith(join(root, 'test', 'types')) &&

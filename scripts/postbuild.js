@@ -6,16 +6,12 @@
 //                                    from the CommonJS build so that `import` and
 //                                    `require` share one instance of every module
 // The subpaths (/vcdiff, /client, /stores, /openapi, /headers, /json-patch, /xml, /auth, /logging, /options) are plain CommonJS modules
-// of named exports (dist/plugins/entries/*.js), which ESM imports directly.
-//   dist/lib/vcdiff/pool-worker-embedded.js  the encoder worker as one script, exported as a
-//                                    string: what the pool runs where it is part of an app's
-//                                    bundle (lib/vcdiff/pool.ts, the file header)
+// of named exports (dist/plugins/entries/*.js), which ESM imports directly; /vcdiff, /client
+// and /headers re-export the packages of packages/ (built before, by `npm run build`).
 const { mkdirSync, writeFileSync } = require('node:fs')
-const { buildSync } = require('esbuild')
 const { join } = require('node:path')
 
-const root = join(__dirname, '..')
-const dist = join(root, 'dist')
+const dist = join(__dirname, '..', 'dist')
 const cjs = require(join(dist, 'plugins', 'index.js'))
 const names = Object.keys(cjs).filter((n) => n !== 'default' && n !== '__esModule').sort()
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
@@ -60,26 +56,4 @@ write(join(dist, 'esm', 'index.d.mts'), [
   "import { httpConventions } from '../plugins/index.js'",
   "export * from '../plugins/index.js'",
   'export default httpConventions'
-])
-
-// The worker and the encoder modules it imports, bundled from their sources into one CommonJS
-// script (Node's modules left to require; unused exports shaken out). A bundled app cannot
-// read a file of the package, so the pool runs this text with `eval: true`.
-const worker = buildSync({
-  entryPoints: [join(root, 'lib', 'vcdiff', 'pool-worker.ts')],
-  tsconfig: join(root, 'tsconfig.json'),
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node22',
-  minify: true,
-  legalComments: 'none',
-  charset: 'ascii',
-  write: false,
-  logLevel: 'error'
-}).outputFiles[0].text
-write(join(dist, 'lib', 'vcdiff', 'pool-worker-embedded.js'), [
-  "'use strict'",
-  '// The encoder worker (lib/vcdiff/pool-worker.ts and what it imports) as one script: lib/vcdiff/pool.ts, workerSource.',
-  `module.exports = ${JSON.stringify(worker)}`
 ])

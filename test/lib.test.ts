@@ -1,5 +1,5 @@
-// Every test file of test/lib, but test/lib/vcdiff (test/vcdiff.test.ts), in one process.
+// Every test file of test/lib in one process.
 import { join } from 'node:path'
 import { runEvery } from './helpers/group'
 
-runEvery(join(__dirname, 'lib'), ['vcdiff/'])
+runEvery(join(__dirname, 'lib'))

@@ -1,5 +1,5 @@
-// Every test file of test/lib/vcdiff in one process.
+// Every test file of packages/vcdiff/test (the VCDIFF codec's) in one process.
 import { join } from 'node:path'
 import { runEvery } from './helpers/group'
 
-runEvery(join(__dirname, 'lib', 'vcdiff'))
+runEvery(join(__dirname, '..', 'packages', 'vcdiff', 'test'))

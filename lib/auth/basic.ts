@@ -4,7 +4,7 @@
  * users in constant time.
  */
 import { isAscii } from 'node:buffer'
-import { formatChallenge, parseAuthorization, type ParseAuthorizationOptions } from '../headers/authorization'
+import { formatChallenge, parseAuthorization, type ParseAuthorizationOptions } from '@http-conventions/grammar'
 
 export type BasicFailure =
   /** no Authorization value */
@@ -122,8 +122,5 @@ export function basicChallenge (realm: string, options?: BasicChallengeOptions):
   return formatChallenge('Basic', params)
 }
 
-/** Encodes credentials as a client would (RFC 7617 2), for tests and clients. */
-export function encodeBasicCredentials (userId: string, password: string): string {
-  if (userId.includes(':')) throw new TypeError('RFC 7617 2: a user-id cannot contain a colon')
-  return Buffer.from(`${userId.normalize('NFC')}:${password.normalize('NFC')}`, 'utf8').toString('base64')
-}
+// The client side of RFC 7617 2, for the server's users and tests.
+export { encodeBasicCredentials } from '@http-conventions/grammar'

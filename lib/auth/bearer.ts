@@ -4,7 +4,7 @@
  * RFC 6750 3.1 error codes. Whether a token is valid is the application's call.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { formatChallenge, isToken68, parseAuthorization, type ParseAuthorizationOptions } from '../headers/authorization'
+import { formatChallenge, isToken68, parseAuthorization, type ParseAuthorizationOptions } from '@http-conventions/grammar'
 
 export type BearerFailure =
   /** no Authorization value */

@@ -10,111 +10,16 @@
  * store that lost its state never takes an older nonce for an unused one (see
  * NonceCountStore).
  */
-import { createHash, createHmac, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto'
-import { decodeExtValue, formatChallenge, parseAuthorization, type ParseAuthorizationOptions } from '../headers/authorization'
+import { createHmac, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto'
+import {
+  decodeExtValue, digestAlgorithmInfo as algorithmInfo, digestHex as H, digestResponseHex as responseHex, formatChallenge, isPrintableAscii, parseAuthorization,
+  type DigestAlgorithm, type DigestAlgorithmInfo as AlgorithmInfo, type DigestHash, type ParseAuthorizationOptions
+} from '@http-conventions/grammar'
 import { MemoryNonceStore } from '../stores/memory-nonce'
 import { isGeneration, UNKNOWN_GENERATION, type NonceCountStore } from '../stores/nonce-store'
 
-/** The hash functions of RFC 7616 3.2 (SHA-512-256 is FIPS 180-4 SHA-512/256). */
-export type DigestHash = 'SHA-512-256' | 'SHA-256' | 'MD5'
-/** RFC 7616 3.3 / 6.1: each hash alone, or with session (-sess) keying. */
-export type DigestAlgorithm = DigestHash | 'SHA-512-256-sess' | 'SHA-256-sess' | 'MD5-sess'
-
-interface AlgorithmInfo {
-  name: DigestAlgorithm
-  hash: DigestHash
-  node: string
-  sess: boolean
-  hexLength: number
-  rank: number
-}
-
-const HASHES: Record<DigestHash, { node: string, hexLength: number, rank: number }> = {
-  'SHA-512-256': { node: 'sha512-256', hexLength: 64, rank: 0 },
-  'SHA-256': { node: 'sha256', hexLength: 64, rank: 1 },
-  MD5: { node: 'md5', hexLength: 32, rank: 2 }
-}
-
-const ALGORITHMS = new Map<string, AlgorithmInfo>()
-for (const hash of Object.keys(HASHES) as DigestHash[]) {
-  const h = HASHES[hash]
-  for (const sess of [false, true]) {
-    const name = (sess ? `${hash}-sess` : hash) as DigestAlgorithm
-    ALGORITHMS.set(name.toLowerCase(), { name, hash, node: h.node, sess, hexLength: h.hexLength, rank: h.rank * 2 + (sess ? 1 : 0) })
-  }
-}
-
-function algorithmInfo (name: string): AlgorithmInfo | undefined {
-  return ALGORITHMS.get(name.toLowerCase())
-}
-
-/**
- * H(data) of RFC 7616 3.4.1: the lower-case hex digest. A1 material (user name,
- * password) is hashed as UTF-8 (RFC 7616 4: charset=UTF-8); values that come from
- * the header itself are octets and are hashed as such ('latin1').
- */
-function H (node: string, data: string, encoding: 'utf8' | 'latin1'): string {
-  return createHash(node).update(data, encoding).digest('hex')
-}
-
-/** The hash of `data` under `hash`, lower-case hex (UTF-8 input). */
-export function digestHash (hash: DigestHash, data: string): string {
-  return H(HASHES[hash].node, data, 'utf8')
-}
-
-/**
- * H(username ":" realm ":" password): the value to store instead of a password
- * (RFC 7616 3.4.2). User name and password are NFC normalised first (RFC 7616 3.3,
- * charset=UTF-8: the client converts both to NFC before encoding them as UTF-8).
- */
-export function digestHa1 (hash: DigestHash, username: string, realm: string, password: string): string {
-  return digestHash(hash, `${username.normalize('NFC')}:${realm}:${password.normalize('NFC')}`)
-}
-
-/** RFC 7616 3.4.4: username = H( unq(username) ":" unq(realm) ) when userhash=true (NFC, UTF-8). */
-export function digestUserhash (hash: DigestHash, username: string, realm: string): string {
-  return digestHash(hash, `${username.normalize('NFC')}:${realm}`)
-}
-
-export interface DigestResponseInput {
-  algorithm: DigestAlgorithm
-  /** the user name as the client sends it (not the userhash), NFC per RFC 7616 3.3 */
-  username: string
-  realm: string
-  /** the password, or `ha1` instead */
-  password?: string
-  /** H(username:realm:password) in lower-case hex */
-  ha1?: string
-  method: string
-  uri: string
-  nonce: string
-  /** eight hex digits */
-  nc: string
-  cnonce: string
-  qop: string
-}
-
-function responseHex (info: AlgorithmInfo, ha1: string, method: string, uri: string, nonce: string, nc: string, cnonce: string, qop: string): string {
-  // RFC 7616 3.4.2: for -sess, H(A1) = H( H(username:realm:passwd) ":" nonce-prime ":" cnonce-prime )
-  const secret = info.sess ? H(info.node, `${ha1}:${nonce}:${cnonce}`, 'latin1') : ha1
-  // RFC 7616 3.4.3: A2 = Method ":" request-uri (qop=auth)
-  const ha2 = H(info.node, `${method}:${uri}`, 'latin1')
-  // RFC 7616 3.4.1: response = KD(H(A1), nonce ":" nc ":" cnonce ":" qop ":" H(A2)), KD(s, d) = H(s ":" d)
-  return H(info.node, `${secret}:${nonce}:${nc}:${cnonce}:${qop}:${ha2}`, 'latin1')
-}
-
-/** The `response` value a client computes (RFC 7616 3.4.1), for clients and tests. */
-export function digestResponse (input: DigestResponseInput): string {
-  const info = algorithmInfo(input.algorithm)
-  if (info === undefined) throw new TypeError(`unknown Digest algorithm ${JSON.stringify(input.algorithm)}`)
-  let ha1 = input.ha1
-  if (ha1 === undefined) {
-    if (input.password === undefined) throw new TypeError('a password or an ha1 is needed')
-    // RFC 7616 3.3 (charset=UTF-8): the password in NFC; the user name as it is sent
-    ha1 = H(info.node, `${input.username}:${input.realm}:${input.password.normalize('NFC')}`, 'utf8')
-  }
-  return responseHex(info, ha1.toLowerCase(), input.method, input.uri, input.nonce, input.nc, input.cnonce, input.qop)
-}
+// The credential computation both sides share (RFC 7616 3.4), for the server's users and tests.
+export { digestHash, digestHa1, digestUserhash, digestResponse, type DigestHash, type DigestAlgorithm, type DigestResponseInput } from '@http-conventions/grammar'
 
 /** What the user lookup is asked. */
 export interface DigestUserQuery {
@@ -240,15 +145,6 @@ function toKey (secret: string | Uint8Array): Buffer {
   const key = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret)
   if (key.length < 32) throw new RangeError('the Digest nonce secret must be at least 32 bytes')
   return key
-}
-
-/** Every character printable US-ASCII (0x20-0x7E): what a quoted-string carries without escapes or an encoding. */
-export function isPrintableAscii (s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c < 0x20 || c > 0x7e) return false
-  }
-  return true
 }
 
 function isHex (s: string, length: number): boolean {

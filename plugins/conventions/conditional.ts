@@ -23,8 +23,7 @@ import {
   conditionalHeadersFromRaw, evaluateParsed, hasPrecondition, hasWritePrecondition, parseConditions,
   type ParsedConditions, type PreconditionOutcome, type Validators
 } from '../../lib/conditional'
-import { INVALID, normalizeEntityTag } from '../../lib/headers/etag'
-import { formatHttpDate, parseHttpDate } from '../../lib/headers/http-date'
+import { formatHttpDate, INVALID, normalizeEntityTag, parseHttpDate } from '@http-conventions/grammar'
 import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
 import { writeError, type ErrorFormat } from '../infrastructure/errors'

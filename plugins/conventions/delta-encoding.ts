@@ -1,6 +1,6 @@
 /**
  * Instance manipulation (docs/conventions.md (Delta encoding); RFC 3229): A-IM, IM, Delta-Base and 226 IM Used, with
- * VCDIFF deltas (RFC 3284, our encoder in lib/vcdiff) and gzip.
+ * VCDIFF deltas (RFC 3284, our encoder in packages/vcdiff) and gzip.
  *
  * A route opts in with `config.deltaEncoding`. Once a request with A-IM has reached such a
  * route, every 200 of it to GET/HEAD keeps the instance it sent in the instance store, under
@@ -29,10 +29,8 @@ import { promisify } from 'node:util'
 import fp from 'fastify-plugin'
 import { availableParallelism } from 'node:os'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { createEncoderPool, encode, tryEncode, type EncodeOptions, type EncoderPool } from '../../lib/vcdiff/index'
-import { parseWeightedTokens } from '../../lib/headers/qlist'
-import { splitList } from '../../lib/headers/tokens'
-import { formatEntityTag, parseEntityTag, parseEntityTagList, type EntityTag } from '../../lib/headers/etag'
+import { createEncoderPool, encode, tryEncode, type EncodeOptions, type EncoderPool } from '@http-conventions/vcdiff'
+import { type EntityTag, formatEntityTag, parseEntityTag, parseEntityTagList, parseWeightedTokens, splitList } from '@http-conventions/grammar'
 import { invalidOption } from '../../lib/errors'
 import { type Profile } from '../../lib/profile'
 import type { InstanceStore } from '../../lib/stores/instance-store'

@@ -1,5 +1,6 @@
 /**
- * `fastify-http-conventions/client`: a client of a conventions service.
+ * `fastify-http-conventions/client`: the client of a conventions service, `@http-conventions/client`
+ * (docs/client.md), re-exported for the apps that import it from here.
  *
  * - `DeltaClient`: A-IM delta encoding (RFC 3229) over any fetch: it keeps the last
  *   instance it received and applies the deltas the server sends.
@@ -12,17 +13,12 @@
  *
  * @module fastify-http-conventions/client
  */
-export { DeltaClient, DeltaClientError, BODY_TOO_LARGE } from '../../lib/client/delta-client'
-export type { DeltaClientOptions, DeltaResult } from '../../lib/client/delta-client'
-export { authInterceptor } from '../../lib/client/auth'
-export type { AuthInterceptorOptions, AuthEvent, ClientCredential, PasswordCredential, TokenCredential, TokenProvider, WeakestAuth } from '../../lib/client/auth'
-export { framingInterceptor } from '../../lib/client/framing'
-export type { FramingInterceptorOptions } from '../../lib/client/framing'
-export { redirectInterceptor } from '../../lib/client/redirect'
-export type { RedirectInterceptorOptions } from '../../lib/client/redirect'
-export { deltaInterceptor } from '../../lib/client/delta'
-export type { DeltaInterceptorOptions, DeltaEvent } from '../../lib/client/delta'
-export { ConventionsClient, createConventionsClient } from '../../lib/client/client'
-export type { ConventionsClientOptions, ClientEvent, ClientResponse, RequestOptions, Change, UpdateOptions, PatchFormat } from '../../lib/client/client'
-export { ConventionsClientError, clientErrorCodes, isConventionsClientError } from '../../lib/client/errors'
-export type { ClientErrorCode, ClientErrorEntry, ClientErrorDetails } from '../../lib/client/errors'
+export {
+  DeltaClient, DeltaClientError, BODY_TOO_LARGE, authInterceptor, framingInterceptor, redirectInterceptor, deltaInterceptor,
+  ConventionsClient, createConventionsClient, ConventionsClientError, clientErrorCodes, isConventionsClientError
+} from '@http-conventions/client'
+export type {
+  DeltaClientOptions, DeltaResult, AuthInterceptorOptions, AuthEvent, ClientCredential, PasswordCredential, TokenCredential, TokenProvider, WeakestAuth,
+  FramingInterceptorOptions, RedirectInterceptorOptions, DeltaInterceptorOptions, DeltaEvent, ConventionsClientOptions, ClientEvent, ClientResponse,
+  RequestOptions, Change, UpdateOptions, PatchFormat, ClientErrorCode, ClientErrorEntry, ClientErrorDetails
+} from '@http-conventions/client'

@@ -5,6 +5,6 @@
  *
  * @module fastify-http-conventions/headers
  */
-export { negotiateMediaType } from '../../lib/headers/qlist'
-export { parseMediaType } from '../../lib/headers/media-type'
-export type { MediaType } from '../../lib/headers/media-type'
+export { negotiateMediaType } from '@http-conventions/grammar'
+export { parseMediaType } from '@http-conventions/grammar'
+export type { MediaType } from '@http-conventions/grammar'

@@ -4,5 +4,5 @@
  *
  * @module fastify-http-conventions/logging
  */
-export { redactUrl, createRedactingSerializers, SECRET_QUERY_NAMES } from '../../lib/redact'
-export type { RedactingSerializersOptions, RequestLike, SerializedRequest } from '../../lib/redact'
+export { redactUrl, createRedactingSerializers, SECRET_QUERY_NAMES } from '@http-conventions/grammar'
+export type { RedactingSerializersOptions, RequestLike, SerializedRequest } from '@http-conventions/grammar'

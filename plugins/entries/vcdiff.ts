@@ -4,8 +4,8 @@
  *
  * @module fastify-http-conventions/vcdiff
  */
-export { encode, tryEncode, prepareSource, decode, createEncoderPool, VcdiffError, DEFAULT_WINDOW_SIZE, DEFAULT_MAX_TARGET_SIZE } from '../../lib/vcdiff/index'
+export { encode, tryEncode, prepareSource, decode, createEncoderPool, VcdiffError, DEFAULT_WINDOW_SIZE, DEFAULT_MAX_TARGET_SIZE } from '@http-conventions/vcdiff'
 export type {
   EncodeLevel, EncodeOptions, PreparedSource, TargetOptions, TryEncodeOptions, DecodeOptions,
   EncoderPool, EncoderPoolOptions, EncoderPoolStats, PoolEncodeOptions
-} from '../../lib/vcdiff/index'
+} from '@http-conventions/vcdiff'

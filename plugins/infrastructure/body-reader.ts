@@ -20,7 +20,7 @@
 import { Readable } from 'node:stream'
 import { errorCodes as fastifyErrors, type FastifyInstance, type FastifyReply, type FastifyRequest, type RequestPayload } from 'fastify'
 import { BlockJoiner, BodyBytes, isAllocationFailure, noRoomForBody, type Allocate } from '../../lib/json-body'
-import { MAX_MEDIA_TYPE_LENGTH } from '../../lib/headers/media-type'
+import { MAX_MEDIA_TYPE_LENGTH } from '@http-conventions/grammar'
 import { requestMediaType } from './media-type'
 import { kReadBySuite } from './symbols'
 import { routeOptionsOf } from '../kernel/index'

@@ -15,8 +15,7 @@ import {
   unprocessable, unsupportedMediaType, type ConventionError, type ErrorEntry
 } from '../../lib/errors'
 import { PROBLEM_TYPE, reasonPhrase, renderError, serializeEnvelope as envelopeOf, type ErrorFormat, type HtmlAs, type PreparedError } from '../../lib/render'
-import { formatHttpDate } from '../../lib/headers/http-date'
-import { negotiateMediaType } from '../../lib/headers/qlist'
+import { formatHttpDate, negotiateMediaType } from '@http-conventions/grammar'
 import { ajvErrorsToEntries, partField, type AjvErrorLike } from '../../lib/validation-errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
 import envelopeSchema from '../../schemas/errors.json'

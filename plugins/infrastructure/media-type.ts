@@ -1,6 +1,6 @@
 /** The request's Content-Type, parsed once per request whichever convention asks first. */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { parseMediaType, type MediaType } from '../../lib/headers/media-type'
+import { parseMediaType, type MediaType } from '@http-conventions/grammar'
 import { kMediaType } from './symbols'
 
 type WithMediaType = FastifyRequest & { [kMediaType]?: MediaType | false | null }

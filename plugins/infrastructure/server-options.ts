@@ -7,7 +7,7 @@
  * that the server was made with them (serverOptionsProblem).
  */
 import { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import { createUrlRedactor } from '../../lib/redact'
+import { createUrlRedactor } from '@http-conventions/grammar'
 import { answerFrameworkError } from './server-answers'
 import { answerFramingError } from './framing'
 import { installedClientErrorHandler, isRouterRefusal } from './adapter'
@@ -123,7 +123,7 @@ export const buildValidator: BuildValidator = function buildConventionsValidator
 
 const redactUrl = createUrlRedactor()
 
-/** Only a query, a fragment or a userinfo can carry a secret (lib/redact.ts). */
+/** Only a query, a fragment or a userinfo can carry a secret (packages/grammar/src/redact.ts). */
 function mayCarrySecret (url: unknown): url is string {
   return typeof url === 'string' && (url.includes('?') || url.includes('#') || url.includes('@'))
 }
@@ -156,7 +156,7 @@ function dressRefusal (request: FastifyRequest, reply: FastifyReply): void {
 }
 
 /**
- * Fastify's own request log lines with the secrets of the URL redacted (lib/redact.ts):
+ * Fastify's own request log lines with the secrets of the URL redacted (packages/grammar/src/redact.ts):
  * "Route GET:/x?access_token=... not found" (the default not-found handler, also reached
  * by `reply.callNotFound()`), and the `req` of "incoming request" and of 5xx error lines,
  * whatever the logger's serializers. A URL without query, fragment or userinfo is passed

@@ -1,7 +1,7 @@
 /** Small helpers every plugin of the suite uses. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { invalidOption } from '../../lib/errors'
-import { splitList } from '../../lib/headers/tokens'
+import { splitList } from '@http-conventions/grammar'
 import { isProfile } from '../../lib/profile'
 
 /** A route's methods, and how boot errors name it: the kernel's own. */

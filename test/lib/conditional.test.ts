@@ -7,7 +7,7 @@ import {
   hasWritePrecondition, conditionalHeadersFromRaw
 } from '../../lib/conditional'
 import type { ConditionalHeaders, Validators, PreconditionOutcome } from '../../lib/conditional'
-import { formatHttpDate } from '../../lib/headers/http-date'
+import { formatHttpDate } from '../../packages/grammar/src/http-date'
 
 // Conformance fixture (test/fixtures/conditional-requests.md): current ETag "v2", Last-Modified T.
 const T = Date.UTC(2024, 0, 15, 12, 45, 26)

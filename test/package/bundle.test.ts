@@ -2,7 +2,7 @@
  * An app that uses the suite, bundled by esbuild into one file (ESM and CommonJS), runs where
  * no node_modules and no file of the package lie: large deltas are still encoded off the event
  * loop (docs/conventions.md (Delta encoding); RFC 3229 10.4.1), by the encoder worker the build
- * writes for bundles (lib/vcdiff/pool.ts, scripts/postbuild.js).
+ * writes for bundles (packages/vcdiff: src/pool.ts, scripts/embed-worker.js).
  */
 import { test, type Test } from 'tap'
 import { spawn } from 'node:child_process'
@@ -11,28 +11,28 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { buildSync } from 'esbuild'
-import { decode } from '../../lib/vcdiff/index'
-import { workerSource } from '../../lib/vcdiff/pool'
+import { decode } from '../../packages/vcdiff/src/index'
+import { workerSource } from '../../packages/vcdiff/src/pool'
 import { ROOT, childEnv } from '../helpers/paths'
 
 const root = ROOT
 
-/** The compiled pool of dist/, as the package ships it. */
+/** The compiled pool of the VCDIFF package's dist/, as the package ships it. */
 function builtPool (): { workerSource: typeof workerSource } {
-  return require(join(root, 'dist', 'lib', 'vcdiff', 'pool.js')) as { workerSource: typeof workerSource }
+  return require(join(root, 'packages', 'vcdiff', 'dist', 'pool.js')) as { workerSource: typeof workerSource }
 }
 
 test('the build writes the encoder worker for bundled apps beside the compiled pool; the sources hold no generated code', async (t) => {
   const embedded = builtPool().workerSource(null)
-  t.ok('code' in embedded && embedded.code.startsWith('"use strict";') && embedded.code.length > 10_000, 'dist/lib/vcdiff/pool-worker-embedded.js: the worker and the encoder as one script')
+  t.ok('code' in embedded && embedded.code.startsWith('"use strict";') && embedded.code.length > 10_000, 'packages/vcdiff/dist/pool-worker-embedded.js: the worker and the encoder as one script')
   t.ok('code' in embedded && embedded.code.includes('node:worker_threads'), 'it is the worker: it takes its jobs from worker_threads')
-  const long = readFileSync(join(root, 'lib', 'vcdiff', 'pool.ts'), 'utf8').split('\n').filter((line) => line.length > 200)
-  t.same(long.map((line) => line.slice(0, 60)), [], 'lib/vcdiff/pool.ts holds source only')
+  const long = readFileSync(join(root, 'packages', 'vcdiff', 'src', 'pool.ts'), 'utf8').split('\n').filter((line) => line.length > 200)
+  t.same(long.map((line) => line.slice(0, 60)), [], 'packages/vcdiff/src/pool.ts holds source only')
 })
 
 test('the pool runs the worker file next to its module, and the embedded script where no module file is (a bundle)', async (t) => {
-  t.same(workerSource(join(root, 'lib', 'vcdiff')), { file: join(root, 'lib', 'vcdiff', 'pool-worker.ts') })
-  t.same(workerSource(), { file: require.resolve('../../lib/vcdiff/pool-worker') }, 'here: the worker beside pool\'s own module (its TypeScript source, or the compiled .js)')
+  t.same(workerSource(join(root, 'packages', 'vcdiff', 'src')), { file: join(root, 'packages', 'vcdiff', 'src', 'pool-worker.ts') })
+  t.same(workerSource(), { file: require.resolve('../../packages/vcdiff/src/pool-worker') }, 'here: the worker beside pool\'s own module (its TypeScript source, or the compiled .js)')
   const embedded = builtPool().workerSource(null)
   t.ok('code' in embedded && embedded.code.length > 10_000, 'bundled: the embedded script')
 })
@@ -73,6 +73,9 @@ function bundle (t: Test, format: 'esm' | 'cjs'): string {
   // The app imports the package by its name, as an installed dependency (the built dist/).
   symlinkSync(root, join(src, 'node_modules', 'fastify-http-conventions'), 'dir')
   writeFileSync(join(src, 'app.mjs'), APP)
+  // The app's own tsconfig: the repository's maps the packages' names to their sources, which
+  // an app that installed the package has not (esbuild reads a tsconfig.json above a file).
+  writeFileSync(join(src, 'tsconfig.json'), '{}')
   const outfile = join(dir, 'out', format === 'esm' ? 'app.mjs' : 'app.cjs')
   buildSync({
     entryPoints: [join(src, 'app.mjs')],
@@ -82,6 +85,7 @@ function bundle (t: Test, format: 'esm' | 'cjs'): string {
     target: 'node20',
     outfile,
     nodePaths: [join(root, 'node_modules')],
+    tsconfig: join(src, 'tsconfig.json'),
     logLevel: 'silent',
     // esbuild's recipe for an ESM bundle of CommonJS packages (Fastify's require of Node's modules).
     banner: format === 'esm' ? { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" } : undefined

@@ -8,7 +8,7 @@
 import { test } from 'tap'
 import fc from 'fast-check'
 import { buildApp } from '../helpers/app'
-import { negotiateMediaType } from '../../lib/headers/qlist'
+import { negotiateMediaType } from '../../packages/grammar/src/qlist'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 100
 const SEED = Number(process.env.FUZZ_SEED ?? 0) || 1251

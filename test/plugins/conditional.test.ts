@@ -10,7 +10,7 @@ import {
   httpConventions, httpConventionsConditional, unauthorized, serverOptions, type HttpConventionsOptions, type ConditionalOptions, type ProvidedValidators
 } from '../../plugins/index'
 import { conventionResponses } from '../../plugins/entries/openapi'
-import { formatHttpDate } from '../../lib/headers/http-date'
+import { formatHttpDate } from '../../packages/grammar/src/http-date'
 
 // Conformance fixture (test/fixtures/conditional-requests.md): current ETag "v2",
 // Last-Modified T; the stored time has a fraction of a second (case 15).

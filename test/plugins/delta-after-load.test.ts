@@ -2,7 +2,7 @@ import { test, type Test } from 'tap'
 import Fastify from 'fastify'
 import { Client } from 'undici'
 import { httpConventions, serverOptions } from '../../plugins/index'
-import { decode } from '../../lib/vcdiff/index'
+import { decode } from '../../packages/vcdiff/src/index'
 
 // docs/conventions.md (Delta encoding): a client that names a stored instance in
 // If-None-Match and lists vcdiff in A-IM gets a 226 whose body is the delta (RFC 3229 10.4.1).

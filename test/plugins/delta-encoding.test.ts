@@ -11,7 +11,7 @@ import {
 } from '../../plugins/index'
 import { conventionResponses } from '../../plugins/entries/openapi'
 import { MemoryInstanceStore, type InstanceStore } from '../../plugins/entries/stores'
-import { decode } from '../../lib/vcdiff/index'
+import { decode } from '../../packages/vcdiff/src/index'
 
 /** A document of `n` paragraphs of prose-like text (about 400 bytes each). */
 function article (n: number, seed = 1): string[] {

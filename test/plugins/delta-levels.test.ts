@@ -7,9 +7,9 @@ import { test } from 'tap'
 import Fastify from 'fastify'
 import { httpConventionsDeltaEncoding, serverOptions } from '../../plugins/index'
 import { MemoryInstanceStore } from '../../plugins/entries/stores'
-import { decode, encode, type EncodeOptions } from '../../lib/vcdiff/index'
+import { decode, encode, type EncodeOptions } from '../../packages/vcdiff/src/index'
 import { boot } from '../helpers/app'
-import { edit, text } from '../lib/vcdiff/fixtures/helpers'
+import { edit, text } from '../../packages/vcdiff/test/fixtures/helpers'
 
 const SLOW = 120_000
 const MiB = 1024 * 1024

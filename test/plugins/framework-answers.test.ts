@@ -15,7 +15,7 @@ import { once } from 'node:events'
 import { test, type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { httpConventions, serverOptions, type HttpConventionsOptions } from '../../plugins/index'
-import { parseHttpDate } from '../../lib/headers/http-date'
+import { parseHttpDate } from '../../packages/grammar/src/http-date'
 import { listen } from '../helpers/app'
 import { parseResponses, rawRequest, type RawResponse } from '../helpers/raw'
 

@@ -10,7 +10,7 @@ import { request as httpRequest } from 'node:http'
 import { buildApp, listen } from '../helpers/app'
 import { buildService } from '../../example/app'
 import { answer, authorization } from '../lib/auth/digest-client'
-import { REDACTED } from '../../lib/redact'
+import { REDACTED } from '../../packages/grammar/src/redact'
 import { serverOptions } from '../../plugins/index'
 
 const TOKEN = 'qTok-9f3a-SECRET-7731'

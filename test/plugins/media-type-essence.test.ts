@@ -5,7 +5,7 @@
  */
 import { test } from 'tap'
 import fc from 'fast-check'
-import * as mediaType from '../../lib/headers/media-type'
+import * as mediaType from '../../packages/grammar/src/media-type'
 import { isBareEssence } from '../../plugins/infrastructure/body-reader'
 import { buildApp } from '../helpers/app'
 

@@ -61,8 +61,14 @@ test('no internals: each pattern catches the reliance it is for, as it was once 
   }
 })
 
-test('no internals: plugins/ and lib/ reach Fastify, Node and other plugins only through public APIs, outside the adapter file', async (t) => {
-  const files = [...sources(join(ROOT, 'plugins')), ...sources(join(ROOT, 'lib'))]
+/** The sources of plugins/, lib/ and the packages (packages/<name>/src). */
+function ownSources (): string[] {
+  const packages = readdirSync(join(ROOT, 'packages')).map((name) => join(ROOT, 'packages', name, 'src'))
+  return [...sources(join(ROOT, 'plugins')), ...sources(join(ROOT, 'lib')), ...packages.flatMap((dir) => sources(dir))]
+}
+
+test('no internals: plugins/, lib/ and packages/ reach Fastify, Node and other plugins only through public APIs, outside the adapter file', async (t) => {
+  const files = ownSources()
   t.ok(files.length > 20, 'the sources were found')
   const found: string[] = []
   for (const file of files) {
@@ -120,7 +126,7 @@ test('docs/architecture.md (The kernel): the kernel knows no feature: plugins/ke
 })
 
 test('docs/architecture.md (Errors): one renderer: no file but lib/render.ts serializes an envelope, problem details or a rendering itself', async (t) => {
-  const files = [...sources(join(ROOT, 'plugins')), ...sources(join(ROOT, 'lib'))]
+  const files = ownSources()
   const found: string[] = []
   for (const file of files) {
     const rel = relative(ROOT, file).split('\\').join('/')

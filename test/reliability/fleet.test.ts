@@ -19,7 +19,7 @@ import { until } from '../helpers/until'
 import { peer } from '../helpers/peers'
 import { credentialsOf } from '../helpers/service'
 import { answer, authorization } from '../lib/auth/digest-client'
-import { decode } from '../../lib/vcdiff/index'
+import { decode } from '../../packages/vcdiff/src/index'
 import { ROOT, childEnv } from '../helpers/paths'
 
 const root = ROOT

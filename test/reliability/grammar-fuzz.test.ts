@@ -1,16 +1,16 @@
 /**
- * Property-based fuzzing of every header grammar in lib/headers (and the parsers built on
+ * Property-based fuzzing of every header grammar in packages/grammar (and the parsers built on
  * them): on arbitrary input they never throw, they stay linear, and format/parse
  * round-trips hold.
  */
 import { test } from 'tap'
 import fc from 'fast-check'
-import { parseEntityTag, parseEntityTagList, formatEntityTag, strongCompare } from '../../lib/headers/etag'
-import { parseHttpDate, formatHttpDate } from '../../lib/headers/http-date'
-import { parseMediaType } from '../../lib/headers/media-type'
-import { parseAccept, parseWeightedTokens, negotiateMediaType } from '../../lib/headers/qlist'
-import { parseAuthorization, formatChallenge } from '../../lib/headers/authorization'
-import { splitList, quoteString, parseQuotedString } from '../../lib/headers/tokens'
+import { parseEntityTag, parseEntityTagList, formatEntityTag, strongCompare } from '../../packages/grammar/src/etag'
+import { parseHttpDate, formatHttpDate } from '../../packages/grammar/src/http-date'
+import { parseMediaType } from '../../packages/grammar/src/media-type'
+import { parseAccept, parseWeightedTokens, negotiateMediaType } from '../../packages/grammar/src/qlist'
+import { parseAuthorization, formatChallenge } from '../../packages/grammar/src/authorization'
+import { splitList, quoteString, parseQuotedString } from '../../packages/grammar/src/tokens'
 import { parseConditions, evaluateParsed } from '../../lib/conditional'
 import { parseBasic } from '../../lib/auth/basic'
 import { parseBearer } from '../../lib/auth/bearer'

@@ -11,7 +11,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import type { ErrorFormat } from '../../../lib/render'
-import { parseAuthorization, type AuthorizationResult } from '../../../lib/headers/authorization'
+import { parseAuthorization, type AuthorizationResult } from '@http-conventions/grammar'
 import { basicChallenge } from '../../../lib/auth/basic'
 import { bearerChallenge } from '../../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../../lib/auth/digest'

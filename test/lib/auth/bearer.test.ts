@@ -1,7 +1,7 @@
 import { test } from 'tap'
 import fc from 'fast-check'
 import { parseBearer, bearerChallenge, isB64token, createBearerKeyMatcher } from '../../../lib/auth/bearer'
-import { parseAuthorization } from '../../../lib/headers/authorization'
+import { parseAuthorization } from '../../../packages/grammar/src/authorization'
 
 test('RFC 6750 2.1: credentials are "Bearer" 1*SP b64token', async (t) => {
   t.same(parseBearer('Bearer mF_9.B5f-4.1JqM'), { ok: true, token: 'mF_9.B5f-4.1JqM' }, 'the example of RFC 6750 2.1')

@@ -1,6 +1,6 @@
 // A minimal RFC 7616 client for the tests: answers a challenge written by createDigest.
 import { randomBytes } from 'node:crypto'
-import { parseAuthorization } from '../../../lib/headers/authorization'
+import { parseAuthorization } from '../../../packages/grammar/src/authorization'
 import { digestResponse, digestUserhash, type DigestAlgorithm, type DigestHash } from '../../../lib/auth/digest'
 
 export interface Answer {

@@ -7,10 +7,10 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type * as F from 'fastify'
-import type { HandlerRequest } from './infrastructure/shared'
+import type { HandlerRequest } from './services/shared'
 import { type Profile } from '../lib/profile'
-import { type ErrorFormat, type ErrorHandler } from './infrastructure/errors'
-import { configureContext, type ErrorFallback } from './infrastructure/suite'
+import { type ErrorFormat, type ErrorHandler } from './services/errors'
+import { configureContext, type ErrorFallback } from './host/suite'
 import { httpConventionsContentLength, type ContentLengthOptions, type ContentLengthRouteConfig } from './conventions/content-length'
 import { httpConventionsContentType, type ContentTypeOptions, type ContentTypeRouteConfig } from './conventions/content-type'
 import { httpConventionsValidation, type ValidationOptions } from './conventions/validation'
@@ -22,8 +22,8 @@ import { httpConventionsRedirect, type RedirectOptions, type RedirectRouteConfig
 import { httpConventionsResourcePolicy, type ResourcePolicyOptions, type ResourcePolicyRouteConfig } from './conventions/resource-policy'
 import { httpConventionsPrefer, type PreferOptions, type PreferRouteConfig } from './conventions/prefer'
 import { httpConventionsMethods, type MethodsOptions, type MethodsRouteConfig } from './conventions/methods'
-import { optionsChecker } from './infrastructure/options'
-import { httpConventionsOptionsSchema } from './entries/options'
+import { optionsChecker } from './services/options'
+import { httpConventionsOptionsSchema } from './umbrella-options'
 
 /** Options of the umbrella plugin: the profile, the error format and handler, and one section per convention plugin (`false` leaves it out). */
 export interface HttpConventionsOptions {
@@ -165,21 +165,21 @@ export default httpConventions
 // The root holds the plugins, their options and route config, the error catalogue and
 // serverOptions. Helpers live in subpaths of one subject each: /vcdiff, /client, /stores,
 // /openapi, /headers, /json-patch, /xml, /auth, /logging.
-export { httpConventionsErrors, sendConventionError, ERRORS_SCHEMA_ID } from './infrastructure/errors'
-export type { ErrorHandler, ErrorsOptions, ErrorFormat } from './infrastructure/errors'
+export { httpConventionsErrors, sendConventionError, ERRORS_SCHEMA_ID } from './services/errors'
+export type { ErrorHandler, ErrorsOptions, ErrorFormat } from './services/errors'
 export { httpConventionsContentLength } from './conventions/content-length'
 export type { ContentLengthOptions, ContentLengthRouteConfig } from './conventions/content-length'
 export { httpConventionsContentType } from './conventions/content-type'
 export type { ContentTypeOptions, ContentTypeRouteConfig, XmlConfig } from './conventions/content-type'
 export { httpConventionsValidation } from './conventions/validation'
-export { serverOptions } from './infrastructure/server-options'
+export { serverOptions } from './edge/server-options'
 export type { ValidationOptions } from './conventions/validation'
-export type { ServerOptions } from './infrastructure/server-options'
+export type { ServerOptions } from './edge/server-options'
 export { httpConventionsPatch } from './conventions/patch'
 export type { PatchOptions, PatchRouteConfig, PatchableResource, PatchFormat } from './conventions/patch'
 export { httpConventionsConditional } from './conventions/conditional'
 export type { ConditionalOptions, ConditionalRouteConfig, Preconditions, ProvidedValidators, ValidatorsProvider } from './conventions/conditional'
-export type { HandlerRequest, RouteRequest } from './infrastructure/shared'
+export type { HandlerRequest, RouteRequest } from './services/shared'
 export { httpConventionsDeltaEncoding } from './conventions/delta-encoding'
 export type { DeltaEncodingOptions, DeltaEncodingRouteConfig, DeltaEncodingRouteOptions, InstanceManipulation } from './conventions/delta-encoding'
 export { httpConventionsRedirect } from './conventions/redirect'
@@ -201,9 +201,9 @@ export {
 } from '../lib/errors'
 export type { ConventionError, ErrorEntry, Rendering } from '../lib/errors'
 // A convention of one's own (docs/adding-a-convention.md): declared to the pipeline, registered in a context.
-export { defineConvention, declareConvention, headerClaims, stepOrder, capability, SENT } from './infrastructure/suite'
+export { defineConvention, declareConvention, headerClaims, stepOrder, capability, SENT } from './host/suite'
 export type {
   ConventionDeclaration, StepDeclaration, HeaderDeclaration, Phase, RoutePhase, Convention, RouteCompiler, CheckStep, HookStep, PayloadCheck, PayloadStep,
   BodyStep, Next, PayloadNext, Provision, ConventionResponse, ResponseBody, StepOptions
-} from './infrastructure/suite'
+} from './host/suite'
 export type { Profile } from '../lib/profile'

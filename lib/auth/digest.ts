@@ -15,8 +15,8 @@ import {
   decodeExtValue, digestAlgorithmInfo as algorithmInfo, digestHex as H, digestResponseHex as responseHex, formatChallenge, isPrintableAscii, parseAuthorization,
   type DigestAlgorithm, type DigestAlgorithmInfo as AlgorithmInfo, type DigestHash, type ParseAuthorizationOptions
 } from '@http-conventions/grammar'
-import { MemoryNonceStore } from '../stores/memory-nonce'
-import { isGeneration, UNKNOWN_GENERATION, type NonceCountStore } from '../stores/nonce-store'
+import { MemoryNonceStore } from '../io/stores/memory-nonce'
+import { isGeneration, UNKNOWN_GENERATION, type NonceCountStore } from '../io/stores/nonce-store'
 
 // The credential computation both sides share (RFC 7616 3.4), for the server's users and tests.
 export { digestHash, digestHa1, digestUserhash, digestResponse, type DigestHash, type DigestAlgorithm, type DigestResponseInput } from '@http-conventions/grammar'

@@ -26,15 +26,15 @@ import {
 import { formatHttpDate, INVALID, normalizeEntityTag, parseHttpDate } from '@http-conventions/grammar'
 import { invalidOption, preconditionFailed, preconditionRequired, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
-import { writeError, type ErrorFormat } from '../infrastructure/errors'
+import { writeError, type ErrorFormat } from '../services/errors'
 import { prepareError, type PreparedError } from '../../lib/render'
-import { declareConvention, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
-import { isThenable, release, replacePayload, type RouteRequest } from '../infrastructure/shared'
-import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { kOutcome, kCurrent } from '../infrastructure/symbols'
-import { isNodeStream, readBounded, replay, type BoundedRead } from '../infrastructure/bounded-stream'
-import { defineConvention } from '../infrastructure/suite'
-import { PRECONDITIONS, VALIDATORS } from '../infrastructure/capabilities'
+import { declareConvention, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../host/suite'
+import { isThenable, release, replacePayload, type RouteRequest } from '../services/shared'
+import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../services/options'
+import { kOutcome, kCurrent } from '../services/symbols'
+import { isNodeStream, readBounded, replay, type BoundedRead } from '../services/bounded-stream'
+import { defineConvention } from '../host/suite'
+import { PRECONDITIONS, VALIDATORS } from '../services/capabilities'
 
 /** The validators a route's provider gives for the current state of its resource. */
 export interface ProvidedValidators {
@@ -701,7 +701,7 @@ function notModified (plan: RoutePlan, request: FastifyRequest, reply: FastifyRe
 function answerNotModified (s: Settings, request: FastifyRequest, reply: FastifyReply, header: string, current: Current, format: ErrorFormat | undefined): boolean {
   if (format === undefined) return false
   if (current.etag !== undefined) reply.header('etag', current.etag)
-  // Rendered as every error is (plugins/infrastructure/errors.ts, writeError): the format, Accept and Vary alike.
+  // Rendered as every error is (plugins/services/errors.ts, writeError): the format, Accept and Vary alike.
   reply.send(writeError(reply, header === 'If-None-Match' ? s.notModifiedEtag : s.notModifiedDate, format))
   return true
 }

@@ -2,7 +2,7 @@
  * Content-Length (docs/conventions.md, Content-Length): POST, PUT and PATCH need a valid Content-Length; a
  * body over the limit is refused from its declared length before any byte is read;
  * framing errors that Node's HTTP parser catches itself are answered with 411 too, by the
- * `clientErrorHandler` of `serverOptions` (plugins/infrastructure/framing.ts).
+ * `clientErrorHandler` of `serverOptions` (plugins/edge/framing.ts).
  *
  * Three parts: the options (validated at registration), a plan per route (pure data), and
  * the named hooks the plan selects. A GET or HEAD without a body runs one check (repeated
@@ -13,14 +13,14 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badFraming, contentTooLarge, lengthRequired, notImplemented, type ConventionError } from '../../lib/errors'
 import { profileDefaults, type Profile } from '../../lib/profile'
-import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
-import { declaresBody, hostLines } from '../infrastructure/shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
+import { declareConvention, type RouteCompiler } from '../host/suite'
+import { declaresBody, hostLines } from '../services/shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../services/options'
 import { continueRequestsOnFirstRead, lingerOnClose } from '../infrastructure/adapter'
-import { coalesceBody } from '../infrastructure/body-reader'
-import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../infrastructure/framing'
-import { answerAtServer } from '../infrastructure/server-answers'
-import { defineConvention } from '../infrastructure/suite'
+import { coalesceBody } from '../services/body-reader'
+import { behindClosing, isMisframed, markClosing, setFramingPolicy, trackBody } from '../edge/framing'
+import { answerAtServer } from '../edge/server-answers'
+import { defineConvention } from '../host/suite'
 
 /** Options of the Content-Length plugin (RFC 9110 8.6, 15.5.12): the body limit and the statuses of its refusals. */
 export interface ContentLengthOptions {
@@ -265,7 +265,7 @@ function compileRoute (c: RouteCompiler, s: Settings, hooks: Hooks): void {
   }
   c.check('preParsing', 'content-length', hooks.checkLength(limit))
   c.check('preValidation', 'content-length:framing', hooks.refuseMisframed)
-  // Bodies another parser reads are joined into blocks (plugins/infrastructure/body-reader.ts); only routes that read bodies.
+  // Bodies another parser reads are joined into blocks (plugins/services/body-reader.ts); only routes that read bodies.
   c.body('content-length:body', coalesceBody)
 }
 
@@ -291,7 +291,7 @@ function contentLengthPlugin (fastify: FastifyInstance, opts: ContentLengthOptio
   // reads nothing, so its answer is the final status the client waits for, and the client
   // does not send the body (plugins/infrastructure/adapter.ts).
   continueRequestsOnFirstRead(fastify.server as unknown as Server)
-  // RFC 9112 2.3 / 3.2, RFC 9110 10.1.1: the answers written before Fastify routes a request (plugins/infrastructure/server-answers.ts).
+  // RFC 9112 2.3 / 3.2, RFC 9110 10.1.1: the answers written before Fastify routes a request (plugins/edge/server-answers.ts).
   answerAtServer(fastify)
   done()
 }

@@ -12,12 +12,12 @@ import { DEFAULT_JSON_MAX_DEPTH, parseJsonBuffer } from '../../lib/json-body'
 import { isTextual, isUtf8Charset, negotiateMediaType, parseMediaType } from '@http-conventions/grammar'
 import { DEFAULT_XML_MAX_ELEMENTS, jsonToXml, parseXmlBody, xmlReader, type JsonSchemaLike } from '../../lib/xml'
 import { type Profile } from '../../lib/profile'
-import { declareConvention, type PayloadNext, type RouteCompiler } from '../infrastructure/suite'
-import { requestMediaType, useRequestMediaType } from '../infrastructure/media-type'
-import { addVary, declaresBody } from '../infrastructure/shared'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { isBareEssence, readBody, setSuiteParser, type BodyStream, type Done } from '../infrastructure/body-reader'
-import { defineConvention } from '../infrastructure/suite'
+import { declareConvention, type PayloadNext, type RouteCompiler } from '../host/suite'
+import { requestMediaType, useRequestMediaType } from '../services/media-type'
+import { addVary, declaresBody } from '../services/shared'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../services/options'
+import { isBareEssence, readBody, setSuiteParser, type BodyStream, type Done } from '../services/body-reader'
+import { defineConvention } from '../host/suite'
 
 /** How a route's JSON answers are written as XML: the root element and the names of array items. */
 export interface XmlConfig {

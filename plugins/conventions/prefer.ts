@@ -11,10 +11,10 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { prefersMinimal } from '../../lib/prefer'
-import { declareConvention, type RouteCompiler } from '../infrastructure/suite'
-import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { addVary, replacePayload } from '../infrastructure/shared'
-import { defineConvention } from '../infrastructure/suite'
+import { declareConvention, type RouteCompiler } from '../host/suite'
+import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../services/options'
+import { addVary, replacePayload } from '../services/shared'
+import { defineConvention } from '../host/suite'
 
 const PLUGIN = 'fastify-http-conventions-prefer'
 

@@ -7,11 +7,11 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { compileRules, formatLocation, rulesForRoute, type RedirectRule, type Redirector } from '../../lib/redirect'
-import { addUnroutedStep, contextHeaders, declareConvention, SENT, type RouteCompiler } from '../infrastructure/suite'
-import { declaresBody } from '../infrastructure/shared'
-import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { markClosing } from '../infrastructure/framing'
-import { defineConvention } from '../infrastructure/suite'
+import { addUnroutedStep, contextHeaders, declareConvention, SENT, type RouteCompiler } from '../host/suite'
+import { declaresBody } from '../services/shared'
+import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../services/options'
+import { markClosing } from '../edge/framing'
+import { defineConvention } from '../host/suite'
 
 export type { RedirectMatch, RedirectRule } from '../../lib/redirect'
 

@@ -17,9 +17,9 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { addUnroutedStep, declareConvention, type RouteCompiler } from '../infrastructure/suite'
-import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
-import { defineConvention } from '../infrastructure/suite'
+import { addUnroutedStep, declareConvention, type RouteCompiler } from '../host/suite'
+import { MESSAGE, optionsChecker, routeConfigChecker, WHERE_KEY } from '../services/options'
+import { defineConvention } from '../host/suite'
 
 /** Fetch standard: the values of Cross-Origin-Resource-Policy (case-sensitive tokens). */
 export type ResourcePolicy = 'same-origin' | 'same-site' | 'cross-origin'

@@ -7,11 +7,11 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { invalidOption } from '../../lib/errors'
-import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../infrastructure/options'
+import { MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../services/options'
 import { type Profile } from '../../lib/profile'
-import { declareConvention } from '../infrastructure/suite'
-import { isSuiteValidatorCompiler, serverOptionsProblem } from '../infrastructure/server-options'
-import { defineConvention } from '../infrastructure/suite'
+import { declareConvention } from '../host/suite'
+import { isSuiteValidatorCompiler, serverOptionsProblem } from '../edge/server-options'
+import { defineConvention } from '../host/suite'
 
 /** Options of the Validation plugin (422 with every problem). */
 export interface ValidationOptions {

@@ -7,5 +7,5 @@
 export {
   conventionsOpenApiTransform, conventionsOpenApiTransformObject, withConventionResponses, conventionResponses, recordResponse,
   conventionSuccessHeaders, recordSuccessHeaders, conventionAnswerHeaders, recordAnswerHeader, conventionSecurity, recordSecurity, conventionSecuritySchemes, conventionSecurityDefinitions
-} from '../infrastructure/openapi'
-export type { ConventionResponse, ConventionSecurity, DocumentFormat, HeaderSchema, ResponseBody } from '../infrastructure/openapi'
+} from '../services/openapi'
+export type { ConventionResponse, ConventionSecurity, DocumentFormat, HeaderSchema, ResponseBody } from '../services/openapi'

@@ -5,13 +5,13 @@
  *
  * @module fastify-http-conventions/stores
  */
-export { MemoryInstanceStore } from '../../lib/stores/instance-memory'
-export type { MemoryInstanceStoreOptions } from '../../lib/stores/instance-memory'
-export { RedisInstanceStore } from '../../lib/stores/instance-redis'
-export type { RedisInstanceStoreOptions, RedisBufferClient } from '../../lib/stores/instance-redis'
-export type { InstanceStore } from '../../lib/stores/instance-store'
-export { MemoryNonceStore } from '../../lib/stores/memory-nonce'
-export type { MemoryNonceStoreOptions } from '../../lib/stores/memory-nonce'
-export { RedisNonceStore } from '../../lib/stores/redis-nonce'
-export type { RedisNonceStoreOptions, RedisScriptClient } from '../../lib/stores/redis-nonce'
-export type { NonceCountStore } from '../../lib/stores/nonce-store'
+export { MemoryInstanceStore } from '../../lib/io/stores/instance-memory'
+export type { MemoryInstanceStoreOptions } from '../../lib/io/stores/instance-memory'
+export { RedisInstanceStore } from '../../lib/io/stores/instance-redis'
+export type { RedisInstanceStoreOptions, RedisBufferClient } from '../../lib/io/stores/instance-redis'
+export type { InstanceStore } from '../../lib/io/stores/instance-store'
+export { MemoryNonceStore } from '../../lib/io/stores/memory-nonce'
+export type { MemoryNonceStoreOptions } from '../../lib/io/stores/memory-nonce'
+export { RedisNonceStore } from '../../lib/io/stores/redis-nonce'
+export type { RedisNonceStoreOptions, RedisScriptClient } from '../../lib/io/stores/redis-nonce'
+export type { NonceCountStore } from '../../lib/io/stores/nonce-store'

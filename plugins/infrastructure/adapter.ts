@@ -232,7 +232,7 @@ export function hasOnlyFastifysErrorHandler (instance: FastifyInstance): boolean
 }
 
 /**
- * The object an app's Ajv state is kept under (plugins/infrastructure/schema-check.ts: its
+ * The object an app's Ajv state is kept under (plugins/services/schema-check.ts: its
  * schema checkers and its pool of compilers): the `ajv` options Fastify hands the validator
  * compiler builder of each context, the same object for every context of one app.
  *

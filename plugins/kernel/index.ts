@@ -12,7 +12,7 @@
  *   `ready()` those of contexts made before it, on each request (the guard) those declared
  *   before it.
  * - It knows no feature: what consumes its records (error handling, OpenAPI) is given to it
- *   as extensions of its host (`KernelHost`, plugins/infrastructure/suite.ts), and it imports
+ *   as extensions of its host (`KernelHost`, plugins/host/suite.ts), and it imports
  *   nothing but its own files, lib/ and Fastify's types.
  */
 import type { FastifyInstance } from 'fastify'

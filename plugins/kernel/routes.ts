@@ -1,4 +1,4 @@
-/** How the kernel reads a route's options (plugins/infrastructure/shared.ts hands them on to the plugins). */
+/** How the kernel reads a route's options (plugins/services/shared.ts hands them on to the plugins). */
 
 /** A route's hook option (undefined, one function, or an array) as an array. */
 export function asArray (hooks: unknown): unknown[] {

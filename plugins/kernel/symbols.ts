@@ -1,4 +1,4 @@
-/** The symbols the kernel puts on Fastify's objects (plugins/infrastructure/symbols.ts lists them with the others). */
+/** The symbols the kernel puts on Fastify's objects (plugins/services/symbols.ts lists them with the others). */
 /** On the root (a decorator): the app's state (records of compiled routes, boot problems). */
 export const kApp = Symbol('http-conventions.app')
 /** On every context (a decorator, replaced in each new context by onRegister): its node. */

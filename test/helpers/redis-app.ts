@@ -9,8 +9,8 @@ import { buildApp } from './app'
 import { peer } from './peers'
 import { startRedis, type RedisServer } from './redis'
 import { answer, authorization } from '../lib/auth/digest-client'
-import { RedisInstanceStore } from '../../lib/stores/instance-redis'
-import { RedisNonceStore } from '../../lib/stores/redis-nonce'
+import { RedisInstanceStore } from '../../lib/io/stores/instance-redis'
+import { RedisNonceStore } from '../../lib/io/stores/redis-nonce'
 
 export async function redisStoresApp (t: Test, redis: Redis, realm: string): Promise<FastifyInstance> {
   const a = await buildApp({

@@ -23,7 +23,7 @@ import { unprocessable } from '../../lib/errors'
 import { encode } from '../../packages/vcdiff/src/index'
 import { DeltaClient } from '../../packages/client/src/delta-client'
 import { createConventionsClient } from '../../packages/client/src/client'
-import { MemoryInstanceStore } from '../../lib/stores/instance-memory'
+import { MemoryInstanceStore } from '../../lib/io/stores/instance-memory'
 import { redactUrl } from '../../packages/grammar/src/redact'
 import { ROOT as REPO, childEnv } from '../helpers/paths'
 

@@ -150,7 +150,7 @@ test('a string sent on a reply with its own serializer keeps the JSON Content-Ty
 })
 
 test('Fastify hands the validator compiler builder of every context of one app the same ajv options object, and another app another', async (t) => {
-  // How the suite keeps one schema checker and one pool of Ajv compilers per app (plugins/infrastructure/schema-check.ts).
+  // How the suite keeps one schema checker and one pool of Ajv compilers per app (plugins/services/schema-check.ts).
   const seen: Array<[string, object]> = []
   function serverWith (name: string) {
     return Fastify({
@@ -220,7 +220,7 @@ test('RFC 9112 9.6: the lingering socket reads and discards until the client clo
 })
 
 test('Fastify\'s request handler is the one \'request\' listener of the server Fastify() made; gateRequests stands in front of it', async (t) => {
-  // How the answers written before a route runs (plugins/infrastructure/server-answers.ts) keep a request from Fastify's router.
+  // How the answers written before a route runs (plugins/edge/server-answers.ts) keep a request from Fastify's router.
   const app = Fastify()
   app.get('/x', async () => 'routed')
   t.equal(app.server.listeners('request').length, 1, 'one listener: Fastify\'s handler')
@@ -360,7 +360,7 @@ test('RFC 9110 10.1.1: a request a \'checkContinue\' listener emits on \'request
 })
 
 test('Node emits \'checkExpectation\' for an Expect other than 100-continue, after its Host check; answerExpectations answers it unless the app listens', async (t) => {
-  // How the suite answers 417 in its own rendering (plugins/infrastructure/server-answers.ts).
+  // How the suite answers 417 in its own rendering (plugins/edge/server-answers.ts).
   const server = http.createServer((_request, response) => { response.end('routed') })
   answerExpectations(server, (request, response) => {
     const body = `refused ${request.headers.expect ?? ''}`
@@ -397,7 +397,7 @@ test('@fastify/cors declares its preflight route as OPTIONS * (kept as /*) besid
 })
 
 test('Fastify\'s default error handler writes { statusCode, code, error, message } and nothing else, a string in onSend; readFastifyErrorBody reads it back', async (t) => {
-  // How the suite finds, in onSend, its own error that an app's handler passed on to Fastify's (plugins/infrastructure/errors.ts).
+  // How the suite finds, in onSend, its own error that an app's handler passed on to Fastify's (plugins/services/errors.ts).
   const app = Fastify({ logger: false })
   t.teardown(() => app.close())
   const payloads: unknown[] = []

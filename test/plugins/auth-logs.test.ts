@@ -6,7 +6,7 @@ import { test } from 'tap'
 import { buildApp, listen } from '../helpers/app'
 import { rawRequest } from '../helpers/raw'
 import { answer, authorization } from '../lib/auth/digest-client'
-import type { NonceCountStore } from '../../lib/stores/nonce-store'
+import type { NonceCountStore } from '../../lib/io/stores/nonce-store'
 
 const PASSWORD = 'S3cret-Passw0rd-zq'
 const TOKEN = 'tok-SECRET-4711-zq'

@@ -13,7 +13,7 @@ import {
 } from '../../plugins/index'
 import { conventionResponses } from '../../plugins/entries/openapi'
 import { MemoryNonceStore } from '../../plugins/entries/stores'
-import type { NonceCountStore } from '../../lib/stores/nonce-store'
+import type { NonceCountStore } from '../../lib/io/stores/nonce-store'
 import { digestHa1 } from '../../lib/auth/digest'
 
 const SECRET = 'plugin-test-secret-plugin-test-secret!!'

@@ -4,7 +4,7 @@ import { boot, buildApp } from '../helpers/app'
 import {
   httpConventions, httpConventionsErrors, unprocessable, preconditionFailed, preconditionRequired, unauthorized, forbidden, sendConventionError, isConventionError, ERRORS_SCHEMA_ID, serverOptions
 } from '../../plugins/index'
-import { fromFastifyError } from '../../plugins/infrastructure/errors'
+import { fromFastifyError } from '../../plugins/services/errors'
 import { recordResponse, conventionResponses, conventionsOpenApiTransform } from '../../plugins/entries/openapi'
 
 test('conventions (Validation errors): a service raises its own 422 through the envelope with one call', async (t) => {

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import Fastify from 'fastify'
 import { httpConventions, serverOptions } from '../../plugins/index'
-import { answerFramingError, trackBody } from '../../plugins/infrastructure/framing'
+import { answerFramingError, trackBody } from '../../plugins/edge/framing'
 
 /** A socket that records what is written to it. */
 function socket (): Socket & { written: string } {

@@ -6,7 +6,7 @@ import { test } from 'tap'
 import Fastify from 'fastify'
 import { httpConventions, serverOptions } from '../../plugins/index'
 import { listen } from '../helpers/app'
-import { ALL_ERRORS_MAX_VALUES } from '../../plugins/infrastructure/server-options'
+import { ALL_ERRORS_MAX_VALUES } from '../../plugins/edge/server-options'
 
 async function app () {
   const a = Fastify({ ...serverOptions, bodyLimit: 1 << 20 })

@@ -10,7 +10,7 @@
 import { test } from 'tap'
 import fc from 'fast-check'
 import Fastify from 'fastify'
-import { declareConvention, defineConvention } from '../../plugins/infrastructure/suite'
+import { declareConvention, defineConvention } from '../../plugins/host/suite'
 import { SENT, type CheckStep, type HookStep, type PayloadCheck, type PayloadStep, type RouteCompiler } from '../../plugins/kernel/types'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0) || 20261207

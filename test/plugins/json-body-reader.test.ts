@@ -2,7 +2,7 @@ import { test } from 'tap'
 import { PassThrough, Readable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../helpers/app'
-import { readBody, setSuiteParser, type BodyStream, type Done } from '../../plugins/infrastructure/body-reader'
+import { readBody, setSuiteParser, type BodyStream, type Done } from '../../plugins/services/body-reader'
 
 // The JSON parser reads the body itself (no copy of a one-chunk body); every refusal must be
 // the one Fastify's own reader gives. The oracle: the same app with the suite's Content-Type

@@ -6,7 +6,7 @@
 import { test } from 'tap'
 import fc from 'fast-check'
 import * as mediaType from '../../packages/grammar/src/media-type'
-import { isBareEssence } from '../../plugins/infrastructure/body-reader'
+import { isBareEssence } from '../../plugins/services/body-reader'
 import { buildApp } from '../helpers/app'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 200

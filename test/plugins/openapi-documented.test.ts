@@ -12,7 +12,7 @@ import {
   conventionsOpenApiTransform, conventionResponses, conventionSuccessHeaders, conventionsOpenApiTransformObject, recordResponse, recordSuccessHeaders, withConventionResponses,
   recordAnswerHeader, conventionAnswerHeaders
 } from '../../plugins/entries/openapi'
-import { recordErrorMedia, type ErrorMedia } from '../../plugins/infrastructure/openapi'
+import { recordErrorMedia, type ErrorMedia } from '../../plugins/services/openapi'
 
 const route = (extra: Partial<RouteOptions> = {}): RouteOptions => ({ method: 'GET', url: '/x', handler: async () => 'x', config: {}, ...extra }) as RouteOptions
 

@@ -15,7 +15,7 @@ import { httpConventions, serverOptions } from '../../plugins/index'
 import {
   conventionsOpenApiTransform, conventionSecurity, conventionSecuritySchemes, recordResponse, recordSecurity, withConventionResponses
 } from '../../plugins/entries/openapi'
-import { conventionSecurityDefinitions } from '../../plugins/infrastructure/openapi'
+import { conventionSecurityDefinitions } from '../../plugins/services/openapi'
 
 type Json = Record<string, any>
 

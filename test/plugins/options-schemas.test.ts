@@ -1,5 +1,5 @@
 /**
- * Every plugin's registration options are checked against one JSON Schema (plugins/infrastructure/options.ts):
+ * Every plugin's registration options are checked against one JSON Schema (plugins/services/options.ts):
  * the schemas compile under Ajv's strict mode, and each plugin refuses an unknown option and
  * an option of the wrong type at registration with FST_HTTP_CONVENTIONS_INVALID_OPTION and a
  * message naming the option.
@@ -8,7 +8,7 @@ import { test } from 'tap'
 import Fastify, { type FastifyPluginCallback } from 'fastify'
 import Ajv from 'ajv'
 import { boot, buildApp } from '../helpers/app'
-import { AJV_OPTIONS, MESSAGE, optionsChecker, optionsMessage, PROFILE_SCHEMA } from '../../plugins/infrastructure/options'
+import { AJV_OPTIONS, MESSAGE, optionsChecker, optionsMessage, PROFILE_SCHEMA } from '../../plugins/services/options'
 import { httpConventions } from '../../plugins/index'
 import {
   authRouteConfigSchema, conditionalRouteConfigSchema, contentLengthRouteConfigSchema, contentTypeRouteConfigSchema, deltaEncodingRouteConfigSchema,

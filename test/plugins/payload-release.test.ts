@@ -19,7 +19,7 @@ import fc from 'fast-check'
 import { buildApp, listen } from '../helpers/app'
 import { until } from '../helpers/until'
 import type { HttpConventionsOptions } from '../../plugins/index'
-import { replacePayload } from '../../plugins/infrastructure/shared'
+import { replacePayload } from '../../plugins/services/shared'
 
 const ETAG = '"v1"'
 

@@ -6,7 +6,7 @@
  */
 import { test } from 'tap'
 import { buildApp } from '../helpers/app'
-import { kPassedOn } from '../../plugins/infrastructure/symbols'
+import { kPassedOn } from '../../plugins/services/symbols'
 import { unprocessable } from '../../plugins/index'
 
 test('docs/architecture.md (Errors): the passed-on mark is a reply decorator, null on every reply until an error is passed on, null again once answered', async (t) => {

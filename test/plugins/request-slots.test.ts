@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fc from 'fast-check'
 import { buildApp } from '../helpers/app'
 import { httpConventionsConditional } from '../../plugins/index'
-import { kCurrent, kLoaded, kOutcome, REQUEST_SLOTS } from '../../plugins/infrastructure/symbols'
+import { kCurrent, kLoaded, kOutcome, REQUEST_SLOTS } from '../../plugins/services/symbols'
 
 type Slots = Record<symbol, unknown>
 

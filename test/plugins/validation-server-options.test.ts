@@ -6,7 +6,7 @@ import { test } from 'tap'
 import Fastify from 'fastify'
 import { boot } from '../helpers/app'
 import { httpConventions, httpConventionsValidation, serverOptions } from '../../plugins/index'
-import { serverOptionsProblem } from '../../plugins/infrastructure/server-options'
+import { serverOptionsProblem } from '../../plugins/edge/server-options'
 
 const REFUSED = { code: 'FST_HTTP_CONVENTIONS_INVALID_OPTION', message: /made without the suite's server options.*Pass the exported serverOptions to Fastify\(\)/ }
 

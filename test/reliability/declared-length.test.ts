@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { buildApp, listen } from '../helpers/app'
 import { parseResponses, type RawResponse } from '../helpers/raw'
 import { until } from '../helpers/until'
-import { CoalescedBody, readBody, setSuiteParser, type BodyStream, type Done } from '../../plugins/infrastructure/body-reader'
+import { CoalescedBody, readBody, setSuiteParser, type BodyStream, type Done } from '../../plugins/services/body-reader'
 import type { Allocate } from '../../lib/json-body'
 
 setFlagsFromString('--expose-gc')

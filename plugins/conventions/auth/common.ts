@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { invalidOption } from '../../../lib/errors'
-import { isThenable } from '../../infrastructure/shared'
+import { isThenable } from '../../services/shared'
 
 /**
  * The schemes a route may accept: the three HTTP schemes, and `app`, the app's own

@@ -10,10 +10,10 @@ import {
   createDigest, digestUserhash, type Digest, type DigestAlgorithm, type DigestHash,
   type DigestOptions, type DigestUserLookup, type DigestUserQuery, type DigestUserRecord
 } from '../../../lib/auth/digest'
-import { MemoryNonceStore } from '../../../lib/stores/memory-nonce'
-import { UNKNOWN_GENERATION, type NonceCountStore } from '../../../lib/stores/nonce-store'
+import { MemoryNonceStore } from '../../../lib/io/stores/memory-nonce'
+import { UNKNOWN_GENERATION, type NonceCountStore } from '../../../lib/io/stores/nonce-store'
 import { invalidOption } from '../../../lib/errors'
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../../../lib/stores/deadline'
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../../../lib/io/stores/deadline'
 import {
   asRefusal, fail, notPrincipal, runtimeScopes, scopeList, userTable, WHERE,
   type AuthUser, type Credentials, type Outcome, type SchemeAdapter

@@ -4,7 +4,7 @@
  * (after every onRequest hook of the app, before any byte of the body is read), so that an
  * unauthenticated body is never parsed. Routes opt in with `config.auth`; a global
  * default protects every route. Every refusal is an error (401, or 403 for lacking
- * scope under rfc9110) that the suite's one writer renders (plugins/infrastructure/errors.ts)
+ * scope under rfc9110) that the suite's one writer renders (plugins/services/errors.ts)
  * with one `WWW-Authenticate` line per challenge: a small HTML page, or the route's JSON
  * error body for a client whose Accept prefers JSON. Handlers read `request.principal`.
  */
@@ -17,17 +17,17 @@ import { bearerChallenge } from '../../../lib/auth/bearer'
 import type { DigestAlgorithm } from '../../../lib/auth/digest'
 import { forbidden, invalidOption, serviceUnavailable, unauthorized, type ConventionError } from '../../../lib/errors'
 import { profileDefaults, type Profile } from '../../../lib/profile'
-import { declareConvention, type RouteCompiler } from '../../infrastructure/suite'
-import { writeError } from '../../infrastructure/errors'
+import { declareConvention, type RouteCompiler } from '../../host/suite'
+import { writeError } from '../../services/errors'
 import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { isThenable, methodsOf, replacePayload, routeWhere } from '../../infrastructure/shared'
-import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../../infrastructure/options'
-import { MAX_STORE_TIMEOUT_MS } from '../../../lib/stores/deadline'
-import { defineConvention } from '../../infrastructure/suite'
-import { AUTHENTICATED } from '../../infrastructure/capabilities'
+import { isThenable, methodsOf, replacePayload, routeWhere } from '../../services/shared'
+import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../../services/options'
+import { MAX_STORE_TIMEOUT_MS } from '../../../lib/io/stores/deadline'
+import { defineConvention } from '../../host/suite'
+import { AUTHENTICATED } from '../../services/capabilities'
 
 /** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
 defineConvention({

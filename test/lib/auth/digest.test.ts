@@ -5,7 +5,7 @@ import {
   createDigest, digestResponse, digestUserhash, digestHa1, digestHash,
   type DigestUserLookup, type DigestAlgorithm, type DigestOptions
 } from '../../../lib/auth/digest'
-import { MemoryNonceStore } from '../../../lib/stores/memory-nonce'
+import { MemoryNonceStore } from '../../../lib/io/stores/memory-nonce'
 import { answer, authorization, challengeParams } from './digest-client'
 
 const SECRET = 'a-test-secret-that-is-long-enough-32+'

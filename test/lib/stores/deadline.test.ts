@@ -3,7 +3,7 @@
 // little; what they prove does not depend on the machine's speed (a never-settling promise
 // loses to any deadline).
 import { test } from 'tap'
-import { checkTimeout, StoreTimeoutError, withDeadline } from '../../../lib/stores/deadline'
+import { checkTimeout, StoreTimeoutError, withDeadline } from '../../../lib/io/stores/deadline'
 
 test('a store operation that never settles fails with StoreTimeoutError naming what and how long', async (t) => {
   const alive = setInterval(() => {}, 1000)

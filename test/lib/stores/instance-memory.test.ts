@@ -1,6 +1,6 @@
 import { test } from 'tap'
-import { MemoryInstanceStore, ENTRY_OVERHEAD } from '../../../lib/stores/instance-memory'
-import { DEFAULT_INSTANCE_STORE_BYTES } from '../../../lib/stores/instance-store'
+import { MemoryInstanceStore, ENTRY_OVERHEAD } from '../../../lib/io/stores/instance-memory'
+import { DEFAULT_INSTANCE_STORE_BYTES } from '../../../lib/io/stores/instance-store'
 
 test('an instance is kept by key, as a copy of its own', async (t) => {
   const store = new MemoryInstanceStore()

@@ -2,7 +2,7 @@
 // store's behaviour against a real redis-server is in instance-redis.test.ts; these rows hold
 // on a machine with only Node.
 import { test } from 'tap'
-import { RedisInstanceStore, DEFAULT_REDIS_INSTANCE_TTL_MS, type RedisBufferClient } from '../../../lib/stores/instance-redis'
+import { RedisInstanceStore, DEFAULT_REDIS_INSTANCE_TTL_MS, type RedisBufferClient } from '../../../lib/io/stores/instance-redis'
 
 function client (answers: Partial<RedisBufferClient> = {}): { client: RedisBufferClient, calls: unknown[][] } {
   const calls: unknown[][] = []

@@ -1,7 +1,7 @@
 import { test } from 'tap'
 import fc from 'fast-check'
-import { MemoryNonceStore } from '../../../lib/stores/memory-nonce'
-import { checkWindow, MAX_NONCE_COUNT } from '../../../lib/stores/nonce-store'
+import { MemoryNonceStore } from '../../../lib/io/stores/memory-nonce'
+import { checkWindow, MAX_NONCE_COUNT } from '../../../lib/io/stores/nonce-store'
 
 const TTL = 300_000
 

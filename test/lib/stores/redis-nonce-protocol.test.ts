@@ -2,7 +2,7 @@
 // script's semantics are proven against a real redis-server in redis-nonce.test.ts; these
 // rows hold on a machine with only Node.
 import { test } from 'tap'
-import { RedisNonceStore, type RedisScriptClient } from '../../../lib/stores/redis-nonce'
+import { RedisNonceStore, type RedisScriptClient } from '../../../lib/io/stores/redis-nonce'
 
 type Call = [string, ...unknown[]]
 

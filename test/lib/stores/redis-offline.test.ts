@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import { startRedis } from '../../helpers/redis'
 import { until } from '../../helpers/until'
 import { digestStatus, plainRedis, redisStoresApp } from '../../helpers/redis-app'
-import { MAX_OFFLINE_COMMANDS, MAX_STARTING_COMMANDS, OfflineGate, StoreUnavailableError } from '../../../lib/stores/offline'
+import { MAX_OFFLINE_COMMANDS, MAX_STARTING_COMMANDS, OfflineGate, StoreUnavailableError } from '../../../lib/io/stores/offline'
 
 async function app (t: Test, redis: Redis): Promise<FastifyInstance> {
   return await redisStoresApp(t, redis, 'offline')

@@ -112,7 +112,7 @@ export function recordErrorMedia (route: RouteOptions, media: ErrorMedia): void 
 
 /**
  * The OpenAPI records, as the kernel's extension: the responses conventions document for a
- * route (`c.respond`), and how its errors[] bodies are written (plugins/infrastructure/errors.ts,
+ * route (`c.respond`), and how its errors[] bodies are written (plugins/services/errors.ts,
  * formatFor).
  */
 export const openapiExtension: KernelExtension = {
@@ -279,7 +279,7 @@ const ENVELOPES: Record<ErrorMedia, Array<[string, Json]>> = {
 
 function bodyTypes (body: Exclude<ResponseBody, 'none'>, media: ErrorMedia): Array<[string, Json]> {
   if (body === 'envelope') return ENVELOPES[media]
-  // An HTML error (401, 403, 503) is the route's JSON error body to a client that prefers JSON (plugins/infrastructure/errors.ts).
+  // An HTML error (401, 403, 503) is the route's JSON error body to a client that prefers JSON (plugins/services/errors.ts).
   return body === 'text' ? [['text/plain', { type: 'string' }]] : [['text/html', { type: 'string' }], ...ENVELOPES[media]]
 }
 

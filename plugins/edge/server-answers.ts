@@ -9,10 +9,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { badFraming, expectationFailed, headersTooLarge, httpVersionNotSupported, logEntryOf, misconfigured, requestTimeout, type ConventionError } from '../../lib/errors'
 import { profileDefaults } from '../../lib/profile'
 import { reasonPhrase, renderError } from '../../lib/render'
-import { fromFastifyError, logConventionError, rawResponse, sendConventionError } from './errors'
+import { fromFastifyError, logConventionError, rawResponse, sendConventionError } from '../services/errors'
 import { contextHeaders, formatOf, nearest, nodeOf } from '../kernel/index'
-import { answerExpectations, gateRequests, isGated, lingerOnClose, refusedMajorVersion, takeOverHostCheck } from './adapter'
-import { declaresBody, hostLines } from './shared'
+import { answerExpectations, gateRequests, isGated, lingerOnClose, refusedMajorVersion, takeOverHostCheck } from '../infrastructure/adapter'
+import { declaresBody, hostLines } from '../services/shared'
 
 /**
  * Fastify's `frameworkErrors`: a request its router refused before any route or hook (a path

@@ -11,14 +11,14 @@
  * `set(key, value, 'PX', ms)` will do. Every call is bounded by `timeoutMs`, so a Redis
  * that is down or slow costs a request at most that long; the plugin then answers without
  * a delta. While ioredis is not connected, the store leaves at most one command in its
- * offline queue and fails the others at once (lib/stores/offline.ts).
+ * offline queue and fails the others at once (lib/io/stores/offline.ts).
  */
 import { createHash } from 'node:crypto'
 import { checkByteCount, checkTtl, DEFAULT_MAX_INSTANCE_BYTES, type InstanceStore } from './instance-store'
 import { checkTimeout, withDeadline } from './deadline'
 import { OfflineGate, type ConnectionStatus } from './offline'
 
-/** The part of an ioredis client this adapter uses (its `status` when it has one: lib/stores/offline.ts). */
+/** The part of an ioredis client this adapter uses (its `status` when it has one: lib/io/stores/offline.ts). */
 export interface RedisBufferClient extends ConnectionStatus {
   getBuffer: (key: string) => Promise<Buffer | null>
   set: (key: string, value: Buffer, mode: 'PX', ms: number) => Promise<unknown>

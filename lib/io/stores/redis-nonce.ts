@@ -24,7 +24,7 @@
  * Every call is bounded by `timeoutMs` (default 1 s): a Redis that is down, or that
  * accepts and never answers, costs a request at most that long; the auth plugin then
  * refuses the request (fail closed). While ioredis is not connected, the store leaves at most
- * one command in its offline queue and fails the others at once (lib/stores/offline.ts).
+ * one command in its offline queue and fails the others at once (lib/io/stores/offline.ts).
  *
  * The client is passed in by the caller: any object with ioredis's
  * `eval(script, numkeys, ...args)` (and optionally `evalsha`) will do.
@@ -36,7 +36,7 @@ import {
 import { checkTimeout, DEFAULT_STORE_TIMEOUT_MS, withDeadline } from './deadline'
 import { OfflineGate, type ConnectionStatus } from './offline'
 
-/** The part of an ioredis client this adapter uses (its `status` when it has one: lib/stores/offline.ts). */
+/** The part of an ioredis client this adapter uses (its `status` when it has one: lib/io/stores/offline.ts). */
 export interface RedisScriptClient extends ConnectionStatus {
   eval: (script: string, numkeys: number, ...args: Array<string | number>) => Promise<unknown>
   evalsha?: (sha1: string, numkeys: number, ...args: Array<string | number>) => Promise<unknown>

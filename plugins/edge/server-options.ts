@@ -10,9 +10,9 @@ import { LogController, type FastifyError, type FastifyInstance, type FastifyRep
 import { createUrlRedactor } from '@http-conventions/grammar'
 import { answerFrameworkError } from './server-answers'
 import { answerFramingError } from './framing'
-import { installedClientErrorHandler, isRouterRefusal } from './adapter'
+import { installedClientErrorHandler, isRouterRefusal } from '../infrastructure/adapter'
 import { contextHeaders } from '../kernel/index'
-import { buildChecked, checkersOf, compilerPoolOf } from './schema-check'
+import { buildChecked, checkersOf, compilerPoolOf } from '../services/schema-check'
 
 type RouteCompile = (route: { httpPart?: string, schema?: unknown }) => unknown
 

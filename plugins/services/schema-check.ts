@@ -17,7 +17,7 @@
  */
 
 import AjvCompiler from '@fastify/ajv-compiler'
-import { ajvStateKey } from './adapter'
+import { ajvStateKey } from '../infrastructure/adapter'
 
 /** The part of an Ajv instance used to check a schema against its meta-schema. */
 interface SchemaChecker {

@@ -4,7 +4,7 @@
  * sees a request.
  *
  * Nothing here is installed on the server by a plugin. The server-level part is
- * `answerFramingError`, the `clientErrorHandler` of `serverOptions` (plugins/infrastructure/server-options.ts),
+ * `answerFramingError`, the `clientErrorHandler` of `serverOptions` (plugins/edge/server-options.ts),
  * which apps spread into `Fastify({ ...serverOptions })`. What it knows of a connection
  * comes from three weak maps keyed by the socket, written only on rare paths (a request
  * that declares a body, a refusal, a framing error): a request without a body leaves
@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import type { ConventionError } from '../../lib/errors'
-import { rawResponse } from './errors'
+import { rawResponse } from '../services/errors'
 import { contextHeaders } from '../kernel/index'
 import { answerClientError } from './server-answers'
 

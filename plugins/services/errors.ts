@@ -23,7 +23,7 @@ import { addVary, profileError, replacePayload } from './shared'
 import { nearest, nodeOf } from '../kernel/index'
 import type { ErrorPolicy, KernelExtension } from '../kernel/types'
 import { kPassedOn, kOwnHandler } from './symbols'
-import { hasOnlyFastifysErrorHandler, readFastifyErrorBody, sendAsGiven } from './adapter'
+import { hasOnlyFastifysErrorHandler, readFastifyErrorBody, sendAsGiven } from '../infrastructure/adapter'
 import { defineConvention } from '../kernel/index'
 
 /** The error handling's step in the pipeline (plugins/kernel/pipeline.ts), and what the catalogue's errors need Cache-Control to say. */

@@ -23,7 +23,7 @@ import { checkDependencies, pipelineOrder } from './pipeline'
 import { giveNode, lookup, newNode, nodeOf } from './registry'
 import { compileRoute } from './compile'
 import { appOf, checkRoutes, dressUnseen, guardUnseen, noteUncompiled, type AppState } from './check'
-import { kApp, kNode, kRouteOptions } from './symbols'
+import { kApp, kNode, kOptionsRead } from './symbols'
 import { firstHookOf } from './unrouted'
 import type { Convention, ErrorFallback, KernelHost } from './types'
 
@@ -55,7 +55,7 @@ function install (host: KernelHost, fastify: FastifyInstance, plugin: string): v
   fastify.decorate(kNode, newNode(null))
   // Declared before any context the suite compiles routes of is made: every one inherits them.
   for (const slot of host.requestSlots) fastify.decorateRequest(slot, null)
-  fastify.decorateRequest(kRouteOptions, null)
+  fastify.decorateRequest(kOptionsRead, null)
   fastify.addHook('onRegister', giveNode)
   fastify.addHook('onRoute', compileRoute)
   fastify.addHook('onReady', checkRoutes)

@@ -13,4 +13,4 @@ export const kPreParsing = Symbol('http-conventions.pre-parsing')
  * object at each read of `request.routeOptions`); set, it also says that hook ran the route's
  * preParsing hook already, first of the phase. The body reader reads the body limit from it.
  */
-export const kRouteOptions = Symbol('http-conventions.route-options')
+export const kOptionsRead = Symbol('http-conventions.options-read')

@@ -25,7 +25,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } fr
 import { stepOrder, stepOwner, type UnroutedStepName } from './pipeline'
 import { invalidOption } from '../../lib/errors'
 import { SENT, type BodyStep, type CheckStep } from './types'
-import { kPreParsing, kRouteOptions } from './symbols'
+import { kPreParsing, kOptionsRead } from './symbols'
 
 interface Entry { readonly name: UnroutedStepName, readonly fn: CheckStep }
 
@@ -71,9 +71,9 @@ function beforeBody (request: FastifyRequest, reply: FastifyReply, payload: Requ
   const headers = request.headers
   if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return next()
   const slots = request as unknown as Record<symbol, unknown>
-  if (slots[kRouteOptions] !== null) return next()
+  if (slots[kOptionsRead] !== null) return next()
   const options = request.routeOptions
-  slots[kRouteOptions] = options
+  slots[kOptionsRead] = options
   const hook = (options.config as unknown as Record<symbol, BodyStep | undefined>)[kPreParsing]
   if (hook === undefined) return next()
   hook(request, reply, payload, next as Parameters<BodyStep>[3])
@@ -81,13 +81,13 @@ function beforeBody (request: FastifyRequest, reply: FastifyReply, payload: Requ
 
 /** The route's options: as the context's first hook read them, or read now. */
 export function routeOptionsOf (request: FastifyRequest): FastifyRequest['routeOptions'] {
-  return ((request as unknown as Record<symbol, unknown>)[kRouteOptions] as FastifyRequest['routeOptions'] | null) ?? request.routeOptions
+  return ((request as unknown as Record<symbol, unknown>)[kOptionsRead] as FastifyRequest['routeOptions'] | null) ?? request.routeOptions
 }
 
 /** The route's preParsing hook as the route runs it: it passes where the context's first hook ran it already. */
 export function unlessRanFirst (hook: BodyStep): BodyStep {
   return function httpConventionsRouteRefusals (request, reply, payload, done) {
-    if ((request as unknown as Record<symbol, unknown>)[kRouteOptions] !== null) return done(null)
+    if ((request as unknown as Record<symbol, unknown>)[kOptionsRead] !== null) return done(null)
     hook(request, reply, payload, done)
   }
 }

@@ -32,7 +32,7 @@ test('RFC 9110 11.2: auth-params are token or quoted-string, names lower-cased, 
   t.equal(r.scheme, 'digest')
   t.equal(r.token68, undefined)
   t.same({ ...r.params }, { username: 'Mufasa', realm: 'a"b\\c', nc: '00000001', qop: 'auth' })
-  t.equal(Object.getPrototypeOf(r.params), null, 'params have no prototype')
+  t.equal(r.params instanceof Object, false, 'params have no prototype')
 })
 
 test('RFC 9110 5.6.1: empty list elements between auth-params are ignored', async (t) => {

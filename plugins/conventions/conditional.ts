@@ -29,7 +29,7 @@ import { profileDefaults, type Profile } from '../../lib/profile'
 import { writeError, type ErrorFormat } from '../services/errors'
 import { prepareError, type PreparedError } from '../../lib/render'
 import { declareConvention, type Convention, type HookStep, type Next, type PayloadNext, type RouteCompiler } from '../host/suite'
-import { isThenable, release, replacePayload, type RouteRequest } from '../services/shared'
+import { CACHE_CONTROL_TEXT, isThenable, release, replacePayload, type RouteRequest } from '../services/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../services/options'
 import { kOutcome, kCurrent } from '../services/symbols'
 import { isNodeStream, readBounded, replay, type BoundedRead } from '../services/bounded-stream'
@@ -458,6 +458,8 @@ function unhashedLogger (where: string): (reply: FastifyReply, why: string) => v
   }
 }
 
+const ETAG_TEXT = 'The current entity tag of the resource'
+
 /** OpenAPI: what the answers of this route are, in this profile. */
 function documentRoute (c: RouteCompiler, s: Settings, plan: RoutePlan): void {
   const { safe, provider } = plan
@@ -470,6 +472,7 @@ function documentRoute (c: RouteCompiler, s: Settings, plan: RoutePlan): void {
     headers: ['ETag']
   })
   const cached = s.cacheControl === false ? [] : ['Cache-Control']
+  c.describe({ headerTexts: { ETag: ETAG_TEXT, 'Last-Modified': 'When the resource last changed (HTTP-date)', 'Cache-Control': CACHE_CONTROL_TEXT } })
   if (safe && s.notModifiedStatus === 304) c.respond(304, { description: 'Not Modified: the client\'s copy is current', body: 'none', headers: ['ETag', ...cached] })
   // RFC 9110 8.8: GET/HEAD answers carry the validators (Last-Modified where a provider gives it).
   if (safe) c.describe({ successHeaders: provider === undefined ? ['ETag', ...cached] : ['ETag', 'Last-Modified', ...cached] })

@@ -228,6 +228,8 @@ function contentTypePlugin (fastify: FastifyInstance, opts: ContentTypeOptions, 
     const config = validateRouteConfig(c)
     if (config === false) return
     c.check('onSend', 'content-type:charset', contentTypeOnSend)
+    // OpenAPI: the body in each type the route takes, and its XML names.
+    if (config !== undefined) c.describe({ media: { ...(config.accept === undefined ? {} : { accept: config.accept }), ...(config.xml === undefined ? {} : { xml: config.xml }) } })
     const accept = config?.accept === undefined ? null : new Set(config.accept.map((t) => (parseMediaType(t) as { essence: string }).essence))
     if (c.methods.some((m) => BODY_METHODS.has(m))) {
       c.respond(400, { description: 'Bad Request: the body is not well-formed (field body)', body: 'envelope' })

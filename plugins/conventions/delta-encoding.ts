@@ -38,7 +38,7 @@ import { MemoryInstanceStore } from '../../lib/io/stores/instance-memory'
 import { DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS, withDeadline } from '../../lib/io/stores/deadline'
 import { clientKey, digestKey, InsertBudget, RecentInstances } from '../../lib/delta-bookkeeping'
 import { declareConvention, type PayloadNext, type RouteCompiler } from '../host/suite'
-import { release, replacePayload } from '../services/shared'
+import { CACHE_CONTROL_TEXT, release, replacePayload } from '../services/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../services/options'
 import { defineConvention } from '../host/suite'
 import { AUTHENTICATED } from '../services/capabilities'
@@ -106,6 +106,13 @@ const WHERE = PLUGIN
 const SAFE = new Set(['GET', 'HEAD'])
 // RFC 3229 10.8.2: an IM-aware cache may keep the 226 (im); every other cache must not (no-store).
 const CACHE_CONTROL_226 = 'no-store, im'
+/** What the headers of a 226 mean, as a document describes them. */
+const DELTA_HEADER_TEXTS = {
+  IM: 'The instance manipulations applied (vcdiff, gzip)',
+  ETag: 'The current entity tag of the resource',
+  'Delta-Base': 'The entity tag of the instance the delta applies to',
+  'Cache-Control': CACHE_CONTROL_TEXT
+}
 
 /** The convention's place in the pipeline (plugins/kernel/pipeline.ts). */
 defineConvention({
@@ -369,6 +376,7 @@ function setup (fastify: FastifyInstance, opts: DeltaEncodingOptions): void {
     const settings = routeSettings(c, plan, state.interest)
     if (settings === null) return
     c.respond(226, { description: 'IM Used (RFC 3229 10.4.1): the body is the current instance after the manipulations listed in IM (a VCDIFF delta from the instance named in Delta-Base, and/or gzip)', body: 'none', headers: ['IM', 'ETag', 'Delta-Base', 'Cache-Control'] })
+    c.describe({ headerTexts: DELTA_HEADER_TEXTS })
     // The pipeline runs this after the conditional step (ETag and 412/304 final) and before
     // Fastify's HEAD handling, so HEAD makes GET's decision and carries the Content-Length of
     // GET's body (RFC 9110 9.3.2).

@@ -48,6 +48,13 @@ export const methodsOptionsSchema = { [WHERE_KEY]: PLUGIN, type: 'object', addit
 export const methodsRouteConfigSchema = { const: false, [MESSAGE]: 'can only be false (the path is left out of 405 and OPTIONS)' } as const
 
 const checkOptions = optionsChecker(PLUGIN, methodsOptionsSchema)
+
+/** OPTIONS on a path the suite serves, as a document describes it: 204 with Allow (RFC 9110 9.3.7, 15.5.6). */
+const PATH_OPTIONS = {
+  summary: 'The methods this resource serves (RFC 9110 9.3.7)',
+  description: 'No Content: Allow lists the methods the resource serves; a method it does not serve is 405 with the same Allow (RFC 9110 15.5.6)',
+  headers: { Allow: 'The methods the resource serves', 'Cross-Origin-Resource-Policy': 'The resource policy of the server\'s answers' }
+}
 const checkRouteConfig = routeConfigChecker<MethodsRouteConfig>('methods', methodsRouteConfigSchema)
 
 /** The router options Fastify matches paths with (initialConfig: the top-level ones, then routerOptions). */
@@ -144,7 +151,7 @@ function compileMethods (s: MethodsState, c: RouteCompiler): void {
   for (const u of urls) for (const method of c.methods) s.table.add(method, u, config !== false, method === 'PATCH' ? types : undefined, constraints)
   if (own || config === false) return
   // The OpenAPI document lists the OPTIONS the suite answers on this path.
-  c.describe({ pathOptions: true })
+  c.describe({ pathOptions: PATH_OPTIONS })
   if (c.methods.includes('OPTIONS') && isCorsPreflightRoute(s.fastify, url)) {
     // @fastify/cors registered after the suite: the paths seen so far get their OPTIONS route now.
     s.catchAll = true

@@ -262,7 +262,33 @@ function addAcceptPatch (c: RouteCompiler, cell: AcceptPatchCell): void {
   }, { weak: cell.value === undefined })
 }
 
+/**
+ * The 404 of a PATCH route whose `load` found nothing: the app's not-found handler answers it
+ * (RFC 5789 2.2), Fastify's own by default, whose body this is. An app with a not-found
+ * handler of its own records its 404 (`recordResponse`), which wins.
+ */
+const NOT_FOUND = {
+  description: 'Not Found: there is no resource to patch (the answer of the app\'s not-found handler)',
+  schema: {
+    description: 'Fastify\'s not-found answer',
+    type: 'object',
+    required: ['message', 'error', 'statusCode'],
+    properties: { message: { type: 'string' }, error: { type: 'string', enum: ['Not Found'] }, statusCode: { type: 'integer', enum: [404] } }
+  }
+}
+
+/** OpenAPI: a PATCH route answers the patched resource, with Accept-Patch (RFC 5789 3.1), and 404 where `load` finds nothing. */
+function describePatchRoute (c: RouteCompiler, schema: unknown): void {
+  const resource = typeof schema === 'object' && schema !== null && !Array.isArray(schema) ? schema as Record<string, unknown> : undefined
+  const { $id: _i, $schema: _s, ...body } = resource ?? {}
+  c.describe({
+    success: { headers: ['Accept-Patch'], ...(resource === undefined ? {} : { body: { description: 'OK: the patched resource', schema: body } }) },
+    jsonAnswers: { 404: NOT_FOUND }
+  })
+}
+
 function declareAnswers (c: RouteCompiler): void {
+  c.describe({ headerTexts: { 'Accept-Patch': 'The patch document types the resource accepts', ETag: 'The current entity tag of the resource' } })
   c.respond(415, { description: 'Unsupported Media Type: the patch document is not one of the types in Accept-Patch', body: 'envelope', headers: ['Accept-Patch'] })
   c.respond(422, { description: 'Unprocessable Entity: the patch cannot apply (failed test, unresolvable path, invalid patch document) or its result violates the resource schema', body: 'envelope' })
   c.respond(412, { description: 'Precondition Failed: If-Match does not hold, or the resource changed while the patch was applied', body: 'envelope', headers: ['ETag'] })
@@ -339,6 +365,7 @@ function compilePatchRoute (plan: PatchPlan, c: RouteCompiler, config: PatchRout
   const limits: PatchLimits = { maxOperations: plan.maxOperations, maxDepth: plan.maxDepth, maxDocumentBytes: Math.max(1024 * 1024, plan.growth * bodyLimit) }
   const route: PatchRoute = { load, save, schema, validate, limits, maxRetries: plan.maxRetries }
   declareAnswers(c)
+  if (c.methods.includes('PATCH')) describePatchRoute(c, schema)
   // The conditional convention evaluates If-Match against what `load` read: one read per request.
   c.provide(VALIDATORS, async function patchValidators (request: FastifyRequest) {
     // After the write (the answer's validators, RFC 9110 8.8.3): the resource as `save` stored it.

@@ -127,6 +127,7 @@ function compileRoute (c: RouteCompiler, plan: Plan, steps: Steps): void {
   if (config === false || plan.rules.length === 0) return
   if (c.methods.some((m) => rulesForRoute(plan.rules, m, c.route.url))) {
     c.respond(307, { description: 'Temporary Redirect: repeat the same method and body at Location', body: 'text', headers: ['Location'] })
+    c.describe({ headerTexts: { Location: 'Where to repeat the request' } })
   }
   // Rules match request URLs: every request of the route is checked.
   c.check('preParsing', 'redirect', steps.applyRules)

@@ -32,6 +32,16 @@ export interface ConventionResponse { description: string, body: ResponseBody, h
 /** A response header's schema, as a document lists it: a string, or one of a few values. */
 export interface HeaderSchema { type: 'string', enum?: string[], description?: string }
 
+/** An answer with a JSON body, as a document describes it. */
+export interface JsonAnswer { readonly description: string, readonly schema: Record<string, unknown> }
+
+/** The OPTIONS operation of a path, as a document describes it: its summary, its 204's description and headers (what each means, by name). */
+export interface PathOptionsDescription {
+  readonly summary: string
+  readonly description: string
+  readonly headers: Readonly<Record<string, string>>
+}
+
 /**
  * What a convention documents of a route besides its responses (`c.describe`): the kernel
  * hands it to its extensions (the OpenAPI records), which know no convention.
@@ -39,12 +49,23 @@ export interface HeaderSchema { type: 'string', enum?: string[], description?: s
 export interface RouteDescription {
   /** Headers every 2xx answer of the route carries (ETag, Last-Modified, Cache-Control). */
   readonly successHeaders?: readonly string[]
+  /**
+   * The route's success answer, where it documents none: a JSON body (a PATCH route's: the
+   * patched resource), and headers its 2xx answers carry after the others' (Accept-Patch).
+   */
+  readonly success?: { readonly body?: JsonAnswer, readonly headers?: readonly string[] }
+  /** Answers of the route another part of the app writes with a JSON body, by status (the app's not-found handler's 404): where the route documents none. */
+  readonly jsonAnswers?: Readonly<Record<string, JsonAnswer>>
+  /** The media types the route takes (as its config lists them), and how it writes XML (the root element, array item names): a document lists its bodies in each. */
+  readonly media?: { readonly accept?: readonly string[], readonly xml?: { readonly root: string, readonly itemNames?: Readonly<Record<string, string>> } }
+  /** What each header the convention names (in its responses, its success headers) means, by name: a document's description of it. */
+  readonly headerTexts?: Readonly<Record<string, string>>
   /** Headers every answer of the route carries, errors included, by name (Cross-Origin-Resource-Policy). */
   readonly answerHeaders?: Readonly<Record<string, HeaderSchema>>
   /** The authentication schemes that protect the route (any one is enough), and the scopes it needs. */
   readonly security?: { readonly schemes: ReadonlyArray<'basic' | 'bearer' | 'digest'>, readonly scopes?: readonly string[] }
-  /** The server answers OPTIONS on the route's path (RFC 9110 9.3.7). */
-  readonly pathOptions?: boolean
+  /** The server answers OPTIONS on the route's path (RFC 9110 9.3.7): how a document describes that operation. */
+  readonly pathOptions?: PathOptionsDescription
   /** The request body in each media type the route takes, by media type (a JSON schema each), and one sentence for a document with one body schema. */
   readonly requestBody?: { readonly content: Readonly<Record<string, Record<string, unknown>>>, readonly summary: string }
 }

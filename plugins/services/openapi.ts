@@ -30,7 +30,7 @@
 import type { RouteOptions } from 'fastify'
 import envelopeSchema from '../../schemas/errors.json'
 import { methodsOf } from './shared'
-import type { ConventionResponse, HeaderSchema, KernelExtension, ResponseBody, RouteDescription } from '../kernel/types'
+import type { ConventionResponse, HeaderSchema, JsonAnswer, KernelExtension, PathOptionsDescription, ResponseBody, RouteDescription } from '../kernel/types'
 
 const SWAGGER2_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'])
 
@@ -59,6 +59,10 @@ const kMoreBodies = Symbol.for('fastify-http-conventions.more-bodies')
 const kErrorMedia = Symbol.for('fastify-http-conventions.error-media')
 const kPathOptions = Symbol.for('fastify-http-conventions.path-options')
 const kRequestBody = Symbol.for('fastify-http-conventions.request-body')
+const kHeaderTexts = Symbol.for('fastify-http-conventions.header-texts')
+const kSuccess = Symbol.for('fastify-http-conventions.success')
+const kMedia = Symbol.for('fastify-http-conventions.media')
+const kJsonAnswers = Symbol.for('fastify-http-conventions.json-answers')
 
 /**
  * The media type of a route's errors[] bodies: `application/json` always (the spec profile),
@@ -77,8 +81,12 @@ interface Recorded {
   /** A status two conventions give with bodies of different kinds: the kinds after the first. */
   [kMoreBodies]?: Record<string, ResponseBody[]>
   [kErrorMedia]?: ErrorMedia
-  [kPathOptions]?: true
+  [kPathOptions]?: PathOptionsDescription
   [kRequestBody]?: RouteDescription['requestBody']
+  [kHeaderTexts]?: Record<string, string>
+  [kSuccess]?: RouteDescription['success']
+  [kMedia]?: RouteDescription['media']
+  [kJsonAnswers]?: Record<string, JsonAnswer>
 }
 
 function recordsOf (route: RouteOptions): Recorded {
@@ -124,21 +132,20 @@ export const openapiExtension: KernelExtension = {
     if (d.successHeaders !== undefined) recordSuccessHeaders(route, d.successHeaders)
     for (const [name, schema] of Object.entries(d.answerHeaders ?? {})) recordAnswerHeader(route, name, schema)
     if (d.security !== undefined) recordSecurity(route, d.security)
-    if (d.pathOptions === true) recordPathOptions(route)
+    if (d.pathOptions !== undefined) recordsOf(route)[kPathOptions] = d.pathOptions
     if (d.requestBody !== undefined) recordsOf(route)[kRequestBody] = d.requestBody
+    if (d.success !== undefined) recordsOf(route)[kSuccess] = d.success
+    if (d.media !== undefined) recordsOf(route)[kMedia] = d.media
+    if (d.jsonAnswers !== undefined) recordsOf(route)[kJsonAnswers] = { ...recordsOf(route)[kJsonAnswers], ...d.jsonAnswers }
+    if (d.headerTexts !== undefined) recordsOf(route)[kHeaderTexts] = { ...recordsOf(route)[kHeaderTexts], ...d.headerTexts }
   }
 }
 
 /**
- * Called by the methods convention when it compiles a route: the suite answers OPTIONS on the
- * route's path (RFC 9110 9.3.7), so the document lists it there (`conventionsOpenApiTransformObject`).
+ * The paths whose OPTIONS the suite answers (RFC 9110 9.3.7), by document, as @fastify/swagger
+ * writes them (`/articles/{id}`): how the methods convention described that operation.
  */
-export function recordPathOptions (route: RouteOptions): void {
-  recordsOf(route)[kPathOptions] = true
-}
-
-/** The paths whose OPTIONS the suite answers, by document, as @fastify/swagger writes them (`/articles/{id}`). */
-const optionsPaths = new WeakMap<object, Set<string>>()
+const optionsPaths = new WeakMap<object, Map<string, PathOptionsDescription>>()
 
 /** A Fastify route pattern as the document writes the path (`:id(^\\d+)` is `{id}`, the wildcard `*` is `{path}`). */
 function documentPath (url: string): string {
@@ -192,10 +199,11 @@ export function conventionAnswerHeaders (route: { config?: unknown }): Record<st
   return (route.config as Recorded | undefined)?.[kAnswerHeaders] ?? {}
 }
 
-/** The headers the suite adds to the route's 2xx answers: those recorded, and Accept-Patch on a PATCH route. */
+/** The headers the suite adds to the route's 2xx answers: those recorded, then those of its described success (Accept-Patch). */
 export function conventionSuccessHeaders (route: { config?: unknown, method?: unknown }): string[] {
   const recorded = (route.config as Recorded | undefined)?.[kSuccessHeaders] ?? []
-  return isPatchRoute(route) && !recorded.includes('Accept-Patch') ? [...recorded, 'Accept-Patch'] : recorded
+  const last = ((route.config as Recorded | undefined)?.[kSuccess]?.headers ?? []).filter((h) => !recorded.includes(h))
+  return last.length === 0 ? recorded : [...recorded, ...last]
 }
 
 /** Called by the auth plugin when it compiles a protected route: the schemes that protect it. */
@@ -211,19 +219,14 @@ export function conventionResponses (route: { config?: unknown }): Record<string
 const ALL_SCHEMES = ['basic', 'bearer', 'digest'] as const
 
 /**
- * The schemes that protect this route, or null when it is open. Without a recorded
- * marker a recorded 401 says the route is protected, by the schemes its config names
- * (`auth: { schemes }`) or else by any of the three.
+ * The schemes that protect this route, or null when it is open: those the auth convention
+ * recorded (`c.describe({ security })`); a 401 recorded without them (`recordResponse`)
+ * says the route is protected by any of the three.
  */
 export function conventionSecurity (route: { config?: unknown }): ConventionSecurity | null {
-  const config = route.config as (Recorded & { auth?: unknown }) | undefined
-  const recorded = config?.[kSecurity]
+  const recorded = (route.config as Recorded | undefined)?.[kSecurity]
   if (recorded !== undefined) return recorded
-  if (conventionResponses(route)['401'] === undefined) return null
-  const auth = config?.auth as { schemes?: unknown, scopes?: unknown } | undefined
-  const schemes = Array.isArray(auth?.schemes) ? ALL_SCHEMES.filter((s) => (auth.schemes as unknown[]).includes(s)) : [...ALL_SCHEMES]
-  const scopes = Array.isArray(auth?.scopes) ? (auth.scopes as unknown[]).filter((s): s is string => typeof s === 'string') : []
-  return { schemes, scopes }
+  return conventionResponses(route)['401'] === undefined ? null : { schemes: [...ALL_SCHEMES], scopes: [] }
 }
 
 /** The security schemes of the suite, by the name `security` requirements use. */
@@ -236,18 +239,6 @@ export const conventionSecuritySchemes: Readonly<Record<string, Record<string, s
 const SCHEME_NAMES: Record<ConventionSecurity['schemes'][number], string> = { basic: 'basicAuth', bearer: 'bearerAuth', digest: 'digestAuth' }
 
 const { $id: _id, $schema: _schema, ...envelopeBody } = envelopeSchema
-
-const HEADER_DESCRIPTIONS: Record<string, string> = {
-  ETag: 'The current entity tag of the resource',
-  'Last-Modified': 'When the resource last changed (HTTP-date)',
-  'WWW-Authenticate': 'One challenge per accepted scheme',
-  Location: 'Where to repeat the request',
-  'Accept-Patch': 'The patch document types the resource accepts',
-  IM: 'The instance manipulations applied (vcdiff, gzip)',
-  'Delta-Base': 'The entity tag of the instance the delta applies to',
-  'Cache-Control': 'What caches may keep: no-store (a 226, an error, a conditional answer where "not modified" is 412), no-cache (where it is 304)',
-  'Retry-After': 'Seconds to wait before trying again'
-}
 
 const NO_BODY = Object.freeze({ type: 'null' })
 
@@ -294,20 +285,23 @@ const VARY_NEGOTIATED: Json = { type: 'string', description: 'Accept: the error 
  */
 const EVERY_OPERATION: ReadonlyArray<[number, ConventionResponse]> = []
 
-/** Header schemas, by name, as @fastify/swagger reads them in a response schema (it wraps each into { schema }). */
-function headerSchemas (names: readonly string[]): Json {
-  return Object.fromEntries(names.map((h) => [h, HEADER_DESCRIPTIONS[h] === undefined ? { type: 'string' } : { type: 'string', description: HEADER_DESCRIPTIONS[h] }]))
+/**
+ * Header schemas, by name, as @fastify/swagger reads them in a response schema (it wraps each
+ * into { schema }); `texts`, what the conventions said each header means (`c.describe({ headerTexts })`).
+ */
+function headerSchemas (names: readonly string[], texts: Record<string, string>): Json {
+  return Object.fromEntries(names.map((h) => [h, texts[h] === undefined ? { type: 'string' } : { type: 'string', description: texts[h] }]))
 }
 
 /** A recorded response as @fastify/swagger reads a route's response schema; `bodies`, each kind of body it can have. */
-function openApiResponse (r: ConventionResponse, format: DocumentFormat, media: ErrorMedia, bodies: ResponseBody[] = [r.body]): Record<string, unknown> {
+function openApiResponse (r: ConventionResponse, texts: Record<string, string>, format: DocumentFormat, media: ErrorMedia, bodies: ResponseBody[] = [r.body]): Record<string, unknown> {
   const out: Record<string, unknown> = { description: r.description }
   // `type: 'null'`: @fastify/swagger documents no content (304, 226 bodies are not JSON).
   if (r.body === 'none') Object.assign(out, NO_BODY)
   // Swagger 2.0: the response's schema is the body's; its media types are in `produces`.
   else if (format === 'swagger2') Object.assign(out, bodyTypes(r.body, media)[0][1])
   else out.content = Object.fromEntries(bodies.flatMap((b) => b === 'none' ? [] : bodyTypes(b, media)).map(([type, schema]) => [type, { schema }]))
-  if (r.headers !== undefined) out.headers = headerSchemas(r.headers)
+  if (r.headers !== undefined) out.headers = headerSchemas(r.headers, texts)
   // RFC 9110 12.5.5: an error whose media type Accept chose says so.
   if (media === 'negotiated' && bodies.includes('envelope')) out.headers = { ...(out.headers as Json | undefined), Vary: VARY_NEGOTIATED }
   if (bodies.includes('html')) out.headers = { ...(out.headers as Json | undefined), Vary: VARY_PAGE }
@@ -320,26 +314,9 @@ function isObject (v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-/**
- * The 404 of a PATCH route whose `load` found nothing: the app's not-found handler answers it
- * (RFC 5789 2.2), Fastify's own by default, whose body this is. An app with a not-found
- * handler of its own records its 404 (`recordResponse`), which wins.
- */
-const NOT_FOUND_DESCRIPTION = 'Not Found: there is no resource to patch (the answer of the app\'s not-found handler)'
-const FASTIFY_NOT_FOUND: Json = {
-  description: 'Fastify\'s not-found answer',
-  type: 'object',
-  required: ['message', 'error', 'statusCode'],
-  properties: { message: { type: 'string' }, error: { type: 'string', enum: ['Not Found'] }, statusCode: { type: 'integer', enum: [404] } }
-}
-
 /** A response with a JSON body, in the document's shape. */
 function jsonResponse (description: string, schema: Json, format: DocumentFormat): Json {
   return format === 'swagger2' ? { ...schema, description } : { description, content: { 'application/json': { schema } } }
-}
-
-function isPatchRoute (route: { method?: unknown, config?: unknown }): boolean {
-  return methodsOf(route).includes('PATCH') && isObject((route.config as { patch?: unknown } | undefined)?.patch)
 }
 
 /** The statuses that say how a request succeeds: a route that documents one (a 307 included) gets no default 200. */
@@ -348,22 +325,22 @@ const SUCCESS = /^([23](\d\d|XX)|default)$/i
 /** The success response of a route that documents none. */
 function successResponse (route: { method?: unknown, config?: unknown }, format: DocumentFormat): [string, Json] {
   const methods = methodsOf(route)
-  const patch = (route.config as { patch?: unknown } | undefined)?.patch
-  if (methods.includes('PATCH') && isObject(patch) && isObject(patch.schema)) {
-    const { $id: _i, $schema: _s, ...resource } = patch.schema
-    return ['200', jsonResponse('OK: the patched resource', resource, format)]
-  }
+  const body = (route.config as Recorded | undefined)?.[kSuccess]?.body
+  if (body !== undefined) return ['200', jsonResponse(body.description, body.schema, format)]
   if (methods.length > 0 && methods.every((m) => m === 'DELETE')) return ['204', { description: 'No Content: the resource is deleted', ...NO_BODY }]
   return ['200', { description: 'Default Response' }]
 }
 
-/** How the route writes XML (`config.contentType.xml`): the root element and the names of array items. */
-interface XmlNames { root: string, itemNames: Record<string, string> }
+/** How the route writes XML (`c.describe({ media: { xml } })`): the root element and the names of array items. */
+interface XmlNames { root: string, itemNames: Readonly<Record<string, string>> }
 
-function xmlNamesOf (route: { config?: unknown }): XmlNames | undefined {
-  const xml = ((route.config as { contentType?: unknown } | undefined)?.contentType as { xml?: unknown } | undefined)?.xml
-  if (!isObject(xml) || typeof xml.root !== 'string') return undefined
-  return { root: xml.root, itemNames: isObject(xml.itemNames) ? xml.itemNames as Record<string, string> : {} }
+function mediaOf (route: { config?: unknown }): RouteDescription['media'] {
+  return (route.config as Recorded | undefined)?.[kMedia]
+}
+
+function xmlNamesOf (media: RouteDescription['media']): XmlNames | undefined {
+  const xml = media?.xml
+  return xml === undefined ? undefined : { root: xml.root, itemNames: xml.itemNames ?? {} }
 }
 
 /** The element name of an array's items, as the suite writes them: `itemNames`, else the singular (`tags` -> `tag`). */
@@ -418,6 +395,7 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   const everyAnswer = conventionAnswerHeaders(route)
   const media = errorMediaOf(route)
   if (keys.length === 0 && Object.keys(everyAnswer).length === 0) return schema ?? {}
+  const texts = (route.config as Recorded | undefined)?.[kHeaderTexts] ?? {}
   const own = isObject(schema?.response) ? schema.response : undefined
   const response: Json = { ...own }
   // Without a response schema @fastify/swagger documents a default 200: keep one.
@@ -428,13 +406,13 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   // The headers the conventions add to every 2xx (ETag, Last-Modified, Cache-Control, Accept-Patch),
   // beside the route's own; a new object, never the route's (Fastify serializes with it). A route
   // that answers XML says so, and that its 2xx bodies vary with Accept.
-  const successHeaders = headerSchemas(conventionSuccessHeaders(route))
-  const xml = xmlNamesOf(route)
+  const successHeaders = headerSchemas(conventionSuccessHeaders(route), texts)
+  const xml = xmlNamesOf(mediaOf(route))
   if (xml !== undefined) successHeaders.Vary = VARY_ACCEPT
   // RFC 3229 10.4.1: a 226 is a 2xx of the instance (its validators, its Vary), its body a delta
   // (or gzip) of it, in the instance's media types.
   if (format === 'openapi' && recorded['226']?.body === 'none' && response['226'] === undefined) {
-    const { type: _null, ...delta } = openApiResponse(recorded['226'], format, media)
+    const { type: _null, ...delta } = openApiResponse(recorded['226'], texts, format, media)
     response['226'] = { ...delta, content: Object.fromEntries(['application/json', ...(xml === undefined ? [] : ['application/xml'])].map((t) => [t, { schema: DELTA_BODY }])) }
   }
   for (const status of Object.keys(response)) {
@@ -447,7 +425,7 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
   for (const status of keys) {
     const r = response[status]
     const headers = recorded[status].headers
-    response[status] = r === undefined ? openApiResponse(recorded[status], format, media, bodiesOf(route, status, recorded[status])) : headers === undefined || !isObject(r) ? r : addHeaders(r, headerSchemas(headers))
+    response[status] = r === undefined ? openApiResponse(recorded[status], texts, format, media, bodiesOf(route, status, recorded[status])) : headers === undefined || !isObject(r) ? r : addHeaders(r, headerSchemas(headers, texts))
   }
   // RFC 9110 15.4.5: a 304 carries the Vary the 200 would; so does every answer that names a
   // representation by its ETag (a 412), and a 2xx without a body (the representation Accept
@@ -457,10 +435,9 @@ export function withConventionResponses (schema: Json | undefined, route: { conf
       if (isObject(response[status]) && (/^2/.test(status) || status === '304' || status === '412')) response[status] = addHeaders(response[status], { Vary: VARY_ACCEPT })
     }
   }
-  for (const [status, answer] of EVERY_OPERATION) response[status] ??= openApiResponse(answer, format, media)
-  // The patch plugin hands the request to the app's not-found handler when `load` finds no
-  // resource (RFC 5789 2.2): that handler, not the suite, chooses the body's media type.
-  if (isPatchRoute(route)) response['404'] ??= jsonResponse(NOT_FOUND_DESCRIPTION, FASTIFY_NOT_FOUND, format)
+  for (const [status, answer] of EVERY_OPERATION) response[status] ??= openApiResponse(answer, texts, format, media)
+  // Answers another part of the app writes (the app's not-found handler): it, not the suite, chooses the body's media type.
+  for (const [status, answer] of Object.entries((route.config as Recorded | undefined)?.[kJsonAnswers] ?? {})) response[status] ??= jsonResponse(answer.description, answer.schema, format)
   // The headers every answer carries (Cross-Origin-Resource-Policy), on every status.
   if (Object.keys(everyAnswer).length > 0) for (const status of Object.keys(response)) response[status] = addHeaders(isObject(response[status]) ? response[status] : {}, everyAnswer)
   return { ...schema, response }
@@ -479,11 +456,11 @@ function describedBody (described: NonNullable<RouteDescription['requestBody']>)
 }
 
 /** The body schema in each media type the route accepts, when that is more than JSON. */
-function bodyMedia (body: unknown, contentType: unknown): RequestBody | undefined {
-  if (!isObject(body) || body.content !== undefined || !isObject(contentType)) return undefined
-  const accept = Array.isArray(contentType.accept) ? contentType.accept.map((t) => String(t).toLowerCase()) : undefined
-  const xml = xmlNamesOf({ config: { contentType } })
-  // XML is documented where the route names it: in its accepted types, or by its XML config.
+function bodyMedia (body: unknown, media: RouteDescription['media']): RequestBody | undefined {
+  if (!isObject(body) || body.content !== undefined || media === undefined) return undefined
+  const accept = media.accept?.map((t) => t.toLowerCase())
+  const xml = xmlNamesOf(media)
+  // XML is documented where the route names it: in its accepted types, or by its XML names.
   const types = accept ?? (xml === undefined ? [] : ['application/json', 'application/xml'])
   if (!types.includes('application/xml')) return undefined
   const content: Json = {}
@@ -543,16 +520,21 @@ const RESOURCE_METHODS = ['get', 'head', 'put', 'patch', 'options']
 export function conventionsOpenApiTransformObject ({ openapiObject, swaggerObject }: { openapiObject?: unknown, swaggerObject?: unknown }): Record<string, unknown> {
   const doc = (openapiObject ?? swaggerObject) as OpenApiObject
   const swagger2 = swaggerObject !== undefined || doc.swagger !== undefined
-  const header: Json = swagger2 ? { type: 'string', description: HEADER_DESCRIPTIONS['Accept-Patch'] } : { schema: { type: 'string' }, description: HEADER_DESCRIPTIONS['Accept-Patch'] }
   const options = optionsPaths.get(doc)
   for (const [path, operations] of Object.entries(isObject(doc.paths) ? doc.paths : {})) {
     // RFC 9110 9.3.7: OPTIONS on a path the suite serves is 204 with Allow (the path's own OPTIONS route wins).
-    if (options?.has(path) === true && isObject(operations) && operations.options === undefined) operations.options = optionsOperation(swagger2, pathParameters(operations))
+    const described = options?.get(path)
+    if (described !== undefined && isObject(operations) && operations.options === undefined) operations.options = optionsOperation(described, swagger2, pathParameters(operations))
   }
   for (const operations of Object.values(isObject(doc.paths) ? doc.paths : {})) {
     if (!isObject(operations)) continue
     const patch = operations.patch as { responses?: Record<string, { headers?: Json }> } | undefined
-    if (patch?.responses?.['415']?.headers?.['Accept-Patch'] === undefined) continue
+    const documented = patch?.responses?.['415']?.headers?.['Accept-Patch']
+    if (documented === undefined) continue
+    // The description the PATCH operation gives it (the patch convention's, `c.describe({ headerTexts })`).
+    const description: unknown = isObject(documented) ? documented.description : undefined
+    const text = typeof description === 'string' ? { description } : {}
+    const header: Json = swagger2 ? { type: 'string', ...text } : { schema: { type: 'string' }, ...text }
     for (const method of RESOURCE_METHODS) {
       const responses = (operations[method] as { responses?: unknown } | undefined)?.responses
       if (!isObject(responses)) continue
@@ -567,7 +549,6 @@ export function conventionsOpenApiTransformObject ({ openapiObject, swaggerObjec
   return doc as Record<string, unknown>
 }
 
-/** OPTIONS as the methods convention answers it: 204 with Allow (Accept-Patch is added beside the path's PATCH, below). */
 /** The path parameters the operations of a path item declare (every operation must declare them). */
 function pathParameters (operations: Json): unknown[] {
   for (const op of Object.values(operations)) {
@@ -578,15 +559,16 @@ function pathParameters (operations: Json): unknown[] {
   return []
 }
 
-function optionsOperation (swagger2: boolean, parameters: unknown[]): Json {
+/** OPTIONS as the methods convention described it (`c.describe({ pathOptions })`); Accept-Patch is added beside the path's PATCH. */
+function optionsOperation (described: PathOptionsDescription, swagger2: boolean, parameters: unknown[]): Json {
   const header = (description: string): Json => swagger2 ? { type: 'string', description } : { schema: { type: 'string' }, description }
   return {
-    summary: 'The methods this resource serves (RFC 9110 9.3.7)',
+    summary: described.summary,
     ...(parameters.length > 0 ? { parameters } : {}),
     responses: {
       204: {
-        description: 'No Content: Allow lists the methods the resource serves; a method it does not serve is 405 with the same Allow (RFC 9110 15.5.6)',
-        headers: { Allow: header('The methods the resource serves'), 'Cross-Origin-Resource-Policy': header('The resource policy of the server\'s answers') }
+        description: described.description,
+        headers: Object.fromEntries(Object.entries(described.headers).map(([name, text]) => [name, header(text)]))
       }
     }
   }
@@ -618,9 +600,9 @@ function ensureSecuritySchemes (doc: OpenApiObject | undefined, names: string[],
 }
 
 /** The media types of the route's answers, for Swagger 2.0's `produces`: JSON (XML where the route answers it), then the error bodies'. */
-function producesOf (recorded: Record<string, ConventionResponse>, contentType: unknown, media: ErrorMedia): string[] {
+function producesOf (recorded: Record<string, ConventionResponse>, xml: boolean, media: ErrorMedia): string[] {
   const types = new Set(['application/json'])
-  if (isObject(contentType) && isObject(contentType.xml)) types.add('application/xml')
+  if (xml) types.add('application/xml')
   for (const r of Object.values(recorded)) if (r.body !== 'none') for (const [type] of bodyTypes(r.body, media)) types.add(type)
   return [...types]
 }
@@ -665,27 +647,27 @@ export function conventionsOpenApiTransform ({ schema, url: routeUrl, route, ope
   if (format === 'swagger2') withoutSchemaKeyword(doc)
   // Swagger 2.0's Path Item has no TRACE (nor any method beyond these): such a route is left out of a 2.0 document.
   if (format === 'swagger2' && methodsOf(route).every((m) => !SWAGGER2_METHODS.has(m))) return { schema: { ...base, hide: true }, url }
-  if ((route.config as Recorded | undefined)?.[kPathOptions] === true && doc !== undefined && base?.hide !== true) {
-    const paths = optionsPaths.get(doc) ?? new Set<string>()
-    optionsPaths.set(doc, paths.add(documentPath(url)))
+  const pathOptions = (route.config as Recorded | undefined)?.[kPathOptions]
+  if (pathOptions !== undefined && doc !== undefined && base?.hide !== true) {
+    const paths = optionsPaths.get(doc) ?? new Map<string, PathOptionsDescription>()
+    optionsPaths.set(doc, paths.set(documentPath(url), pathOptions))
   }
   const recorded = conventionResponses(route)
   if (Object.keys(recorded).length === 0 && Object.keys(conventionAnswerHeaders(route)).length === 0 && conventionSecurity(route) === null) return { schema: base ?? {}, url }
   const out: Json = withConventionResponses(base, route, format)
-  const config = (route.config ?? {}) as Json
 
   const headers = requestHeaders(out.headers, route, recorded)
   if (headers !== undefined) out.headers = headers
 
   const described = (route.config as Recorded | undefined)?.[kRequestBody]
-  const body = described !== undefined && out.body === undefined ? describedBody(described) : bodyMedia(out.body, config.contentType)
+  const body = described !== undefined && out.body === undefined ? describedBody(described) : bodyMedia(out.body, mediaOf(route))
   if (body !== undefined && format === 'swagger2') {
     out.body = body.schema
     out.consumes ??= body.consumes
   } else if (body !== undefined) {
     out.body = { content: body.content }
   }
-  if (format === 'swagger2') out.produces ??= [...new Set([...producesOf(recorded, config.contentType, errorMediaOf(route)), ...swagger2Bodies(out.response)])]
+  if (format === 'swagger2') out.produces ??= [...new Set([...producesOf(recorded, mediaOf(route)?.xml !== undefined, errorMediaOf(route)), ...swagger2Bodies(out.response)])]
 
   const security = conventionSecurity(route)
   if (security !== null && out.security === undefined && security.schemes.length > 0) {

@@ -103,3 +103,6 @@ export function hostLines (raw: readonly string[], upTo: number): number {
   }
   return hosts
 }
+
+/** What Cache-Control says on the suite's answers, as a document describes it (auth, conditional, delta encoding). */
+export const CACHE_CONTROL_TEXT = 'What caches may keep: no-store (a 226, an error, a conditional answer where "not modified" is 412), no-cache (where it is 304)'

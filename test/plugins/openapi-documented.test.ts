@@ -12,7 +12,7 @@ import {
   conventionsOpenApiTransform, conventionResponses, conventionSuccessHeaders, conventionsOpenApiTransformObject, recordResponse, recordSuccessHeaders, withConventionResponses,
   recordAnswerHeader, conventionAnswerHeaders
 } from '../../plugins/entries/openapi'
-import { recordErrorMedia, type ErrorMedia } from '../../plugins/services/openapi'
+import { openapiExtension, recordErrorMedia, type ErrorMedia } from '../../plugins/services/openapi'
 
 const route = (extra: Partial<RouteOptions> = {}): RouteOptions => ({ method: 'GET', url: '/x', handler: async () => 'x', config: {}, ...extra }) as RouteOptions
 
@@ -36,13 +36,15 @@ test('2xx answers get the recorded success headers; the route\'s own header sche
   t.equal(out.response['204'].headers, undefined)
   t.equal(out.response['400'].headers, undefined)
   const patch = route({ method: 'PATCH', config: { patch: { schema: {}, load: () => null, save: () => false } } as never })
-  t.same(conventionSuccessHeaders(patch), ['Accept-Patch'], 'a PATCH route\'s 2xx carry Accept-Patch')
+  t.same(conventionSuccessHeaders(patch), [], 'the route config is not read')
+  openapiExtension.describe?.(patch, { success: { headers: ['Accept-Patch'] } })
+  t.same(conventionSuccessHeaders(patch), ['Accept-Patch'], 'a PATCH route\'s 2xx carry Accept-Patch, as the patch convention describes it')
   recordSuccessHeaders(patch, ['Accept-Patch'])
   t.same(conventionSuccessHeaders(patch), ['Accept-Patch'])
 })
 
 test('conventionsOpenApiTransformObject: GET, HEAD and PUT of a path whose PATCH documents Accept-Patch document it on their 2xx', async (t) => {
-  const accept = { headers: { 'Accept-Patch': { schema: { type: 'string' } } } }
+  const accept = { headers: { 'Accept-Patch': { schema: { type: 'string' }, description: 'The patch document types the resource accepts' } } }
   const doc = {
     openapi: '3.0.3',
     paths: {
@@ -58,7 +60,7 @@ test('conventionsOpenApiTransformObject: GET, HEAD and PUT of a path whose PATCH
   t.equal(out.paths['/a'].put.responses['200'].headers['Accept-Patch'].description, 'own', 'a header the operation documents is kept')
   t.same(out.paths['/b'].get.responses['200'], {}, 'a PATCH without Accept-Patch on its 415 adds nothing')
   t.same(out.paths['/d'].get.responses['200'], 'odd')
-  const swagger = conventionsOpenApiTransformObject({ swaggerObject: { swagger: '2.0', paths: { '/a': { patch: { responses: { 415: { headers: { 'Accept-Patch': { type: 'string' } } } } }, get: { responses: { 200: {} } } } } } }) as { paths: { '/a': { get: { responses: { 200: { headers: unknown } } } } } }
+  const swagger = conventionsOpenApiTransformObject({ swaggerObject: { swagger: '2.0', paths: { '/a': { patch: { responses: { 415: { headers: { 'Accept-Patch': { type: 'string', description: 'The patch document types the resource accepts' } } } } }, get: { responses: { 200: {} } } } } } }) as { paths: { '/a': { get: { responses: { 200: { headers: unknown } } } } } }
   t.same(swagger.paths['/a'].get.responses['200'].headers, { 'Accept-Patch': { type: 'string', description: 'The patch document types the resource accepts' } }, 'Swagger 2.0 header shape')
   t.same(conventionsOpenApiTransformObject({ openapiObject: { openapi: '3.1.0' } }), { openapi: '3.1.0' }, 'a document without paths')
 })
@@ -79,6 +81,7 @@ type Doc = Record<string, any>
 
 test('RFC 9110 12.5.1: a route that answers XML documents its 2xx bodies in application/xml too, with the XML Object of each element, and Vary', async (t) => {
   const r = route({ config: { contentType: { xml: { root: 'notes', itemNames: { notes: 'note' } } } } as never })
+  openapiExtension.describe?.(r, { media: { xml: { root: 'notes', itemNames: { notes: 'note' } } } })
   recordResponse(r, 304, { description: 'Not Modified', body: 'none', headers: ['ETag'] })
   const note = { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' } }, a: { type: 'array', items: { type: 'string' } }, owner: { $ref: 'owner#' }, n: { type: 'integer' }, odd: true } }
   const out = withConventionResponses({ response: { 200: { type: 'array', items: note, headers: { 'X-Mine': { type: 'string' } } }, 201: { description: 'made', content: { 'text/plain': { schema: { type: 'string' } } } } } }, r) as Doc
@@ -100,6 +103,7 @@ test('RFC 9110 12.5.1: a route that answers XML documents its 2xx bodies in appl
 
 test('RFC 3229 10.4.1: a 226 is documented as a delta in each media type of the instance, with the 2xx headers', async (t) => {
   const r = route({ config: { contentType: { xml: { root: 'note' } } } as never })
+  openapiExtension.describe?.(r, { media: { xml: { root: 'note' } } })
   recordResponse(r, 226, { description: 'IM Used', body: 'none', headers: ['IM', 'Delta-Base'] })
   recordSuccessHeaders(r, ['ETag'])
   const out = withConventionResponses(undefined, r) as Doc

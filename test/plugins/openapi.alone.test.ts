@@ -15,7 +15,7 @@ import { httpConventions, serverOptions } from '../../plugins/index'
 import {
   conventionsOpenApiTransform, conventionSecurity, conventionSecuritySchemes, recordResponse, recordSecurity, withConventionResponses
 } from '../../plugins/entries/openapi'
-import { conventionSecurityDefinitions } from '../../plugins/services/openapi'
+import { conventionSecurityDefinitions, openapiExtension } from '../../plugins/services/openapi'
 
 type Json = Record<string, any>
 
@@ -292,22 +292,25 @@ test('recorders and the transform, unit by unit', async (t) => {
 
   const fromConfig = { method: 'GET', url: '/y', config: { auth: { schemes: ['bearer', 'ntlm'], scopes: ['read', 1] } } } as unknown as RouteOptions
   recordResponse(fromConfig, 401, { description: 'auth', body: 'html' })
-  t.same(conventionSecurity(fromConfig), { schemes: ['bearer'], scopes: ['read'] }, 'without a marker, the route config names the schemes')
+  t.same(conventionSecurity(fromConfig), { schemes: ['basic', 'bearer', 'digest'], scopes: [] }, 'without a marker, the route config is not read: any scheme')
 
   const own = withConventionResponses({ response: { '2xx': { description: 'mine' } } }, route)
   t.same(Object.keys(own.response as Json).sort(), ['2xx', '401'], 'a route documenting a 2xx range gets no default success')
   const ref = { method: 'PUT', url: '/z', config: { contentType: { accept: ['application/xml'], xml: { root: 'thing' } } } } as unknown as RouteOptions
+  openapiExtension.describe?.(ref, { media: { accept: ['application/xml'], xml: { root: 'thing' } } })
   recordResponse(ref, 415, { description: 'type', body: 'envelope' })
   const body = conventionsOpenApiTransform({ schema: { body: { $ref: 'thing#' }, headers: { $ref: 'h#' } }, url: '/z', route: ref }).schema
   t.same(body.body, { content: { 'application/xml': { schema: { allOf: [{ $ref: 'thing#' }], xml: { name: 'thing' } } } } }, 'a referenced XML body is named through allOf')
   recordResponse(ref, 412, { description: 'pre', body: 'envelope' })
   t.same(conventionsOpenApiTransform({ schema: { headers: { $ref: 'h#' } }, url: '/z', route: ref }).schema.headers, { $ref: 'h#' }, 'a referenced headers schema is left as it is')
   const plainXml = { method: 'POST', url: '/w', config: { contentType: { accept: ['application/json', 'application/xml'] } } } as unknown as RouteOptions
+  openapiExtension.describe?.(plainXml, { media: { accept: ['application/json', 'application/xml'] } })
   recordResponse(plainXml, 415, { description: 'type', body: 'envelope' })
   t.same(conventionsOpenApiTransform({ schema: { body: { type: 'string' } }, url: '/w', route: plainXml }).schema.body, {
     content: { 'application/json': { schema: { type: 'string' } }, 'application/xml': { schema: { type: 'string' } } }
   }, 'XML without an XML config: the same schema')
   const jsonOnly = { method: 'POST', url: '/v', config: { contentType: {} } } as unknown as RouteOptions
+  openapiExtension.describe?.(jsonOnly, { media: {} })
   recordResponse(jsonOnly, 415, { description: 'type', body: 'envelope' })
   t.same(conventionsOpenApiTransform({ schema: { body: { type: 'string' } }, url: '/v', route: jsonOnly }).schema.body, { type: 'string' }, 'JSON only: the body as it is')
 })

@@ -23,7 +23,7 @@ import { createBasicAdapter, type BasicAuthOptions } from './basic'
 import { createBearerAdapter, type BearerAuthOptions } from './bearer'
 import { createDigestAdapter, type DigestAdapter, type DigestAuthOptions } from './digest'
 import { asRefusal, runtimeScopes, scopeList, settle, WHERE, type AuthPrincipal, type AuthScheme, type FailureKind, type Outcome, type SchemeAdapter } from './common'
-import { isThenable, methodsOf, replacePayload, routeWhere } from '../../services/shared'
+import { CACHE_CONTROL_TEXT, isThenable, methodsOf, replacePayload, routeWhere } from '../../services/shared'
 import { FUNCTION_SCHEMA, MESSAGE, optionsChecker, PROFILE_SCHEMA, routeConfigChecker, WHERE_KEY } from '../../services/options'
 import { MAX_STORE_TIMEOUT_MS } from '../../../lib/io/stores/deadline'
 import { defineConvention } from '../../host/suite'
@@ -589,7 +589,10 @@ function compileRoute (c: RouteCompiler, s: Settings, plan: Planner, byDefault: 
   if (s.storeFailureStatus === 503 && p.digest !== undefined) c.respond(503, { description: 'Service Unavailable: credentials cannot be verified now', body: 'html' })
   c.step('preParsing', 'auth', authHook(s, p))
   // OpenAPI: the schemes this route offers, and the scopes it needs.
-  c.describe({ security: { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes } })
+  c.describe({
+    security: { schemes: [...p.adapters.keys()] as Array<Exclude<AuthScheme, 'app'>>, scopes: p.scopes },
+    headerTexts: { 'WWW-Authenticate': 'One challenge per accepted scheme', 'Cache-Control': CACHE_CONTROL_TEXT }
+  })
   // Later conventions key per-user state by `request.principal` on protected routes.
   c.provide(AUTHENTICATED, p)
 }

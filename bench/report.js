@@ -536,7 +536,7 @@ function markdown ({ o, results, targets, load, started, elapsedS }) {
     if (r === undefined) continue
     out.push(`## ${TITLES[name]}`, '')
     if (r.error !== undefined) {
-      out.push(`Not measured: ${r.error}`, '')
+      out.push(`Not measured: ${r.error}`, ...(r.detail ?? []), '')
       continue
     }
     if (name === 'vcdiff') out.push(vcdiffTable(r.value))
@@ -673,7 +673,9 @@ async function report (opts = {}) {
         if (Array.isArray(results[name].value)) attachMemory(results[name].value, watcher.take(), { cpuRows: name === 'express' })
       } catch (err) {
         o.log(`${name} failed: ${err.stack}`)
-        results[name] = { error: String(err.message).split('\n')[0] }
+        // The first line for the targets table; every line (a list of differences) in the section.
+        const [first, ...rest] = String(err.message).split('\n')
+        results[name] = { error: first, detail: rest }
       }
     }
   } finally {

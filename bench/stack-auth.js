@@ -138,11 +138,17 @@ function challenges (auth) {
   return [digestOf('MD5'), digestOf('SHA-256'), `Basic realm="${REALM}", charset="UTF-8"`, `Bearer realm="${REALM}"${bearerError}`]
 }
 
-/** The 401 (RFC 9110 15.5.2): the challenges, never cached, and a short HTML page. */
-function unauthorized (reply, err) {
+/**
+ * The 401 (RFC 9110 15.5.2): the challenges, never cached, and a short HTML page, or for a
+ * client that prefers JSON (`json`), the same sentence in the JSON error body; its media type
+ * is chosen by Accept, so it says `Vary: Accept` (RFC 9110 12.5.5).
+ */
+function unauthorized (reply, err, json) {
   const auth = err.auth ?? { reason: 'invalid' }
+  reply.code(401).header('www-authenticate', challenges(auth)).header('cache-control', 'no-store').header('vary', 'Accept')
+  if (json) return reply.send({ errors: [{ message: PAGE[auth.reason] }] })
   const page = `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>401 Unauthorized</title></head><body><h1>401 Unauthorized</h1><p>${PAGE[auth.reason]}</p></body></html>\n`
-  return reply.code(401).header('www-authenticate', challenges(auth)).header('cache-control', 'no-store').type('text/html; charset=UTF-8').send(page)
+  return reply.type('text/html; charset=UTF-8').send(page)
 }
 
 module.exports = { authenticator, unauthorized, authParams, REALM, USERS, TOKENS }

@@ -95,8 +95,8 @@ function errorsEnvelope (err, request, reply) {
   // The spec answers a body over the size limit with 411, as a write without Content-Length.
   const status = err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 411 : err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
   if (status === 411) return refuse(reply, 411, 'Length Required', `the body is larger than the limit of ${BODY_LIMIT} bytes`)
-  // Every challenge on one 401, and its HTML page (bench/stack-auth.js).
-  if (status === 401) return unauthorized(reply, err)
+  // Every challenge on one 401, and its HTML page, or its JSON body for a client that prefers JSON (bench/stack-auth.js).
+  if (status === 401) return unauthorized(reply, err, prefersJsonToHtml(request.headers.accept))
   if (status === 415) {
     // A PATCH body in a type the server does not take: 415 with Accept-Patch (RFC 5789 2.2).
     if (request.method === 'PATCH') reply.header('accept-patch', ACCEPT_PATCH)
@@ -161,6 +161,15 @@ function prefersXml (accept) {
   // Without `xml` or a weight in it, no Accept can prefer XML: the common cases cost one test.
   if (accept === undefined || (!/xml/i.test(accept) && !accept.includes('='))) return false
   return qualityOf(accept, 'application/xml') > qualityOf(accept, 'application/json')
+}
+
+/**
+ * Does Accept prefer JSON (plain or problem details) to the 401's HTML page? A tie is the page.
+ * The page's media type is chosen by Accept either way (the 401 says `Vary: Accept`).
+ */
+function prefersJsonToHtml (accept) {
+  if (accept === undefined || !accept.includes('json')) return false
+  return Math.max(qualityOf(accept, 'application/json'), qualityOf(accept, 'application/problem+json')) > qualityOf(accept, 'text/html')
 }
 
 /** RFC 9110 8.8.3: a strong ETag names one representation; the XML one gets its own, derived from the stored (JSON) one. */

@@ -120,6 +120,8 @@ const CONTRACT_CHECKS = [
   { title: 'POST, Bearer token without the write scope (401 insufficient_scope)', request: post({ authorization: 'Bearer demo-read-token' }) },
   { title: 'POST, unknown Bearer token (401 invalid_token)', request: post({ authorization: 'Bearer not-a-token' }) },
   { title: 'POST, Basic with a wrong password (401)', request: post({ authorization: 'Basic ' + Buffer.from('demo:wrong').toString('base64') }) },
+  // the 401's body by Accept (its page, or the JSON error body for a client that prefers JSON), with Vary: Accept
+  { title: 'POST, Basic with a wrong password, JSON preferred (401 as JSON)', request: post({ authorization: 'Basic ' + Buffer.from('demo:wrong').toString('base64'), accept: 'text/html;q=0.5, application/json' }) },
   { title: 'POST, Digest MD5 (201)', exchange: (server) => digestPost(server, { algorithm: 'MD5', slug: 'digest-md5' }) },
   { title: 'POST, Digest SHA-256 (201)', exchange: (server) => digestPost(server, { algorithm: 'SHA-256', slug: 'digest-sha256' }) },
   { title: 'POST, Digest with a wrong password (401)', exchange: (server) => digestPost(server, { algorithm: 'MD5', slug: 'digest-wrong', password: 'wrong' }) },

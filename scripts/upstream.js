@@ -17,11 +17,14 @@
  * - fastify-contexts.patch (`fastify.isRoot`, `children()`, `hasErrorHandler()`): the
  *   reliances of plugins/infrastructure/adapter.ts the patched Fastify makes unneeded, and
  *   test/plugins/adapter.test.ts run on the patched copy.
+ * - fastify-hook-runners.patch (the onRequest, preValidation, preHandler and preParsing hook
+ *   runners make a hook's promise handlers only when the hook returned a promise): bytes
+ *   allocated per GET for a no-op hook and for the suite's routes, stock against patched.
  *
  * The tree a patched Fastify runs in: `<tmp>/node_modules/fastify` (the patched copy), every
  * other package a link to the installed one (Fastify's own dependencies are found there). A
  * process started with `--require scripts/upstream/use-patched.js` loads the patched copy for
- * every `require('fastify')`, the suite's included (Node's module.registerHooks). Options: `--rounds N` (allocation rounds, default 3), `--only routes|route-options|contexts`.
+ * every `require('fastify')`, the suite's included (Node's module.registerHooks). Options: `--rounds N` (allocation rounds, default 3), `--only routes|route-options|contexts|hook-runners`.
  */
 const { execFileSync, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -91,9 +94,26 @@ function measureRoutes () {
  * it, as the control.
  */
 async function measureRouteOptions (rounds) {
-  const { measure, POST_VARIANTS } = require(path.join(ROOT, 'bench', 'allocation.js'))
-  const variants = ['POST: bare Fastify', 'POST: + whole suite'].map((name) => POST_VARIANTS.find((v) => v.name === name))
-  const patched = buildPatched(['route-options'])
+  const { POST_VARIANTS } = require(path.join(ROOT, 'bench', 'allocation.js'))
+  return await bytesStockAndPatched(['route-options'], ['POST: bare Fastify', 'POST: + whole suite'], POST_VARIANTS, rounds)
+}
+
+/**
+ * (d) Fastify's hook runners make a hook's promise handlers only for a hook that returned a
+ * promise: bytes per GET of a no-op hook and of the suite's routes, stock and patched; bare
+ * Fastify (no hook phase) beside them, as the control.
+ */
+async function measureHookRunners (rounds) {
+  const { VARIANTS } = require(path.join(ROOT, 'bench', 'allocation.js'))
+  const names = ['bare Fastify', '+ a no-op onRequest hook', '+ whole suite, route with every convention off', '+ whole suite, default route']
+  return await bytesStockAndPatched(['hook-runners'], names, VARIANTS, rounds)
+}
+
+/** Bytes per request of the `names` rows of `table` (bench/allocation.js), on stock Fastify and with `patches`, the rounds interleaved: the median of each. */
+async function bytesStockAndPatched (patches, names, table, rounds) {
+  const { measure } = require(path.join(ROOT, 'bench', 'allocation.js'))
+  const variants = names.map((name) => table.find((v) => v.name === name))
+  const patched = buildPatched(patches)
   const server = { file: path.join(ROOT, 'bench', 'server.js'), flags: PRELOAD }
   // The server processes inherit this process's environment: the patched ones read the copy's folder from it.
   process.env.UPSTREAM_FASTIFY = patched.fastify
@@ -191,6 +211,12 @@ async function main () {
     console.log(`reliances: ${r.before} on stock Fastify, ${r.after} on the patched copy; unneeded there: ${r.gone.join(', ')}`)
     console.log(`test/plugins/adapter.test.ts on the patched copy: exit ${r.adapterTests.status}; ${r.adapterTests.summary.join('; ')}`)
     if (r.adapterTests.status !== 0) process.exitCode = 1
+  }
+  if (only === undefined || only === 'hook-runners') {
+    console.log(`\n(d) fastify-hook-runners.patch (${patchLines('hook-runners')} lines): bytes per request, GET rows of bench/allocation.js`)
+    for (const r of await measureHookRunners(rounds)) {
+      console.log(`${r.name}: stock ${r.stock} B/request; patched ${r.patched} B/request; saved ${r.stock - r.patched} B (median of ${r.rounds} rounds each)`)
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 import { test, type Test } from 'tap'
 import { join, sep } from 'node:path'
 import { registerHooks } from 'node:module'
+import { Readable } from 'node:stream'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { ROOT } from '../helpers/paths'
 import { httpConventions, serverOptions, type AuthOptions } from '../../plugins/index'
@@ -40,7 +41,7 @@ interface Side { make: Make, suite: Pick<typeof import('../../plugins/index'), '
 let patched: Side | undefined
 function withProposals (t: Test): Side {
   if (patched !== undefined) return patched
-  const copy = upstream.buildPatched(['routes', 'route-options', 'contexts'])
+  const copy = upstream.buildPatched(['routes', 'route-options', 'contexts', 'hook-runners'])
   process.once('exit', () => copy.remove())
   registerHooks({
     resolve (specifier, context, next) {
@@ -149,4 +150,39 @@ test('an app\'s own `isRoot` decorator is not taken for Fastify\'s: the suite re
   app.decorate('isRoot', true)
   app.register(async (child) => { await child.register(httpConventions, { auth: A }) })
   await t.rejects(async () => { await app.ready() }, /the suite is installed in the root context of the app/)
+})
+
+/** An app whose hooks take every way a hook can end (done, a resolved or rejected promise, a new body stream), and the suite's 415 beside them: the answers. */
+async function hookOutcomes ({ make, suite }: Side): Promise<Array<{ status: number, body: unknown }>> {
+  const app = make()
+  try {
+    await app.register(suite.httpConventions)
+    app.addHook('onRequest', async (request) => {
+      if (request.url === '/reject') throw Object.assign(new Error('slow down'), { statusCode: 429 })
+    })
+    app.addHook('preParsing', async (request, _reply, payload) => (request.url === '/swap' ? Readable.from([Buffer.from('{"b":2}')]) : payload))
+    app.addHook('preValidation', (_request, _reply, done) => { done() })
+    app.addHook('preHandler', async (request) => {
+      // A hook's promise rejected without a reason: Fastify's FST_ERR_SEND_UNDEFINED_ERR (500).
+      if (request.url === '/undefined') return await Promise.reject(undefined) // eslint-disable-line prefer-promise-reject-errors
+    })
+    app.post('/*', async (request) => ({ body: request.body }))
+    const out = []
+    for (const [url, type] of [['/ok', 'application/json'], ['/reject', 'application/json'], ['/swap', 'application/json'], ['/undefined', 'application/json'], ['/ok', 'text/csv']]) {
+      const r = await app.inject({ method: 'POST', url, headers: { 'content-type': type }, payload: '{"a":1}' })
+      const body = r.headers['content-type']?.startsWith('application/json') === true ? r.json() : r.body
+      out.push({ status: r.statusCode, body: typeof body === 'object' && body !== null && 'errors' in body ? 'errors' : body })
+    }
+    return out
+  } finally {
+    await app.close()
+  }
+}
+
+test('where Fastify makes a hook\'s promise handlers only for a hook that returned a promise: every way a hook ends answers as on stock Fastify', { skip }, async (t) => {
+  const onStock = await hookOutcomes(stock)
+  t.same(onStock.map((o) => o.status), [200, 429, 200, 500, 415], 'stock Fastify: done, rejected, a new body, rejected without a reason, the suite\'s 415')
+  t.same(onStock[0].body, { body: { a: 1 } })
+  t.same(onStock[2].body, { body: { b: 2 } }, 'the body the preParsing hook gave (as long as the one sent)')
+  t.same(await hookOutcomes(withProposals(t)), onStock, 'the patched copy answers the same')
 })
